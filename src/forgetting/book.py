@@ -1,0 +1,231 @@
+"""What a chapter notebook needs: its parameters checked, values glued, figures and tables saved.
+
+A chapter opens with ``chapter = book.open_chapter(NAME, globals())``: that
+validates the parameters (including names papermill injected that the chapter
+does not know, which papermill itself only warns about), and returns a
+:class:`Chapter` that
+
+* glues every number the prose shows and records it (``chapter.glue``),
+* asserts a published number when the run is at published parameters (``chapter.check``),
+* saves each figure as ``figures/<chapter>-<name>.{png,pdf,svg}`` in the house
+  style, byte-identical between runs (``chapter.figure``),
+* writes each table as CSV (``chapter.table``),
+* and at the end stages ``<chapter>.json`` -- parameters, glued values, table
+  digests and one digest over all of it (``chapter.save``).
+
+Staged results go to ``_executed/results/``; only :mod:`forgetting.pipeline`
+promotes them into ``data/results/``, and only for a successful run at the
+published parameters.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import hashlib
+import io
+import json
+import os
+import shlex
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .chapters import ChapterSpec, spec
+
+STYLE = "forgetting.mplstyle"
+FIGURE_FORMATS = ("png", "pdf", "svg")
+ONE_COLUMN = (3.5, 2.6)   # inches: one column of a two-column paper
+TWO_COLUMN = (7.2, 3.0)   # full text width
+
+
+def repo_root(start: Path | None = None) -> Path:
+    """The nearest folder at or above ``start`` (default: cwd) that holds ``_config.yml``."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_config.yml").is_file():
+            return folder
+    raise FileNotFoundError(f"no _config.yml at or above {here}: run chapters from inside the repository")
+
+
+def staging_dir(root: Path) -> Path:
+    return root / "_executed" / "results"
+
+
+def figures_dir(root: Path) -> Path:
+    return root / "figures"
+
+
+def use_style() -> None:
+    """Apply the house matplotlib style (colour-blind-safe palette, embedded fonts)."""
+    import matplotlib.pyplot as plt
+
+    with resources.as_file(resources.files("forgetting") / STYLE) as path:
+        plt.style.use(str(path))
+
+
+def _injected_names() -> list[str]:
+    """Names assigned in papermill's injected-parameters cell, if this kernel ran one."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - notebooks always have IPython
+        return []
+    shell = get_ipython()
+    if shell is None:
+        return []
+    names: list[str] = []
+    for source in shell.user_ns.get("In", []):
+        if source.lstrip().startswith("# Parameters"):
+            for node in ast.parse(source).body:
+                if isinstance(node, ast.Assign):
+                    names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return names
+
+
+def open_chapter(name: str, namespace: Mapping[str, Any]) -> "Chapter":
+    """Validate the chapter's parameters from ``namespace`` and start recording."""
+    chapter_spec = spec(name)
+    unknown = sorted(set(_injected_names()) - set(chapter_spec.defaults))
+    if unknown:
+        raise ValueError(f"chapter {name}: unknown parameter(s) {unknown}; "
+                         f"allowed: {list(chapter_spec.defaults)}")
+    params = chapter_spec.validate({p: namespace[p] for p in chapter_spec.defaults})
+    return Chapter(chapter_spec, params)
+
+
+class Chapter:
+    """Records one chapter run: parameters, glued values, figures, tables."""
+
+    def __init__(self, chapter_spec: ChapterSpec, params: dict[str, Any], root: Path | None = None):
+        self.spec = chapter_spec
+        self.name = chapter_spec.name
+        self.params = params
+        self.root = root or repo_root()
+        self.values: dict[str, Any] = {}
+        self.tables: dict[str, str] = {}
+        self.figures: list[str] = []
+        use_style()
+
+    @property
+    def published(self) -> bool:
+        """True when every parameter has its published (default) value."""
+        return self.params == self.spec.defaults
+
+    @property
+    def command(self) -> str:
+        """The command that reruns this chapter with these parameters."""
+        changed = [f"-p {k} {shlex.quote(json.dumps(v))}" for k, v in self.params.items()
+                   if v != self.spec.defaults[k]]
+        return " ".join(["forgetting run", self.name, *changed])
+
+    # --- numbers ------------------------------------------------------------
+    def glue(self, key: str, value: Any) -> Any:
+        """Glue ``value`` (as a plain int/float/str) for the prose and record it."""
+        from myst_nb import glue
+
+        plain = _plain(value)
+        self.values[key] = plain
+        glue(key, _Text(plain) if isinstance(plain, str) else plain, display=False)
+        return plain
+
+    def check(self, key: str, published: float, ndigits: int, always: bool = False) -> None:
+        """Assert ``round(values[key], ndigits) == published`` (published runs, or ``always``)."""
+        if not (always or self.published):
+            return
+        got = round(self.values[key], ndigits)
+        if got != published:
+            raise AssertionError(f"{self.name}: {key} = {self.values[key]!r} rounds to {got}, "
+                                 f"the source publishes {published}")
+
+    # --- figures and tables ------------------------------------------------
+    def figure(self, fig: Any, name: str) -> Path:
+        """Save ``fig`` as ``figures/<chapter>-<name>.{png,pdf,svg}`` and glue it as ``name``."""
+        from myst_nb import glue
+        import matplotlib.pyplot as plt
+
+        folder = figures_dir(self.root)
+        folder.mkdir(parents=True, exist_ok=True)
+        stem = folder / f"{self.name}-{name}"
+        for fmt in FIGURE_FORMATS:
+            metadata = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Creator": None,
+                                                           "Producer": None},
+                        "svg": {"Date": None, "Creator": None}}[fmt]
+            _atomic_write(stem.with_suffix(f".{fmt}"),
+                          lambda handle, fmt=fmt, metadata=metadata: fig.savefig(
+                              handle, format=fmt, metadata=metadata))
+        self.figures.append(stem.name)
+        glue(name, fig, display=False)
+        plt.close(fig)
+        return stem
+
+    def table(self, rows: Sequence[Mapping[str, Any]], name: str, display: bool = True) -> Any:
+        """Write ``rows`` as ``<chapter>-<name>.csv`` (staged with the results) and return a DataFrame."""
+        import pandas as pd
+
+        frame = pd.DataFrame(list(rows))
+        buffer = io.StringIO()
+        frame.to_csv(buffer, index=False, lineterminator="\n", float_format="%.6g")
+        text = buffer.getvalue()
+        folder = staging_dir(self.root)
+        folder.mkdir(parents=True, exist_ok=True)
+        _atomic_write(folder / f"{self.name}-{name}.csv", lambda handle: handle.write(text.encode()))
+        self.tables[name] = hashlib.sha256(text.encode()).hexdigest()
+        return frame
+
+    # --- the record ----------------------------------------------------------
+    def record(self) -> dict[str, Any]:
+        body = {"chapter": self.name, "published_parameters": self.published,
+                "parameters": self.params, "values": self.values, "tables": self.tables}
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        return {**body, "digest": hashlib.sha256(text.encode()).hexdigest()}
+
+    def save(self) -> Path:
+        """Stage ``<chapter>.json`` (sorted keys, newline-terminated) for the pipeline."""
+        folder = staging_dir(self.root)
+        folder.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(self.record(), indent=2, sort_keys=True) + "\n"
+        path = folder / f"{self.name}.json"
+        _atomic_write(path, lambda handle: handle.write(text.encode()))
+        return path
+
+    def reproduce_box(self) -> Any:
+        """A MyST admonition with the command and parameters of this very run."""
+        from IPython.display import Markdown
+
+        rows = "\n".join(f"| `{k}` | `{json.dumps(v)}` | {self.spec.param(k).help} |"
+                         for k, v in self.params.items())
+        return Markdown(
+            f":::{{admonition}} Reproduce this chapter\n:class: tip\n\n"
+            f"```bash\n{self.command}\n```\n\n"
+            f"or, with papermill alone, `papermill book/{self.name}.ipynb out.ipynb -k python3 "
+            f"--cwd book -p NAME VALUE`. This page ran with:\n\n"
+            f"| parameter | value | meaning |\n|---|---|---|\n{rows}\n:::\n")
+
+
+class _Text(str):
+    """A string whose text/plain form has no quotes, so ``{glue:text}`` shows it bare."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if hasattr(value, "item"):  # numpy scalar
+        value = value.item()
+    if isinstance(value, (int, float, str)):
+        return value
+    raise TypeError(f"glue only plain numbers or strings, got {value!r}")
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    """Write through a temporary file in the same folder, then rename over ``path``."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            write(handle)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()

@@ -1,0 +1,254 @@
+"""Two eviction policies behind one interface: Ebbinghaus decay and a recency window.
+
+Both engines keep a working set of memory items and are driven by an explicit
+integer turn counter (never the wall clock). Within a turn a caller applies
+``register``/``recall`` events and then calls ``step(turn)``, which evicts.
+
+* :class:`EbbinghausEngine` -- retention ``R = exp(-t / S)`` after ``t`` turns
+  without a touch; every recall reinforces ``S <- S * (1 + ln(1 + n))`` where ``n``
+  is the touch count after the increment (registration sets ``n = 1``). An item is
+  evicted at the first step where ``R < theta``.
+* :class:`RecencyWindow` -- evicts an item once ``turn - last_touched > W``; how
+  often it was recalled is ignored by design.
+
+An item's eviction turn depends only on its own last touch and stability, so both
+engines schedule it once per touch in a heap: ``step`` costs
+``O(evicted * log n)`` instead of a scan of the whole working set. The
+reference scan over every item, used to test this, is
+:func:`forgetting.decay.scan_evictions`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+DEFAULT_EVICTION_THRESHOLD = 0.20
+DEFAULT_BASELINE_STABILITY = 8.0
+DEFAULT_WINDOW_SIZE = 15
+
+
+def retention(turns_since_touch: int, stability: float) -> float:
+    """Ebbinghaus retention ``R = exp(-t / S)`` (exactly 1.0 at ``t = 0``)."""
+    if turns_since_touch <= 0:
+        return 1.0
+    return math.exp(-turns_since_touch / stability)
+
+
+def reinforced_stability(stability: float, touch_count: int) -> float:
+    """Stability after a recall: ``S * (1 + ln(1 + n))``, ``n`` the touch count after the recall."""
+    return stability * (1.0 + math.log(1.0 + touch_count))
+
+
+def naive_eviction_turn(baseline_stability: float, eviction_threshold: float) -> float:
+    """Continuous turn at which an untouched item crosses the threshold: ``S0 * ln(1 / theta)``."""
+    return baseline_stability * math.log(1.0 / eviction_threshold)
+
+
+def decay_eviction_delay(stability: float, eviction_threshold: float) -> int:
+    """Smallest integer ``t >= 1`` with ``retention(t, S) < theta``.
+
+    Starts from the closed form ``floor(S * ln(1/theta))`` and settles the boundary
+    with the very expression :func:`retention` evaluates, so the schedule agrees
+    bit for bit with a direct scan.
+    """
+    delay = max(1, math.floor(naive_eviction_turn(stability, eviction_threshold)))
+    while delay > 1 and retention(delay - 1, stability) < eviction_threshold:
+        delay -= 1
+    while retention(delay, stability) >= eviction_threshold:
+        delay += 1
+    return delay
+
+
+def window_eviction_delay(window_size: int) -> int:
+    """Turns after the last touch at which the window evicts: ``turn - last > W``."""
+    return window_size + 1
+
+
+@dataclass
+class MemoryItem:
+    """One item of working memory: what it holds and when it was touched."""
+
+    mem_id: str
+    content: str
+    is_foundational: bool
+    created_turn: int
+    last_touched: int
+    touch_count: int
+    stability: float
+    sequence: int  # registration order; evictions are reported in this order
+
+
+def _check_turn(turn: object, clock: int) -> int:
+    if isinstance(turn, bool) or not isinstance(turn, int):
+        raise ValueError(f"turn must be an int, got {turn!r} ({type(turn).__name__})")
+    if turn < 0:
+        raise ValueError(f"turn must be >= 0, got {turn}")
+    if turn < clock:
+        raise ValueError(f"turn must not go backwards: got turn={turn} after turn {clock}")
+    return turn
+
+
+class _ScheduledEngine:
+    """Shared machinery: items, an eviction heap keyed by turn, a monotone clock."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, MemoryItem] = {}
+        self._heap: list[tuple[int, int, str, int]] = []  # (evict_turn, sequence, id, touch_count)
+        self._clock = 0
+        self._sequence = 0
+
+    # --- policy hook -------------------------------------------------------
+    def _eviction_delay(self, item: MemoryItem) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _reinforce(self, item: MemoryItem) -> None:
+        """Policy-specific effect of a recall on the item (none for the window)."""
+
+    # --- interface ---------------------------------------------------------
+    def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
+        """Add an item touched at ``turn``. An id still present cannot be registered again."""
+        turn = _check_turn(turn, self._clock)
+        if not isinstance(mem_id, str) or not mem_id:
+            raise ValueError(f"mem_id must be a non-empty str, got {mem_id!r}")
+        if mem_id in self._items:
+            raise ValueError(f"mem_id {mem_id!r} is already registered (at turn "
+                             f"{self._items[mem_id].created_turn}); ids must be unique while present")
+        self._clock = turn
+        item = MemoryItem(mem_id, content, bool(is_foundational), turn, turn, 1,
+                          self._initial_stability(), self._sequence)
+        self._sequence += 1
+        self._items[mem_id] = item
+        self._schedule(item)
+
+    def recall(self, mem_id: str, turn: int) -> bool:
+        """Touch an item; ``False`` (and nothing else happens) when it is not present."""
+        turn = _check_turn(turn, self._clock)
+        self._clock = turn
+        item = self._items.get(mem_id)
+        if item is None:
+            return False
+        item.touch_count += 1
+        item.last_touched = turn
+        self._reinforce(item)
+        self._schedule(item)
+        return True
+
+    def step(self, turn: int) -> list[str]:
+        """Evict every item due at or before ``turn``; return their ids in registration order."""
+        turn = _check_turn(turn, self._clock)
+        self._clock = turn
+        due: list[tuple[int, str]] = []
+        heap = self._heap
+        while heap and heap[0][0] <= turn:
+            _, sequence, mem_id, touch_count = heapq.heappop(heap)
+            item = self._items.get(mem_id)
+            # stale entries belong to an earlier touch or an earlier life of the id
+            if item is not None and item.sequence == sequence and item.touch_count == touch_count:
+                due.append((sequence, mem_id))
+        due.sort()
+        for _, mem_id in due:
+            del self._items[mem_id]
+        return [mem_id for _, mem_id in due]
+
+    def is_present(self, mem_id: str) -> bool:
+        return mem_id in self._items
+
+    def working_set_size(self) -> int:
+        return len(self._items)
+
+    def item(self, mem_id: str) -> MemoryItem:
+        """Read access to a present item (its stability, touch count, last touch)."""
+        try:
+            return self._items[mem_id]
+        except KeyError:
+            raise KeyError(f"mem_id {mem_id!r} is not present") from None
+
+    def present_ids(self) -> list[str]:
+        """Ids in the working set, in registration order."""
+        return list(self._items)
+
+    # --- internals ---------------------------------------------------------
+    def _initial_stability(self) -> float:
+        return math.inf
+
+    def _schedule(self, item: MemoryItem) -> None:
+        evict_turn = item.last_touched + self._eviction_delay(item)
+        heapq.heappush(self._heap, (evict_turn, item.sequence, item.mem_id, item.touch_count))
+
+
+class EbbinghausEngine(_ScheduledEngine):
+    """Evict an item the first time its retention ``exp(-t/S)`` drops below ``theta``.
+
+    Parameters
+    ----------
+    eviction_threshold:
+        ``theta`` in (0, 1).
+    baseline_stability:
+        ``S0 > 0``, the stability of a freshly registered item (in turns).
+    """
+
+    def __init__(self, eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+                 baseline_stability: float = DEFAULT_BASELINE_STABILITY) -> None:
+        if not _is_real(eviction_threshold) or not 0.0 < eviction_threshold < 1.0:
+            raise ValueError(f"eviction_threshold must be in (0, 1), got {eviction_threshold!r}")
+        if not _is_real(baseline_stability) or not 0.0 < baseline_stability < math.inf:
+            raise ValueError(f"baseline_stability must be a finite number > 0, got {baseline_stability!r}")
+        super().__init__()
+        self.eviction_threshold = float(eviction_threshold)
+        self.baseline_stability = float(baseline_stability)
+
+    def retention(self, mem_id: str, turn: int) -> float:
+        """Retention of a present item at ``turn``."""
+        item = self.item(mem_id)
+        return retention(turn - item.last_touched, item.stability)
+
+    def _initial_stability(self) -> float:
+        return self.baseline_stability
+
+    def _reinforce(self, item: MemoryItem) -> None:
+        item.stability = reinforced_stability(item.stability, item.touch_count)
+
+    def _eviction_delay(self, item: MemoryItem) -> int:
+        return decay_eviction_delay(item.stability, self.eviction_threshold)
+
+
+class RecencyWindow(_ScheduledEngine):
+    """Evict an item once ``turn - last_touched > window_size``; recall count is ignored."""
+
+    def __init__(self, window_size: int = DEFAULT_WINDOW_SIZE) -> None:
+        if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size <= 0:
+            raise ValueError(f"window_size must be a positive int, got {window_size!r}")
+        super().__init__()
+        self.window_size = window_size
+
+    def _eviction_delay(self, item: MemoryItem) -> int:
+        return window_eviction_delay(self.window_size)
+
+
+Engine = _ScheduledEngine
+EngineFactory = Callable[[], Engine]
+
+
+def scan_evictions(engine: Engine, turn: int) -> list[str]:
+    """Direct reading of the eviction rule: scan every present item at ``turn``.
+
+    Returns the ids that ``step(turn)`` must evict, without changing the engine.
+    Used by the tests as the reference and by the benchmark as the naive cost.
+    """
+    due = []
+    for item in engine._items.values():
+        t = turn - item.last_touched
+        if isinstance(engine, EbbinghausEngine):
+            evict = retention(t, item.stability) < engine.eviction_threshold
+        else:
+            evict = t > engine.window_size  # type: ignore[attr-defined]
+        if evict:
+            due.append(item.mem_id)
+    return due
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,141 @@
+"""Seeded synthetic agent sessions: a few foundational facts amid never-recalled noise.
+
+A session is a list of events ``(turn, action, mem_id, is_foundational)`` with
+``action`` either ``"register"`` or ``"recall"``, sorted by turn (stable within a
+turn: foundational registrations, then recalls, then noise).
+
+Rules (the decay-engine article's generator, stated so its sessions come out exactly):
+
+* one ``random.Random(seed)`` drives the whole session;
+* every foundational fact is registered at turn 1;
+* ``"spaced"`` schedule: for each fact in order, and each base offset in
+  ``recall_base_offsets`` up to ``recalls_per_foundational`` of them, draw one
+  ``factor = uniform(*recall_jitter)``; the recall lands at
+  ``1 + round(offset * factor)``, clamped to ``[previous + 1, L]``; the fact's
+  schedule stops once a turn would fall past ``L``;
+* ``"uniform"`` schedule (the article's first draft, its postmortem 2): each fact's
+  recall turns are ``recalls_per_foundational`` distinct turns drawn uniformly from
+  ``uniform_range`` (clipped to the session);
+* ``noise_per_turn`` never-recalled items are registered every turn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping
+
+Event = tuple[int, str, str, bool]
+Schedule = Literal["spaced", "uniform"]
+
+RECALL_BASE_OFFSETS = (3, 8, 20, 45, 90, 150)
+RECALL_JITTER = (0.7, 1.3)
+UNIFORM_RANGE = (10, 150)
+SCHEDULES = ("spaced", "uniform")
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """Parameters of one synthetic session; invalid values raise ``ValueError``."""
+
+    seed: int
+    session_length: int = 150
+    num_foundational: int = 3
+    recalls_per_foundational: int = 4
+    noise_per_turn: int = 3
+    schedule: Schedule = "spaced"
+    recall_base_offsets: tuple[int, ...] = RECALL_BASE_OFFSETS
+    recall_jitter: tuple[float, float] = RECALL_JITTER
+    uniform_range: tuple[int, int] = UNIFORM_RANGE
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name, low in (("seed", None), ("session_length", 1), ("num_foundational", 0),
+                          ("recalls_per_foundational", 0), ("noise_per_turn", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                problems.append(f"{name} must be an int, got {value!r}")
+            elif low is not None and value < low:
+                problems.append(f"{name} must be >= {low}, got {value}")
+        if self.schedule not in SCHEDULES:
+            problems.append(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+        offsets = tuple(self.recall_base_offsets)
+        if not offsets or any(isinstance(o, bool) or not isinstance(o, int) or o < 1 for o in offsets):
+            problems.append(f"recall_base_offsets must be positive ints, got {self.recall_base_offsets!r}")
+        low_j, high_j = self.recall_jitter
+        if not 0 < low_j <= high_j:
+            problems.append(f"recall_jitter must satisfy 0 < low <= high, got {self.recall_jitter!r}")
+        first, last = self.uniform_range
+        if not 1 <= first <= last:
+            problems.append(f"uniform_range must satisfy 1 <= first <= last, got {self.uniform_range!r}")
+        if problems:
+            raise ValueError("invalid SessionConfig: " + "; ".join(problems))
+
+    @classmethod
+    def from_dict(cls, params: Mapping[str, Any]) -> "SessionConfig":
+        """Build from a mapping; unknown names raise ``ValueError`` listing the allowed ones."""
+        allowed = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(params) - set(allowed))
+        if unknown:
+            raise ValueError(f"unknown session parameter(s) {unknown}; allowed: {allowed}")
+        return cls(**params)
+
+    def replace(self, **changes: Any) -> "SessionConfig":
+        """A copy with some fields changed (validated like the constructor)."""
+        return SessionConfig.from_dict({**dataclasses.asdict(self), **changes})
+
+
+@dataclass(frozen=True)
+class Session:
+    config: SessionConfig
+    events: list[Event]
+    foundational_ids: list[str]
+
+    def recall_turns(self, mem_id: str) -> list[int]:
+        """Turns at which ``mem_id`` is recalled, ascending."""
+        return [turn for turn, action, eid, _ in self.events if action == "recall" and eid == mem_id]
+
+
+def spaced_recall_turns(rng: random.Random, config: SessionConfig) -> list[int]:
+    """One fact's spaced schedule: ``1 + round(offset * uniform(lo, hi))``, clamped, increasing."""
+    low_j, high_j = config.recall_jitter
+    length = config.session_length
+    turns: list[int] = []
+    previous = 1
+    for offset in config.recall_base_offsets[: config.recalls_per_foundational]:
+        candidate = 1 + round(offset * rng.uniform(low_j, high_j))
+        turn = max(previous + 1, min(candidate, length))
+        if turn > length:
+            break
+        turns.append(turn)
+        previous = turn
+    return turns
+
+
+def uniform_recall_turns(rng: random.Random, config: SessionConfig) -> list[int]:
+    """One fact's first-draft schedule: distinct turns drawn uniformly from ``uniform_range``."""
+    first, last = config.uniform_range
+    last = min(last, config.session_length)
+    if first > last:
+        return []
+    population = range(first, last + 1)
+    count = min(config.recalls_per_foundational, len(population))
+    return sorted(rng.sample(population, count))
+
+
+def generate_session(config: SessionConfig) -> Session:
+    """The session ``config`` describes; the same config always gives the same events."""
+    rng = random.Random(config.seed)
+    foundational_ids = [f"foundational_{i}" for i in range(config.num_foundational)]
+    events: list[Event] = [(1, "register", fid, True) for fid in foundational_ids]
+    schedule = spaced_recall_turns if config.schedule == "spaced" else uniform_recall_turns
+    for fid in foundational_ids:
+        events.extend((turn, "recall", fid, True) for turn in schedule(rng, config))
+    noise_index = 0
+    for turn in range(1, config.session_length + 1):
+        for _ in range(config.noise_per_turn):
+            events.append((turn, "register", f"noise_{turn}_{noise_index}", False))
+            noise_index += 1
+    events.sort(key=lambda event: event[0])
+    return Session(config, events, foundational_ids)
