@@ -47,19 +47,39 @@ def naive_eviction_turn(baseline_stability: float, eviction_threshold: float) ->
     return baseline_stability * math.log(1.0 / eviction_threshold)
 
 
-def decay_eviction_delay(stability: float, eviction_threshold: float) -> int:
-    """Smallest integer ``t >= 1`` with ``retention(t, S) < theta``.
+NEVER_TURN = 2**62  # beyond any session: an item this stable is never scheduled
+
+
+def decay_eviction_delay(stability: float, eviction_threshold: float) -> int | None:
+    """Smallest integer ``t >= 1`` with ``retention(t, S) < theta`` (``None`` past ``NEVER_TURN``).
 
     Starts from the closed form ``floor(S * ln(1/theta))`` and settles the boundary
-    with the very expression :func:`retention` evaluates, so the schedule agrees
-    bit for bit with a direct scan.
+    with the very expression :func:`retention` evaluates (a bracketing search, since
+    for huge ``S`` the closed form can be off by more than one turn), so the
+    schedule agrees bit for bit with a direct scan.
     """
-    delay = max(1, math.floor(naive_eviction_turn(stability, eviction_threshold)))
-    while delay > 1 and retention(delay - 1, stability) < eviction_threshold:
-        delay -= 1
-    while retention(delay, stability) >= eviction_threshold:
-        delay += 1
-    return delay
+    def below(t: int) -> bool:
+        return retention(t, stability) < eviction_threshold
+
+    closed_form = naive_eviction_turn(stability, eviction_threshold)
+    if not closed_form < NEVER_TURN:  # also catches S = inf after very many recalls
+        return None
+    guess = max(1, math.floor(closed_form))
+    if below(guess):
+        low, high, step = guess - 1, guess, 1  # invariant: not below(low) or low == 0
+        while low >= 1 and below(low):
+            high, low, step = low, max(0, low - step), step * 2
+    else:
+        low, high, step = guess, guess + 1, 1  # invariant: below(high)
+        while not below(high):
+            low, high, step = high, high + step, step * 2
+    while high - low > 1:  # not below(low) (or low == 0), below(high)
+        middle = (low + high) // 2
+        if below(middle):
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 def window_eviction_delay(window_size: int) -> int:
@@ -101,7 +121,7 @@ class _ScheduledEngine:
         self._sequence = 0
 
     # --- policy hook -------------------------------------------------------
-    def _eviction_delay(self, item: MemoryItem) -> int:  # pragma: no cover - abstract
+    def _eviction_delay(self, item: MemoryItem) -> int | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _reinforce(self, item: MemoryItem) -> None:
@@ -175,7 +195,10 @@ class _ScheduledEngine:
         return math.inf
 
     def _schedule(self, item: MemoryItem) -> None:
-        evict_turn = item.last_touched + self._eviction_delay(item)
+        delay = self._eviction_delay(item)
+        if delay is None:
+            return
+        evict_turn = item.last_touched + delay
         heapq.heappush(self._heap, (evict_turn, item.sequence, item.mem_id, item.touch_count))
 
 
@@ -211,7 +234,7 @@ class EbbinghausEngine(_ScheduledEngine):
     def _reinforce(self, item: MemoryItem) -> None:
         item.stability = reinforced_stability(item.stability, item.touch_count)
 
-    def _eviction_delay(self, item: MemoryItem) -> int:
+    def _eviction_delay(self, item: MemoryItem) -> int | None:
         return decay_eviction_delay(item.stability, self.eviction_threshold)
 
 
