@@ -12,8 +12,8 @@ integer turn counter (never the wall clock). Within a turn a caller applies
   often it was recalled is ignored by design.
 
 An item's eviction turn depends only on its own last touch and stability, so both
-engines schedule it once per touch in a heap: ``step`` costs
-``O(evicted * log n)`` instead of a scan of the whole working set. The
+engines file it once per touch under that turn: ``step`` costs time in the number of
+items it evicts, not in the size of the working set. The
 reference scan over every item, used to test this, is
 :func:`forgetting.decay.scan_evictions`.
 """
@@ -23,6 +23,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 DEFAULT_EVICTION_THRESHOLD = 0.20
@@ -50,6 +51,7 @@ def naive_eviction_turn(baseline_stability: float, eviction_threshold: float) ->
 NEVER_TURN = 2**62  # beyond any session: an item this stable is never scheduled
 
 
+@lru_cache(maxsize=65536)  # pure; every new item shares S0, so most calls are hits
 def decay_eviction_delay(stability: float, eviction_threshold: float) -> int | None:
     """Smallest integer ``t >= 1`` with ``retention(t, S) < theta`` (``None`` past ``NEVER_TURN``).
 
@@ -87,7 +89,7 @@ def window_eviction_delay(window_size: int) -> int:
     return window_size + 1
 
 
-@dataclass
+@dataclass(slots=True)
 class MemoryItem:
     """One item of working memory: what it holds and when it was touched."""
 
@@ -101,6 +103,10 @@ class MemoryItem:
     sequence: int  # registration order; evictions are reported in this order
 
 
+def _by_sequence(item: MemoryItem) -> int:
+    return item.sequence
+
+
 def _check_turn(turn: object, clock: int) -> int:
     if isinstance(turn, bool) or not isinstance(turn, int):
         raise ValueError(f"turn must be an int, got {turn!r} ({type(turn).__name__})")
@@ -112,11 +118,17 @@ def _check_turn(turn: object, clock: int) -> int:
 
 
 class _ScheduledEngine:
-    """Shared machinery: items, an eviction heap keyed by turn, a monotone clock."""
+    """Shared machinery: items, eviction buckets keyed by turn, a monotone clock.
+
+    Each touch files the item under the turn it will be evicted at; a heap holds the
+    distinct bucket turns. Entries left behind by a later touch are recognised by
+    their touch count and skipped.
+    """
 
     def __init__(self) -> None:
         self._items: dict[str, MemoryItem] = {}
-        self._heap: list[tuple[int, int, str, int]] = []  # (evict_turn, sequence, id, touch_count)
+        self._buckets: dict[int, list[tuple[MemoryItem, int]]] = {}  # turn -> (item, touch_count)
+        self._bucket_turns: list[int] = []  # heap of the keys of _buckets
         self._clock = 0
         self._sequence = 0
 
@@ -130,8 +142,9 @@ class _ScheduledEngine:
     # --- interface ---------------------------------------------------------
     def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
         """Add an item touched at ``turn``. An id still present cannot be registered again."""
-        turn = _check_turn(turn, self._clock)
-        if not isinstance(mem_id, str) or not mem_id:
+        if type(turn) is not int or turn < self._clock:  # fast path for the common case
+            turn = _check_turn(turn, self._clock)
+        if type(mem_id) is not str or not mem_id:
             raise ValueError(f"mem_id must be a non-empty str, got {mem_id!r}")
         if mem_id in self._items:
             raise ValueError(f"mem_id {mem_id!r} is already registered (at turn "
@@ -145,7 +158,8 @@ class _ScheduledEngine:
 
     def recall(self, mem_id: str, turn: int) -> bool:
         """Touch an item; ``False`` (and nothing else happens) when it is not present."""
-        turn = _check_turn(turn, self._clock)
+        if type(turn) is not int or turn < self._clock:
+            turn = _check_turn(turn, self._clock)
         self._clock = turn
         item = self._items.get(mem_id)
         if item is None:
@@ -158,20 +172,21 @@ class _ScheduledEngine:
 
     def step(self, turn: int) -> list[str]:
         """Evict every item due at or before ``turn``; return their ids in registration order."""
-        turn = _check_turn(turn, self._clock)
+        if type(turn) is not int or turn < self._clock:
+            turn = _check_turn(turn, self._clock)
         self._clock = turn
-        due: list[tuple[int, str]] = []
-        heap = self._heap
-        while heap and heap[0][0] <= turn:
-            _, sequence, mem_id, touch_count = heapq.heappop(heap)
-            item = self._items.get(mem_id)
-            # stale entries belong to an earlier touch or an earlier life of the id
-            if item is not None and item.sequence == sequence and item.touch_count == touch_count:
-                due.append((sequence, mem_id))
-        due.sort()
-        for _, mem_id in due:
-            del self._items[mem_id]
-        return [mem_id for _, mem_id in due]
+        due: list[MemoryItem] = []
+        items, turns = self._items, self._bucket_turns
+        while turns and turns[0] <= turn:
+            for item, touch_count in self._buckets.pop(heapq.heappop(turns)):
+                # an entry from an earlier touch, or for an item already gone, is stale
+                if item.touch_count == touch_count and items.get(item.mem_id) is item:
+                    due.append(item)
+        if len(due) > 1:
+            due.sort(key=_by_sequence)
+        for item in due:
+            del items[item.mem_id]
+        return [item.mem_id for item in due]
 
     def is_present(self, mem_id: str) -> bool:
         return mem_id in self._items
@@ -199,7 +214,11 @@ class _ScheduledEngine:
         if delay is None:
             return
         evict_turn = item.last_touched + delay
-        heapq.heappush(self._heap, (evict_turn, item.sequence, item.mem_id, item.touch_count))
+        bucket = self._buckets.get(evict_turn)
+        if bucket is None:
+            bucket = self._buckets[evict_turn] = []
+            heapq.heappush(self._bucket_turns, evict_turn)
+        bucket.append((item, item.touch_count))
 
 
 class EbbinghausEngine(_ScheduledEngine):

@@ -55,7 +55,7 @@ def simulate(engine: Engine, session: Session) -> Trace:
             _, action, mem_id, _is_foundational = events[index]
             index += 1
             if action == "register":
-                engine.register(mem_id, f"content:{mem_id}", turn, is_foundational=_is_foundational)
+                engine.register(mem_id, mem_id, turn, _is_foundational)
                 trace.created_turn[mem_id] = turn
                 present_foundational += mem_id in foundational
             else:
