@@ -1,0 +1,64 @@
+"""Chapter parameters: the notebooks, the registry and the command line agree and refuse bad input."""
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from forgetting import cli
+from forgetting.chapters import CHAPTERS, Param, spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def parameters_cell(name):
+    notebook = json.loads((ROOT / "book" / f"{name}.ipynb").read_text())
+    cells = [c for c in notebook["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(cells) == 1, f"{name}: expected one cell tagged parameters"
+    values = {}
+    for node in ast.parse("".join(cells[0]["source"])).body:
+        assert isinstance(node, ast.Assign), f"{name}: parameters cell holds only assignments"
+        values[node.targets[0].id] = ast.literal_eval(node.value)
+    return values, notebook
+
+
+@pytest.mark.parametrize("name", list(CHAPTERS))
+def test_notebook_parameters_equal_published_defaults(name):
+    values, notebook = parameters_cell(name)
+    assert values == spec(name).defaults
+    assert all(not c.get("outputs") for c in notebook["cells"] if c["cell_type"] == "code")
+    assert spec(name).validate(spec(name).quick) == spec(name).quick  # quick values are valid
+
+
+def test_every_notebook_is_registered():
+    assert sorted(p.stem for p in (ROOT / "book").glob("*.ipynb")) == sorted(CHAPTERS)
+
+
+@pytest.mark.parametrize("param, value", [
+    (Param("n", 5, "int", 1, 10), 0), (Param("n", 5, "int", 1, 10), 2.0), (Param("n", 5, "int", 1, 10), True),
+    (Param("x", 0.2, "float", 0.0, 1.0), float("nan")), (Param("x", 0.2, "float", 0.0, 1.0), "0.2"),
+    (Param("b", False, "bool"), 1), (Param("l", [1], "int-list", 0), []), (Param("l", [1], "int-list", 0), [1, -1]),
+])
+def test_bad_parameter_values_are_named(param, value):
+    with pytest.raises(ValueError, match=rf"parameter {param.name}=.* expected"):
+        param.validate(value)
+
+
+def test_unknown_and_bad_parameters_fail_before_any_kernel(capsys, monkeypatch):
+    from forgetting import pipeline
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("a kernel was started for invalid parameters")
+
+    monkeypatch.setattr(pipeline, "run_chapter", must_not_run)
+    assert cli.main(["run", "decay-headline", "-p", "n_seed", "3"]) == 2
+    assert "unknown parameter 'n_seed'" in capsys.readouterr().err
+    assert cli.main(["run", "decay-headline", "-p", "eviction_threshold", "1.5"]) == 2
+    assert "eviction_threshold=1.5" in capsys.readouterr().err
+    assert cli.main(["run", "decay-sweeps", "-p", "noise_levels", "[1, x]"]) == 2
+
+
+def test_unknown_chapter_is_refused():
+    with pytest.raises(ValueError, match="unknown chapter 'nope'"):
+        spec("nope")
