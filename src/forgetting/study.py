@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
@@ -72,7 +73,17 @@ def run_session(policy: Policy, config: SessionConfig) -> dict[str, Any]:
 def run_seeds(policy: Policy, config: SessionConfig, n_seeds: int) -> list[dict[str, Any]]:
     """:func:`run_session` for seeds ``0..n_seeds-1`` of ``config``."""
     _check_positive("n_seeds", n_seeds)
-    return [run_session(policy, config.replace(seed=seed)) for seed in range(n_seeds)]
+    seeds = progress(range(n_seeds), f"{policy.label}, {n_seeds} seeds")
+    return [run_session(policy, config.replace(seed=seed)) for seed in seeds]
+
+
+def progress(iterable: Iterable[Any], label: str) -> Iterable[Any]:
+    """A tqdm progress bar when stderr is a terminal; the plain iterable otherwise."""
+    if not sys.stderr.isatty():
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, desc=label, leave=False)
 
 
 def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
