@@ -138,7 +138,7 @@ class Chapter:
                                  f"the source publishes {published}")
 
     # --- figures and tables ------------------------------------------------
-    def figure(self, fig: Any, name: str) -> Path:
+    def figure(self, fig: Any, name: str) -> None:
         """Save ``fig`` as ``figures/<chapter>-<name>.{png,pdf,svg}`` and glue it as ``name``."""
         from myst_nb import glue
         import matplotlib.pyplot as plt
@@ -156,7 +156,6 @@ class Chapter:
         self.figures.append(stem.name)
         glue(name, fig, display=False)
         plt.close(fig)
-        return stem
 
     def table(self, rows: Sequence[Mapping[str, Any]], name: str, display: bool = True) -> Any:
         """Write ``rows`` as ``<chapter>-<name>.csv`` (staged with the results) and return a DataFrame."""
