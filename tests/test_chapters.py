@@ -31,8 +31,12 @@ def test_notebook_parameters_equal_published_defaults(name):
     assert spec(name).validate(spec(name).quick) == spec(name).quick  # quick values are valid
 
 
-def test_every_notebook_is_registered():
+def test_every_notebook_is_registered_and_in_the_table_of_contents():
     assert sorted(p.stem for p in (ROOT / "book").glob("*.ipynb")) == sorted(CHAPTERS)
+    toc = (ROOT / "_toc.yml").read_text()
+    entries = [line.split("_executed/book/")[1].strip() for line in toc.splitlines()
+               if "file: _executed/book/" in line]
+    assert entries == list(CHAPTERS)  # the book's order is the pipeline's order
 
 
 @pytest.mark.parametrize("param, value", [

@@ -258,3 +258,96 @@ def test_experiment4_hitchhiker_needs_diversity_to_separate():
     assert np.abs(result.gap.mean(axis=0) - result.exact_gap.mean(axis=0)).max() < 0.01
     assert 0.2 <= result.diversity_threshold <= 0.4         # published: about 30 %
     assert not result.separated[0] and result.separated[-1]
+
+
+# --- additions for the book chapters (mw-theory, mw-exp2, mw-exp4) ------------------------------------
+
+def test_discounted_theory_check_shares_the_plain_run_and_matches_the_scalar_estimator():
+    from forgetting.worth import DiscountedMemoryWorth
+
+    world = W.TheoryWorld(n_memories=6, retrieved_per_episode=2, checkpoints=(5, 40, 300))
+    result = W.discounted_theory_check(world, discount=0.9, n_seeds=2, seed=3)
+    # the plain errors are theory_check's, bit for bit (same seeds, same draws)
+    assert np.array_equal(result.mean_abs_error, W.theory_check(world, n_seeds=2, seed=3).mean_abs_error)
+    # discount 1 is the plain estimator
+    plain = W.discounted_theory_check(world, discount=1.0, n_seeds=2, seed=3)
+    assert np.array_equal(plain.discounted_error, plain.mean_abs_error)
+    assert plain.predicted_floor == 0.0 and plain.effective_outcomes == math.inf
+    # the discounted errors are those of DiscountedMemoryWorth fed the same episodes
+    rng = np.random.default_rng(W.seed_streams(3, 2)[0])
+    utilities = rng.uniform(0.0, 1.0, 6)
+    p_plus = W.p_plus_uniform(utilities, 2)
+    scalar, done, errors = DiscountedMemoryWorth(discount=0.9), 0, []
+    for checkpoint in world.checkpoints:
+        rows = W.uniform_retrieval(rng, checkpoint - done, 6, 2)
+        outcomes = rng.random(checkpoint - done) < W.success_probability(utilities, rows)
+        for row, y in zip(rows, outcomes):
+            scalar.update(row, y)
+        done = checkpoint
+        errors.append(np.abs(np.array([scalar.worth(m) for m in range(6)]) - p_plus).mean())
+    assert result.discounted_error[0] == pytest.approx(errors, rel=1e-10)
+
+
+def test_discounted_error_stalls_at_its_predicted_floor():
+    result = W.discounted_theory_check(discount=0.99, n_seeds=10, seed=1)
+    late = result.discounted_error.mean(axis=0)[-3:]
+    assert np.all(np.abs(late / result.predicted_floor - 1) < 0.3)
+    assert result.mean_abs_error.mean(axis=0)[-1] < late.min() / 5   # the plain one keeps shrinking
+    assert result.effective_outcomes == pytest.approx(0.2 * 199)
+    with pytest.raises(ValueError, match="discount"):
+        W.discounted_theory_check(discount=0.0)
+
+
+def test_confound_episode_sweep_is_the_experiment_at_each_episode_count():
+    world = SMALL[W.confound_experiment]
+    sweep = W.confound_episode_sweep((100, 400), world, n_seeds=2, seed=4)
+    assert list(sweep) == [100, 400]
+    for episodes, result in sweep.items():
+        assert result.world.n_episodes == episodes
+        assert_results_identical(result, W.confound_experiment(
+            dataclasses.replace(world, n_episodes=episodes), n_seeds=2, seed=4))
+
+
+def test_co_retrieval_threshold_at_other_z():
+    result = W.co_retrieval_experiment(SMALL[W.co_retrieval_experiment], n_seeds=5, seed=2)
+    assert result.threshold_at(W.SEPARATION_Z) == result.diversity_threshold
+    assert np.array_equal(result.separated_at(W.SEPARATION_Z), result.separated)
+    assert result.threshold_at(1e6) is None and not result.separated_at(1e6).any()
+    # a stricter z can only move the threshold up (or lose it)
+    strict, lax = result.threshold_at(1.96), result.threshold_at(1.645)
+    assert strict is None or (lax is not None and strict >= lax)
+
+
+def test_policy_success_rate_and_retrieval_ratio():
+    world = SMALL[W.policy_experiment]
+    result = W.policy_experiment(world, n_seeds=2, seed=3)
+    # recount the successes from scratch: same streams, same draws as policy_experiment
+    n, k = world.n_memories, world.retrieved_per_episode
+    rngs = [np.random.default_rng(child) for child in W.seed_streams(3, 2)]
+    utilities = np.stack([rng.uniform(0.0, 1.0, n) for rng in rngs])
+    gumbel = np.stack([rng.gumbel(size=(world.n_episodes, n)) for rng in rngs], axis=1)
+    draws = np.stack([rng.random(world.n_episodes) for rng in rngs], axis=1)
+    arrays = [WorthArrays(n) for _ in range(2)]
+    wins = np.zeros(2)
+    for t in range(world.n_episodes):
+        for s in range(2):
+            row = W.softmax_retrieval(arrays[s].worth(), gumbel[t, s], world.temperature, k)
+            won = bool(draws[t, s] < W.success_probability(utilities[s], row[None, :])[0])
+            arrays[s].update_batch(row[None, :], np.array([won]))
+            wins[s] += won
+    assert np.array_equal(result.success_rate, wins / world.n_episodes)
+    ratio = result.retrieval_ratio(0.1)
+    order = np.argsort(result.utilities[0])
+    assert ratio[0] == pytest.approx(result.retrievals[0, order[-2:]].mean() / result.retrievals[0, order[:2]].mean())
+    with pytest.raises(ValueError, match="share"):
+        result.retrieval_ratio(0.0)
+
+
+def test_co_retrieval_share_threshold():
+    result = W.co_retrieval_experiment(SMALL[W.co_retrieval_experiment], n_seeds=6, seed=2)
+    share = result.ranked_first_share
+    assert share[0] == 0.0   # never apart: identical worth, never strictly first
+    assert np.array_equal(share, (result.anchor_worth > result.hitchhiker_worth).mean(axis=0))
+    assert result.share_threshold(0.0) == 0.0 and result.share_threshold(1.01) is None
+    expected = next((float(d) for j, d in enumerate(result.diversities) if (share[j:] >= 0.5).all()), None)
+    assert result.share_threshold(0.5) == expected

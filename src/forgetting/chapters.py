@@ -101,17 +101,34 @@ class ChapterSpec:
         return clean
 
 
+_HELP = {  # meanings shared by several chapters
+    "n_seeds": "sessions per setting (seeds 0..n-1)",
+    "session_length": "turns per session",
+    "num_foundational": "foundational facts per session",
+    "recalls_per_foundational": "scheduled recalls per fact (spaced schedule)",
+    "noise_per_turn": "never-recalled items registered per turn",
+    "noise_levels": "noise_per_turn values of the noise sweep",
+    "thresholds": "theta values of the sensitivity sweep",
+    "windows": "W values of the sensitivity sweep",
+    "seed": "seed of the traced session",
+    "checkpoint_turn": "turn at which FRR is reported",
+    "stabilities": "baseline stabilities S0 of the grace-period table",
+    "uniform_first_turn": "first turn of the first-draft uniform recall schedule",
+}
+
+
 def _p(name: str, default: Any, kind: str, low: float | None = None, high: float | None = None,
        quick: Any = None, help: str = "") -> Param:
-    return Param(name, default, kind, low, high, quick, help)
+    return Param(name, default, kind, low, high, quick, help or _HELP.get(name, ""))
 
 
-_THETA = dict(low=0.001, high=0.999)
+_W = "W of the recency window: evict when turn - last touch > W"
+_THETA = dict(low=0.001, high=0.999, help="theta of the decay engine: evict when retention < theta")
 CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
     ChapterSpec("decay-retention", "Retention curves", (
         _p("baseline_stability", 8.0, "float", 0.01, 1e6, help="S0, stability of a new item (turns)"),
-        _p("eviction_threshold", 0.20, "float", **_THETA, help="theta, evict when retention < theta"),
-        _p("window_size", 15, "int", 1, 10_000, help="W of the recency window"),
+        _p("eviction_threshold", 0.20, "float", **_THETA),
+        _p("window_size", 15, "int", 1, 10_000, help=_W),
         _p("reinforced_recalls", 4, "int", 0, 50, help="recalls of the reinforced item"),
         _p("max_turns", 150, "int", 2, 10_000, help="turns since the last touch on the x axis"),
     )),
@@ -122,7 +139,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("recalls_per_foundational", 4, "int", 0, 6, help="scheduled recalls per fact"),
         _p("noise_per_turn", 3, "int", 0, 1000, help="never-recalled items registered per turn"),
         _p("eviction_threshold", 0.20, "float", **_THETA),
-        _p("window_size", 15, "int", 1, 10_000),
+        _p("window_size", 15, "int", 1, 10_000, help=_W),
     )),
     ChapterSpec("decay-sweeps", "Noise, sensitivity and the failure case", (
         _p("n_seeds", 20, "int", 2, 100_000, quick=3),
@@ -134,7 +151,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("thresholds", [0.10, 0.20, 0.30], "float-list", **_THETA),
         _p("windows", [10, 15, 20, 30, 50], "int-list", 1, 10_000),
         _p("eviction_threshold", 0.20, "float", **_THETA),
-        _p("window_size", 15, "int", 1, 10_000),
+        _p("window_size", 15, "int", 1, 10_000, help=_W),
     )),
     ChapterSpec("decay-trace", "One session, step by step", (
         _p("seed", 0, "int", 0, 2**63 - 1),
@@ -143,7 +160,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("noise_per_turn", 3, "int", 0, 1000),
         _p("checkpoint_turn", 30, "int", 1, 100_000),
         _p("eviction_threshold", 0.20, "float", **_THETA),
-        _p("window_size", 15, "int", 1, 10_000),
+        _p("window_size", 15, "int", 1, 10_000, help=_W),
     )),
     ChapterSpec("decay-postmortems", "Two bugs that almost lied", (
         _p("stabilities", [2.0, 4.0, 6.0, 8.0], "float-list", 0.01, 1e6),
@@ -154,11 +171,92 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("recalls_per_foundational", 4, "int", 0, 6),
         _p("noise_per_turn", 3, "int", 0, 1000),
         _p("uniform_first_turn", 10, "int", 1, 100_000),
-        _p("window_size", 15, "int", 1, 10_000),
+        _p("window_size", 15, "int", 1, 10_000, help=_W),
     )),
     # --- Memory Worth chapters (theory, Experiments 1-4) ---
+    ChapterSpec("mw-theory", "Memory Worth: definition and convergence", (
+        _p("n_memories", 20, "int", 2, 100_000, help="memories in the theory world"),
+        _p("retrieved_per_episode", 4, "int", 1, 100_000, help="k, memories retrieved per episode"),
+        _p("checkpoints", [100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000], "int-list", 1, 10**7,
+           quick=[100, 200, 500, 1_000, 2_000], help="episode counts at which the error of MW against p+ is measured"),
+        _p("n_seeds", 10, "int", 1, 100_000, quick=3, help="independent worlds"),
+        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+        _p("discount", 0.99, "float", 0.001, 1.0, help="gamma of the discounted variant"),
+    )),
+    ChapterSpec("mw-exp1", "Experiment 1: a controlled world", (
+        _p("n_memories", 100, "int", 2, 100_000, help="memories with known utility"),
+        _p("retrieved_per_episode", 10, "int", 1, 100_000, help="k, memories retrieved per episode"),
+        _p("n_episodes", 10_000, "int", 1, 10**7, quick=2_000, help="episodes per seed"),
+        _p("n_seeds", 20, "int", 2, 100_000, quick=4, help="independent worlds"),
+        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+        _p("checkpoints", [0, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000], "int-list", 0, 10**7,
+           quick=[0, 50, 100, 200, 500, 1_000, 2_000], help="episodes at which rho is recorded"),
+        _p("depths", [1, 3, 5, 10, 20], "int-list", 1, 100_000, quick=[1, 10], help="k values of the sensitivity sweep"),
+    )),
+    ChapterSpec("mw-exp2", "Experiment 2: the task-difficulty confound", (
+        _p("n_generalists", 50, "int", 2, 100_000, help="memories retrieved on every task type"),
+        _p("n_specialists", 50, "int", 1, 100_000, help="memories retrieved only on hard tasks"),
+        _p("retrieved_per_episode", 10, "int", 1, 100_000, help="k, memories retrieved per episode"),
+        _p("n_episodes", 10_000, "int", 1, 10**7, quick=2_000, help="episodes per seed"),
+        _p("hard_fraction", 0.5, "float", 0.0, 1.0, help="share of hard tasks"),
+        _p("easy_base_rate", 0.8, "float", 0.0, 1.0, help="success rate of an easy task at mean utility 1/2"),
+        _p("hard_base_rate", 0.2, "float", 0.0, 1.0, help="success rate of a hard task at mean utility 1/2"),
+        _p("memory_effect", 0.1, "float", 0.0, 1.0, help="how much the retrieved set moves success"),
+        _p("generalist_utility", [0.0, 1.0], "float-list", 0.0, 1.0, help="(low, high) of generalist utilities"),
+        _p("specialist_utility", [0.5, 1.0], "float-list", 0.0, 1.0, help="(low, high) of specialist utilities"),
+        _p("n_seeds", 20, "int", 1, 100_000, quick=4, help="independent worlds"),
+        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+        _p("episode_counts", [1_000, 3_000, 10_000, 30_000, 100_000, 300_000], "int-list", 1, 10**7,
+           quick=[1_000, 3_000], help="episode counts of the finite-sample sweep"),
+        _p("memory_effects", [0.1, 0.2, 0.4], "float-list", 0.0, 1.0, quick=[0.1],
+           help="memory effects of the calibration grid"),
+        _p("specialist_counts", [20, 30, 50], "int-list", 1, 100_000, quick=[50],
+           help="specialist counts of the calibration grid (total memories fixed)"),
+    )),
+    ChapterSpec("mw-exp3", "Experiment 3: policy feedback", (
+        _p("n_memories", 100, "int", 2, 100_000, help="memories with known utility"),
+        _p("retrieved_per_episode", 10, "int", 1, 100_000, help="k, memories retrieved per episode"),
+        _p("n_episodes", 10_000, "int", 1, 10**7, quick=1_000, help="episodes per seed"),
+        _p("temperature", 0.2, "float", 1e-6, 1e6, help="softmax temperature of the retrieval policy"),
+        _p("n_seeds", 20, "int", 2, 100_000, quick=3, help="independent worlds"),
+        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+        _p("temperatures", [1.0, 0.5, 0.2, 0.1, 0.05, 0.02], "float-list", 1e-6, 1e6, quick=[1.0, 0.05],
+           help="temperatures of the sensitivity sweep"),
+    )),
+    ChapterSpec("mw-exp4", "Experiment 4: the hitchhiker", (
+        _p("n_memories", 100, "int", 4, 100_000, help="memories, anchor and hitchhiker included"),
+        _p("retrieved_per_episode", 10, "int", 2, 100_000, help="k, memories retrieved per episode"),
+        _p("n_episodes", 10_000, "int", 1, 10**7, quick=2_000, help="episodes per seed"),
+        _p("anchor_utility", 1.0, "float", 0.0, 1.0, help="utility of the useful anchor"),
+        _p("hitchhiker_utility", 0.0, "float", 0.0, 1.0, help="utility of the useless hitchhiker"),
+        _p("diversities", [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], "float-list", 0.0, 1.0,
+           help="shares of pair episodes that break the pair"),
+        _p("n_seeds", 100, "int", 2, 100_000, quick=10, help="independent worlds"),
+        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+        _p("z", 1.645, "float", 0.0, 10.0, help="separation when mean gap - z sd > 0 (one-sided 95 %)"),
+        _p("strict_z", 1.96, "float", 0.0, 10.0, help="the stricter criterion reported next to it"),
+        _p("other_seeds", [1, 2, 3, 4, 5], "int-list", 0, 2**63 - 1, quick=[1],
+           help="other base seeds of the sensitivity table"),
+        _p("few_seeds", 20, "int", 2, 100_000, quick=5, help="seed count of the 'fewer seeds' rows"),
+        _p("other_depth", 5, "int", 2, 100_000, help="k of the sensitivity row with shallower retrieval"),
+        _p("other_pair_rate", 0.5, "float", 0.0, 1.0, help="pair rate of the sensitivity row with more pair episodes"),
+    )),
     # --- end of Memory Worth chapters ---
     # --- Experiment 5 (real text) ---
+    ChapterSpec("mw-exp5", "Experiment 5: real sentences, neural retrieval, a stale memory", (
+        _p("seed", 0, "int", 0, 2**63 - 1, help="seed of the headline run"),
+        _p("n_episodes", 3000, "int", 2, 1_000_000, quick=600, help="episodes per run"),
+        _p("shift_episode", 1500, "int", 1, 1_000_000, quick=300,
+           help="episodes before the shift (must be < n_episodes)"),
+        _p("k", 3, "int", 1, 20, help="memories retrieved per episode (top-k cosine)"),
+        _p("p_all", 0.97, "float", 0.0, 1.0, help="success probability with every needed memory retrieved"),
+        _p("p_none", 0.25, "float", 0.0, 1.0, help="success probability with no needed memory retrieved"),
+        _p("p_stale", 0.05, "float", 0.0, 1.0, help="success probability when misled by the stale memory"),
+        _p("stale_misleads_any_task", True, "bool",
+           help="a retrieved stale memory misleads any task (False: only tasks it bears on)"),
+        _p("discount", 0.99, "float", 0.5, 1.0, help="gamma of the discounted estimator shown for comparison"),
+        _p("n_seeds", 20, "int", 2, 100_000, quick=3, help="seeds 0..n-1 for the spread and the variants"),
+    )),
     # --- end of Experiment 5 ---
 ]}
 
