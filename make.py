@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Set up and run everything from a fresh clone with nothing but Python 3.10+ and pip.
+"""Set up and run everything from a fresh clone with nothing but Python 3.11+ and pip.
 
     python3 make.py book    # install, execute every chapter at published parameters, build the site
     python3 make.py test    # install, run the whole test suite (includes a smoke build of the book)
