@@ -453,8 +453,22 @@ class ControlledWorld:
         object.__setattr__(self, "checkpoints", _check_checkpoints(self.checkpoints, self.n_episodes))
 
 
+class _RhoAcrossSeeds:
+    """Mean and sample sd (ddof=1) across seeds of a per-seed ``rho`` array."""
+
+    rho: np.ndarray
+
+    @property
+    def rho_mean(self) -> float:
+        return float(self.rho.mean())
+
+    @property
+    def rho_sd(self) -> float:
+        return float(self.rho.std(ddof=1)) if self.rho.size > 1 else 0.0
+
+
 @dataclass(frozen=True)
-class ControlledResult:
+class ControlledResult(_RhoAcrossSeeds):
     """Experiment 1 over seeds. ``rho[s]`` is the final Spearman rho(MW, utility) of seed ``s``."""
 
     world: ControlledWorld
@@ -468,14 +482,6 @@ class ControlledResult:
     evidence: np.ndarray            # (seeds, memories)
     baseline_rho: float = 0.0       # never-updating store: every worth is the prior -> 0.0 by definition
 
-    @property
-    def rho_mean(self) -> float:
-        return float(self.rho.mean())
-
-    @property
-    def rho_sd(self) -> float:
-        """Sample standard deviation across seeds."""
-        return float(self.rho.std(ddof=1)) if self.rho.size > 1 else 0.0
 
     @property
     def p_plus_rho(self) -> np.ndarray:
@@ -817,7 +823,7 @@ class PolicyWorld:
 
 
 @dataclass(frozen=True)
-class PolicyResult:
+class PolicyResult(_RhoAcrossSeeds):
     """Experiment 3 over seeds: final rho, coverage (share of memories retrieved at least once),
     normalised entropy of the retrieval counts (1 = uniform)."""
 
@@ -829,13 +835,6 @@ class PolicyResult:
     worth: np.ndarray              # (seeds, memories)
     retrievals: np.ndarray         # (seeds, memories) retrieval counts
 
-    @property
-    def rho_mean(self) -> float:
-        return float(self.rho.mean())
-
-    @property
-    def rho_sd(self) -> float:
-        return float(self.rho.std(ddof=1)) if self.rho.size > 1 else 0.0
 
     @property
     def success_rate(self) -> np.ndarray:
