@@ -258,6 +258,25 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("n_seeds", 20, "int", 2, 100_000, quick=3, help="seeds 0..n-1 for the spread and the variants"),
     )),
     # --- end of Experiment 5 ---
+    ChapterSpec("beyond-governance", "Beyond the sources: governance with both signals", (
+        _p("n_seeds", 50, "int", 1, 100_000, quick=5, help="sessions (seeds seed..seed+n-1)"),
+        _p("seed", 0, "int", 0, 2**63 - 1, help="first seed; its session is the traced one"),
+        _p("session_length", 300, "int", 3, 100_000, help="turns per session"),
+        _p("shift_turn", 40, "int", 2, 100_000, help="turn at which tool Y replaces tool X (< session_length)"),
+        _p("task_rate", 0.8, "float", 0.0, 1.0, help="chance of a deployment task per turn after the shift"),
+        _p("co_retrieval", 0.5, "float", 0.0, 1.0,
+           help="chance a task retrieves both contradicting facts (else one, at random)"),
+        _p("noise_per_turn", 2, "int", 0, 1000, help="never-recalled items registered per turn"),
+        _p("p_ok", 0.9, "float", 0.0, 1.0, help="success probability with only the true fact"),
+        _p("p_conflict", 0.25, "float", 0.0, 1.0, help="success probability with both facts"),
+        _p("p_wrong", 0.05, "float", 0.0, 1.0, help="success probability with only the stale fact"),
+        _p("p_none", 0.2, "float", 0.0, 1.0, help="success probability with no deployment fact"),
+        _p("eviction_threshold", 0.20, "float", **_THETA),
+        _p("min_evidence", 5.0, "float", 1.0, 1e6, help="Memory Worth evidence needed before deprecation"),
+        _p("low_threshold", 0.3, "float", 0.0, 0.69, help="deprecate when Memory Worth <= this"),
+        _p("co_retrievals", [0.0, 0.25, 0.5, 0.75, 1.0], "float-list", 0.0, 1.0, quick=[0.0, 1.0],
+           help="co_retrieval values of the sweep"),
+    )),
 ]}
 
 
