@@ -21,7 +21,6 @@ published parameters.
 from __future__ import annotations
 
 import ast
-import csv
 import hashlib
 import io
 import json
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .chapters import ChapterSpec, spec
+from .study import digest
 
 STYLE = "forgetting.mplstyle"
 FIGURE_FORMATS = ("png", "pdf", "svg")
@@ -175,8 +175,7 @@ class Chapter:
     def record(self) -> dict[str, Any]:
         body = {"chapter": self.name, "published_parameters": self.published,
                 "parameters": self.params, "values": self.values, "tables": self.tables}
-        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-        return {**body, "digest": hashlib.sha256(text.encode()).hexdigest()}
+        return {**body, "digest": digest(body)}
 
     def save(self) -> Path:
         """Stage ``<chapter>.json`` (sorted keys, newline-terminated) for the pipeline."""

@@ -30,14 +30,13 @@ random numbers); only what each policy holds in its working set differs.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
+from . import study
 from .decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
 from .worth import DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, LOW_VALUE, MemoryWorth
 
@@ -330,4 +329,4 @@ def digest(runs: dict[str, list[PolicyRun]]) -> str:
     """SHA-256 over every policy's outcomes, removals and working-set sizes."""
     body = {p: [[r.seed, r.successes, r.stale_removed_turn, r.true_removed_turn, r.working_set]
                 for r in rs] for p, rs in sorted(runs.items())}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    return study.digest(body)
