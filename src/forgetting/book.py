@@ -150,7 +150,7 @@ class Chapter:
             metadata = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Creator": None,
                                                            "Producer": None},
                         "svg": {"Date": None, "Creator": None}}[fmt]
-            _atomic_write(stem.with_suffix(f".{fmt}"),
+            atomic_write(stem.with_suffix(f".{fmt}"),
                           lambda handle, fmt=fmt, metadata=metadata: fig.savefig(
                               handle, format=fmt, metadata=metadata))
         self.figures.append(stem.name)
@@ -167,7 +167,7 @@ class Chapter:
         text = buffer.getvalue()
         folder = staging_dir(self.root)
         folder.mkdir(parents=True, exist_ok=True)
-        _atomic_write(folder / f"{self.name}-{name}.csv", lambda handle: handle.write(text.encode()))
+        atomic_write(folder / f"{self.name}-{name}.csv", lambda handle: handle.write(text.encode()))
         self.tables[name] = hashlib.sha256(text.encode()).hexdigest()
         return frame
 
@@ -183,7 +183,7 @@ class Chapter:
         folder.mkdir(parents=True, exist_ok=True)
         text = json.dumps(self.record(), indent=2, sort_keys=True) + "\n"
         path = folder / f"{self.name}.json"
-        _atomic_write(path, lambda handle: handle.write(text.encode()))
+        atomic_write(path, lambda handle: handle.write(text.encode()))
         return path
 
     def reproduce_box(self) -> Any:
@@ -217,7 +217,7 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"glue only plain numbers or strings, got {value!r}")
 
 
-def _atomic_write(path: Path, write: Any) -> None:
+def atomic_write(path: Path, write: Any) -> None:
     """Write through a temporary file in the same folder, then rename over ``path``."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .book import staging_dir
+from .book import atomic_write, staging_dir
 from .chapters import chapter_names, spec
 
 KERNEL = "python3"
@@ -57,8 +56,7 @@ def run_chapter(root: Path, name: str, overrides: Mapping[str, Any] | None = Non
     import papermill
 
     chapter = spec(name)
-    params = {**(chapter.quick if quick else {}), **chapter.validate(dict(overrides or {}))}
-    params = chapter.validate(params)
+    params = chapter.validate({**(chapter.quick if quick else {}), **dict(overrides or {})})
     out_dir = executed_dir(root)
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in staged_files(root, name):
@@ -85,9 +83,7 @@ def promote(root: Path, run: ChapterRun) -> list[Path]:
     written = []
     for source in run.staged:
         destination = target / source.name
-        tmp = destination.with_name(f".{destination.name}.tmp")
-        shutil.copyfile(source, tmp)
-        os.replace(tmp, destination)
+        atomic_write(destination, lambda handle, data=source.read_bytes(): handle.write(data))
         written.append(destination)
     return written
 
