@@ -7,15 +7,17 @@ does not know, which papermill itself only warns about), and returns a
 
 * glues every number the prose shows and records it (``chapter.glue``),
 * asserts a published number when the run is at published parameters (``chapter.check``),
-* saves each figure as ``figures/<chapter>-<name>.{png,pdf,svg}`` in the house
+* saves each figure as ``<run>/figures/<chapter>-<name>.{png,pdf,svg}`` in the house
   style, byte-identical between runs (``chapter.figure``),
-* writes each table as CSV (``chapter.table``),
-* and at the end stages ``<chapter>.json`` -- parameters, glued values, table
-  digests and one digest over all of it (``chapter.save``).
+* writes each table as ``<run>/results/<chapter>-<name>.csv`` (``chapter.table``),
+* and at the end writes ``<run>/results/<chapter>.json`` -- parameters, glued values,
+  table digests and one digest over all of it (``chapter.save``).
 
-Staged results go to ``_executed/results/``; only :mod:`forgetting.pipeline`
-promotes them into ``data/results/``, and only for a successful run at the
-published parameters.
+``<run>`` is the private folder the pipeline gives this kernel (see
+:func:`forgetting.paths.chapter_run_dir`); run outside the pipeline (plain papermill or
+Jupyter), a chapter writes to ``_build/runs/<chapter>/``. A chapter never writes to the
+published ``data/results/`` or ``figures/``: only :mod:`forgetting.pipeline` promotes a
+complete run at published parameters there.
 """
 
 from __future__ import annotations
@@ -24,36 +26,20 @@ import ast
 import hashlib
 import io
 import json
-import os
 import shlex
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .chapters import ChapterSpec, spec
+from .paths import chapter_run_dir, repo_root, run_figures, run_results
+from .safeio import atomic_write
 from .study import digest
 
 STYLE = "forgetting.mplstyle"
 FIGURE_FORMATS = ("png", "pdf", "svg")
 ONE_COLUMN = (3.5, 2.6)   # inches: one column of a two-column paper
 TWO_COLUMN = (7.2, 3.0)   # full text width
-
-
-def repo_root(start: Path | None = None) -> Path:
-    """The nearest folder at or above ``start`` (default: cwd) that holds ``_config.yml``."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "_config.yml").is_file():
-            return folder
-    raise FileNotFoundError(f"no _config.yml at or above {here}: run chapters from inside the repository")
-
-
-def staging_dir(root: Path) -> Path:
-    return root / "_executed" / "results"
-
-
-def figures_dir(root: Path) -> Path:
-    return root / "figures"
 
 
 def use_style() -> None:
@@ -101,6 +87,7 @@ class Chapter:
         self.name = chapter_spec.name
         self.params = params
         self.root = root or repo_root()
+        self.run_dir = chapter_run_dir(self.root, self.name)
         self.values: dict[str, Any] = {}
         self.tables: dict[str, str] = {}
         self.figures: list[str] = []
@@ -114,8 +101,7 @@ class Chapter:
     @property
     def command(self) -> str:
         """The command that reruns this chapter with these parameters."""
-        changed = [f"-p {k} {shlex.quote(json.dumps(v))}" for k, v in self.params.items()
-                   if v != self.spec.defaults[k]]
+        changed = [command_option(k, v) for k, v in self.params.items() if v != self.spec.defaults[k]]
         return " ".join(["forgetting run", self.name, *changed])
 
     # --- numbers ------------------------------------------------------------
@@ -143,7 +129,7 @@ class Chapter:
         from myst_nb import glue
         import matplotlib.pyplot as plt
 
-        folder = figures_dir(self.root)
+        folder = run_figures(self.run_dir)
         folder.mkdir(parents=True, exist_ok=True)
         stem = folder / f"{self.name}-{name}"
         for fmt in FIGURE_FORMATS:
@@ -165,7 +151,7 @@ class Chapter:
         buffer = io.StringIO()
         frame.to_csv(buffer, index=False, lineterminator="\n", float_format="%.6g")
         text = buffer.getvalue()
-        folder = staging_dir(self.root)
+        folder = run_results(self.run_dir)
         folder.mkdir(parents=True, exist_ok=True)
         atomic_write(folder / f"{self.name}-{name}.csv", lambda handle: handle.write(text.encode()))
         self.tables[name] = hashlib.sha256(text.encode()).hexdigest()
@@ -178,8 +164,8 @@ class Chapter:
         return {**body, "digest": digest(body)}
 
     def save(self) -> Path:
-        """Stage ``<chapter>.json`` (sorted keys, newline-terminated) for the pipeline."""
-        folder = staging_dir(self.root)
+        """Write ``<chapter>.json`` (sorted keys, newline-terminated) into the run's results."""
+        folder = run_results(self.run_dir)
         folder.mkdir(parents=True, exist_ok=True)
         text = json.dumps(self.record(), indent=2, sort_keys=True) + "\n"
         path = folder / f"{self.name}.json"
@@ -200,6 +186,14 @@ class Chapter:
             f"| parameter | value | meaning |\n|---|---|---|\n{rows}\n:::\n")
 
 
+def command_option(name: str, value: Any) -> str:
+    """The option that gives ``value`` back through the command line (``-p`` as papermill
+    reads it; lists, which ``-p`` cannot carry, as ``-y 'name: [...]'``)."""
+    if isinstance(value, list):
+        return f"-y {shlex.quote(f'{name}: {json.dumps(value)}')}"
+    return f"-p {name} {shlex.quote(repr(value) if isinstance(value, float) else str(value))}"
+
+
 class _Text(str):
     """A string whose text/plain form has no quotes, so ``{glue:text}`` shows it bare."""
 
@@ -215,15 +209,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (int, float, str)):
         return value
     raise TypeError(f"glue only plain numbers or strings, got {value!r}")
-
-
-def atomic_write(path: Path, write: Any) -> None:
-    """Write through a temporary file in the same folder, then rename over ``path``."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            write(handle)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,9 @@ class Param:
     def validate(self, value: Any) -> Any:
         """Return ``value`` (ints accepted for floats, lists normalised) or raise ``ValueError``."""
         def fail() -> ValueError:
-            return ValueError(f"parameter {self.name}={value!r} is not allowed: expected {self.allowed}")
+            hint = (f" (lists go in YAML: -y '{self.name}: [...]')"
+                    if self.kind.endswith("-list") and isinstance(value, str) else "")
+            return ValueError(f"parameter {self.name}={value!r} is not allowed: expected {self.allowed}{hint}")
 
         if self.kind == "bool":
             if not isinstance(value, bool):
@@ -68,10 +70,20 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """A constraint between parameters, checked before any kernel starts."""
+
+    text: str  # what must hold, in the reader's words, e.g. "shift_episode < n_episodes"
+    names: tuple[str, ...]  # the parameters it reads
+    holds: Callable[..., bool]  # called with those parameters, in that order
+
+
+@dataclass(frozen=True)
 class ChapterSpec:
     name: str
     title: str
     params: tuple[Param, ...]
+    rules: tuple[Rule, ...] = ()
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -89,13 +101,20 @@ class ChapterSpec:
                          f"allowed: {[p.name for p in self.params]}")
 
     def validate(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate every value; unknown names and bad values all reported at once."""
+        """Validate ``values`` (a subset of the parameters) alone and against the cross-parameter
+        rules, completed with the defaults; every problem is reported at once."""
         problems, clean = [], {}
         for name, value in values.items():
             try:
                 clean[name] = self.param(name).validate(value)
             except ValueError as error:
                 problems.append(str(error))
+        if not problems:
+            full = {**self.defaults, **clean}
+            for rule in self.rules:
+                if not rule.holds(*(full[n] for n in rule.names)):
+                    shown = ", ".join(f"{n}={full[n]!r}" for n in rule.names)
+                    problems.append(f"parameters {shown} break the rule {rule.text}")
         if problems:
             raise ValueError(f"chapter {self.name}: " + "; ".join(problems))
         return clean
@@ -120,6 +139,10 @@ _HELP = {  # meanings shared by several chapters
 def _p(name: str, default: Any, kind: str, low: float | None = None, high: float | None = None,
        quick: Any = None, help: str = "") -> Param:
     return Param(name, default, kind, low, high, quick, help or _HELP.get(name, ""))
+
+
+def _interval(values: Sequence[float]) -> bool:
+    return len(values) == 2 and values[0] <= values[1]
 
 
 _W = "W of the recency window: evict when turn - last touch > W"
@@ -161,6 +184,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("checkpoint_turn", 30, "int", 1, 100_000),
         _p("eviction_threshold", 0.20, "float", **_THETA),
         _p("window_size", 15, "int", 1, 10_000, help=_W),
+    ), (
+        Rule("checkpoint_turn <= session_length", ("checkpoint_turn", "session_length"), lambda c, n: c <= n),
     )),
     ChapterSpec("decay-postmortems", "Two bugs that almost lied", (
         _p("stabilities", [2.0, 4.0, 6.0, 8.0], "float-list", 0.01, 1e6),
@@ -172,6 +197,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("noise_per_turn", 3, "int", 0, 1000),
         _p("uniform_first_turn", 10, "int", 1, 100_000),
         _p("window_size", 15, "int", 1, 10_000, help=_W),
+    ), (
+        Rule("uniform_first_turn <= session_length", ("uniform_first_turn", "session_length"), lambda f, n: f <= n),
     )),
     # --- Memory Worth chapters (theory, Experiments 1-4) ---
     ChapterSpec("mw-theory", "Memory Worth: definition and convergence", (
@@ -182,6 +209,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("n_seeds", 10, "int", 1, 100_000, quick=3, help="independent worlds"),
         _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
         _p("discount", 0.99, "float", 0.001, 1.0, help="gamma of the discounted variant"),
+    ), (
+        Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
     )),
     ChapterSpec("mw-exp1", "Experiment 1: a controlled world", (
         _p("n_memories", 100, "int", 2, 100_000, help="memories with known utility"),
@@ -192,6 +221,10 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("checkpoints", [0, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000], "int-list", 0, 10**7,
            quick=[0, 50, 100, 200, 500, 1_000, 2_000], help="episodes at which rho is recorded"),
         _p("depths", [1, 3, 5, 10, 20], "int-list", 1, 100_000, quick=[1, 10], help="k values of the sensitivity sweep"),
+    ), (
+        Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
+        Rule("every depth <= n_memories", ("depths", "n_memories"), lambda ds, n: max(ds) <= n),
+        Rule("every checkpoint <= n_episodes", ("checkpoints", "n_episodes"), lambda cs, n: max(cs) <= n),
     )),
     ChapterSpec("mw-exp2", "Experiment 2: the task-difficulty confound", (
         _p("n_generalists", 50, "int", 2, 100_000, help="memories retrieved on every task type"),
@@ -212,6 +245,11 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
            help="memory effects of the calibration grid"),
         _p("specialist_counts", [20, 30, 50], "int-list", 1, 100_000, quick=[50],
            help="specialist counts of the calibration grid (total memories fixed)"),
+    ), (
+        Rule("retrieved_per_episode <= n_generalists", ("retrieved_per_episode", "n_generalists"), lambda k, g: k <= g),
+        Rule("generalist_utility is [low, high] with low <= high", ("generalist_utility",), _interval),
+        Rule("specialist_utility is [low, high] with low <= high", ("specialist_utility",), _interval),
+        Rule("every specialist count < n_generalists + n_specialists", ("specialist_counts", "n_generalists", "n_specialists"), lambda cs, g, s: max(cs) < g + s),
     )),
     ChapterSpec("mw-exp3", "Experiment 3: policy feedback", (
         _p("n_memories", 100, "int", 2, 100_000, help="memories with known utility"),
@@ -222,6 +260,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
         _p("temperatures", [1.0, 0.5, 0.2, 0.1, 0.05, 0.02], "float-list", 1e-6, 1e6, quick=[1.0, 0.05],
            help="temperatures of the sensitivity sweep"),
+    ), (
+        Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
     )),
     ChapterSpec("mw-exp4", "Experiment 4: the hitchhiker", (
         _p("n_memories", 100, "int", 4, 100_000, help="memories, anchor and hitchhiker included"),
@@ -240,6 +280,9 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("few_seeds", 20, "int", 2, 100_000, quick=5, help="seed count of the 'fewer seeds' rows"),
         _p("other_depth", 5, "int", 2, 100_000, help="k of the sensitivity row with shallower retrieval"),
         _p("other_pair_rate", 0.5, "float", 0.0, 1.0, help="pair rate of the sensitivity row with more pair episodes"),
+    ), (
+        Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
+        Rule("other_depth <= n_memories", ("other_depth", "n_memories"), lambda k, n: k <= n),
     )),
     # --- end of Memory Worth chapters ---
     # --- Experiment 5 (real text) ---
@@ -256,6 +299,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
            help="a retrieved stale memory misleads any task (False: only tasks it bears on)"),
         _p("discount", 0.99, "float", 0.5, 1.0, help="gamma of the discounted estimator shown for comparison"),
         _p("n_seeds", 20, "int", 2, 100_000, quick=3, help="seeds 0..n-1 for the spread and the variants"),
+    ), (
+        Rule("shift_episode < n_episodes", ("shift_episode", "n_episodes"), lambda s, n: s < n),
     )),
     # --- end of Experiment 5 ---
     ChapterSpec("beyond-governance", "Beyond the sources: governance with both signals", (
@@ -276,6 +321,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("low_threshold", 0.3, "float", 0.0, 0.69, help="deprecate when Memory Worth <= this"),
         _p("co_retrievals", [0.0, 0.25, 0.5, 0.75, 1.0], "float-list", 0.0, 1.0, quick=[0.0, 1.0],
            help="co_retrieval values of the sweep"),
+    ), (
+        Rule("shift_turn < session_length", ("shift_turn", "session_length"), lambda s, n: s < n),
     )),
 ]}
 

@@ -1,103 +1,204 @@
 """``forgetting`` command line: run a chapter, verify published results, build the book.
 
-    forgetting run decay-headline -p n_seeds 10     # one chapter, one changed parameter
-    forgetting verify                               # rerun all at published parameters, diff
-    forgetting build [--quick]                      # execute every chapter, render the site
+    forgetting run decay-headline -p n_seeds 10     # one chapter, custom parameters -> _build/runs/
+    forgetting verify [CHAPTER ...] [--update]      # rerun at published parameters, compare (and publish)
+    forgetting build [--quick] [--no-execute]       # execute every chapter, render the site
+
+Parameters are read exactly as papermill reads them: ``-p NAME VALUE`` (True/False/None,
+then int, then float, else the string), ``-r NAME VALUE`` (raw string), ``-y YAML`` and
+``-f FILE.yaml`` (YAML mappings, for lists); files, then YAML, then ``-p``, then ``-r``.
+Every failure ends with one line on stderr and a non-zero exit (``--debug`` shows the
+traceback): 1 a chapter, build or comparison failed; 2 bad input; 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
+import traceback
+from pathlib import Path
 from typing import Any, Sequence
 
 import yaml
 
 from . import pipeline
-from .book import repo_root
 from .chapters import chapter_names, spec
+from .paths import default_output_dir, repo_root
+from .safeio import is_disk_full
+
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 
-def _parse_value(text: str) -> Any:
-    """Read a ``-p`` value the way papermill does (YAML: 3, 0.2, true, [1, 5])."""
-    return yaml.safe_load(text)
+def papermill_value(text: str) -> Any:
+    """A ``-p`` value as papermill's command line reads it (``papermill.cli._resolve_type``)."""
+    if text in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[text]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _yaml_mapping(text: str, where: str) -> dict[str, Any]:
+    from papermill.iorw import NoDatesSafeLoader  # papermill's own loader: dates stay strings
+
+    try:
+        loaded = yaml.load(text, Loader=NoDatesSafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise ValueError(f"{where} is not valid YAML{at}: {getattr(error, 'problem', error)}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{where} must be a YAML mapping of parameter names to values, "
+                         f"got {type(loaded).__name__}")
+    return loaded
+
+
+def parameters(args: argparse.Namespace) -> dict[str, Any]:
+    """Merge ``-f``, ``-y``, ``-p`` and ``-r`` in papermill's order."""
+    merged: dict[str, Any] = {}
+    for path in args.parameters_file:
+        try:
+            text = Path(path).read_text()
+        except OSError as error:
+            raise ValueError(f"cannot read parameters file {path}: {error.strerror}") from None
+        merged.update(_yaml_mapping(text, f"parameters file {path}"))
+    for text in args.parameters_yaml:
+        merged.update(_yaml_mapping(text, f"-y {text!r}"))
+    for name, value in args.parameter:
+        merged[name] = papermill_value(value)
+    for name, value in args.parameter_raw:
+        merged[name] = value
+    return merged
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forgetting", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="execute one chapter with papermill")
     run.add_argument("chapter", choices=chapter_names())
-    run.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
-                     metavar=("NAME", "VALUE"), help="override a parameter (repeatable)")
+    run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                     help="a parameter, read as papermill reads -p (repeatable)")
+    run.add_argument("-r", "--parameter-raw", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                     help="a parameter taken as a raw string")
+    run.add_argument("-y", "--parameters-yaml", action="append", default=[], metavar="YAML",
+                     help="parameters as a YAML mapping, e.g. -y 'noise_levels: [1, 5]'")
+    run.add_argument("-f", "--parameters-file", action="append", default=[], metavar="FILE",
+                     help="parameters from a YAML file")
     run.add_argument("--quick", action="store_true", help="use the chapter's smoke-test size")
+    run.add_argument("-o", "--output", type=Path, default=None,
+                     help="folder for the executed notebook, results and figures "
+                          "(default _build/runs/CHAPTER); published files are never touched")
 
     verify = commands.add_parser("verify", help="rerun chapters at published parameters and compare")
     verify.add_argument("chapters", nargs="*", help="default: every chapter")
     verify.add_argument("--update", action="store_true",
-                        help="replace data/results with the new results when they differ")
+                        help="replace the published set of a chapter whose new results differ")
 
-    build = commands.add_parser("build", help="execute every chapter and build the site")
+    build = commands.add_parser("build", help="execute every chapter, publish, and build the site")
     build.add_argument("--quick", action="store_true", help="smoke-test sizes (never published)")
     build.add_argument("--no-execute", action="store_true", help="only render what was executed")
+    return parser
 
-    args = parser.parse_args(argv)
-    root = repo_root()
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     try:
-        if args.command == "run":
-            overrides = {name: _parse_value(value) for name, value in args.parameter}
-            spec(args.chapter).validate(overrides)  # fail before any kernel starts
-            result = pipeline.run_chapter(root, args.chapter, overrides, quick=args.quick,
-                                          progress=sys.stderr.isatty())
-            print(f"{args.chapter}: executed in {result.seconds:.1f} s -> "
-                  f"{pipeline.executed_dir(root) / (args.chapter + '.ipynb')}")
-            for path in result.staged:
-                print(f"  staged {path.relative_to(root)}")
-            if result.published:
-                print("  (published parameters: `forgetting verify` compares these with data/results)")
-            return 0
-        if args.command == "verify":
-            return _verify(root, args.chapters or chapter_names(), args.update)
-        if not args.no_execute:
-            runs = pipeline.run_all(root, quick=args.quick, publish=not args.quick)
-            print(pipeline.timing_table(runs))
-        pipeline.build_site(root)
-        print(f"site: {root / '_build' / 'html' / 'index.html'}")
-        return 0
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except subprocess.CalledProcessError as error:
-        print(f"error: {error.cmd[0]} failed with exit code {error.returncode}", file=sys.stderr)
-        return 1
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        _fail(args, "interrupted; nothing was published and no run folder was left behind")
+        return EXIT_INTERRUPTED
+    except (ValueError, FileNotFoundError) as error:
+        _fail(args, str(error))
+        return EXIT_USAGE
+    except (pipeline.ChapterFailed, pipeline.BuildFailed) as error:
+        _fail(args, str(error))
+        return EXIT_FAILED
+    except OSError as error:
+        where = f" {error.filename}" if error.filename else ""
+        reason = "the disk is full" if is_disk_full(error) else (error.strerror or str(error))
+        _fail(args, f"cannot write{where}: {reason}; published files were left as they were")
+        return EXIT_FAILED
 
 
-def _verify(root: Any, names: Sequence[str], update: bool) -> int:
+def _fail(args: argparse.Namespace, message: str) -> None:
+    if args.debug:
+        traceback.print_exc()
+    print(f"forgetting: error: {message}", file=sys.stderr)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    try:
+        root = repo_root()
+    except FileNotFoundError as error:
+        raise FileNotFoundError(f"{error}; run forgetting inside a clone of the project") from None
+    if args.command == "run":
+        return _run(root, args)
+    if args.command == "verify":
+        names = args.chapters or chapter_names()
+        for name in names:
+            spec(name)  # unknown chapters fail before anything runs
+        return _verify(root, names, args.update)
+    if not args.no_execute:
+        runs = pipeline.run_all(root, quick=args.quick, publish=not args.quick,
+                                echo=lambda text: print(text, flush=True), progress=True)
+        print(pipeline.timing_table(runs))
+    print(f"site: {pipeline.build_site(root)}")
+    return 0
+
+
+def _run(root: Path, args: argparse.Namespace) -> int:
+    overrides = parameters(args)
+    output = args.output or default_output_dir(root, args.chapter)
+    run = pipeline.run_chapter(root, args.chapter, overrides, quick=args.quick, progress=True)
+    problems = pipeline.compare(root, run) if run.published else None
+    pipeline.export(run, output)
+    print(f"{args.chapter}: executed in {run.seconds:.1f} s -> {output}")
+    if problems is not None:
+        verdict = "identical to the published files" if not problems else \
+            f"differs from the published files ({problems[0]}); `forgetting verify --update` publishes"
+        print(f"  published parameters: {verdict}")
+    return 0
+
+
+def _verify(root: Path, names: Sequence[str], update: bool) -> int:
     runs, status, failed = [], {}, False
     for index, name in enumerate(names, 1):
         print(f"[{index}/{len(names)}] verifying {name} ...", flush=True)
         try:
-            run = pipeline.run_chapter(root, name)
-        except Exception as error:  # a failing chapter is a verification result, not a crash
-            print(f"  {name}: failed: {error}".splitlines()[0])
-            runs.append(pipeline.ChapterRun(name, 0.0, [], False))
+            run = pipeline.run_chapter(root, name, progress=True)
+        except pipeline.ChapterFailed as error:  # a failing chapter is a result of verify
+            print(f"  {error}")
+            runs.append(pipeline.ChapterRun(name, 0.0, Path(), False))
             status[name], failed = "FAILED", True
             continue
-        problems = pipeline.compare(root, run)
-        for problem in problems:
-            print(f"  {problem}")
-        if problems and update:
-            pipeline.promote(root, run)
-            status[name] = "updated"
-        else:
-            status[name] = "DIFFERS" if problems else "identical"
-            failed = failed or bool(problems)
+        try:
+            problems = pipeline.compare(root, run)
+            for problem in problems:
+                print(f"  {problem}")
+            if problems and update:
+                pipeline.promote(root, run)
+                status[name] = "updated"
+            else:
+                status[name] = "DIFFERS" if problems else "identical"
+                failed = failed or bool(problems)
+            if update or not problems:
+                pipeline.show_in_site(root, run)
+        finally:
+            run.discard()
         runs.append(run)
+    for path in pipeline.strays(root):
+        print(f"  stray file in data/results (belongs to no chapter): {path.name}")
+        failed = True
     print(pipeline.timing_table(runs, status))
-    return 1 if failed else 0
+    return EXIT_FAILED if failed else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

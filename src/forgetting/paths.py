@@ -1,0 +1,73 @@
+"""Every folder of the project, named once.
+
+Published (committed, replaced only by a complete run at published parameters):
+``data/results/`` (one JSON record, CSV tables and a figure manifest per chapter) and
+``figures/`` (the figure files, git-ignored, checked against the manifests).
+
+Build products (git-ignored): ``_executed/`` holds what the site renders (executed
+notebooks and their figures) and the private folder of each run in progress;
+``_build/`` holds the site and the outputs of custom-parameter runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: Environment variable through which the pipeline tells a chapter kernel where to write.
+RUN_DIR_ENV = "FORGETTING_RUN_DIR"
+#: Environment variable naming the terminal a chapter kernel may draw progress bars on.
+PROGRESS_ENV = "FORGETTING_PROGRESS_TTY"
+
+
+def repo_root(start: Path | None = None) -> Path:
+    """The nearest folder at or above ``start`` (default: cwd) that holds ``_config.yml``."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_config.yml").is_file() and (folder / "book").is_dir():
+            return folder
+    raise FileNotFoundError(f"no forgetting repository (a folder with _config.yml and book/) "
+                            f"at or above {here}")
+
+
+def book_dir(root: Path) -> Path:
+    return root / "book"
+
+
+def results_dir(root: Path) -> Path:
+    """Published results: ``<chapter>.json``, ``<chapter>-<table>.csv``, ``<chapter>-figures.json``."""
+    return root / "data" / "results"
+
+
+def figures_dir(root: Path) -> Path:
+    """Published figure files ``<chapter>-<name>.{png,pdf,svg}``."""
+    return root / "figures"
+
+
+def site_input_dir(root: Path) -> Path:
+    """What the site renders: ``book/<chapter>.ipynb`` and ``figures/`` (see ``_toc.yml``)."""
+    return root / "_executed"
+
+
+def runs_dir(root: Path) -> Path:
+    """Private folders of runs in progress (one per run, removed when it ends)."""
+    return root / "_executed" / "runs"
+
+
+def default_output_dir(root: Path, chapter: str) -> Path:
+    """Where a custom-parameter run writes when the user names no folder."""
+    return root / "_build" / "runs" / chapter
+
+
+def chapter_run_dir(root: Path, chapter: str) -> Path:
+    """The folder a chapter kernel writes to: the pipeline's choice, else the default output."""
+    given = os.environ.get(RUN_DIR_ENV)
+    return Path(given) if given else default_output_dir(root, chapter)
+
+
+def run_results(run_dir: Path) -> Path:
+    return run_dir / "results"
+
+
+def run_figures(run_dir: Path) -> Path:
+    return run_dir / "figures"
