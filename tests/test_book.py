@@ -1,27 +1,47 @@
-"""Smoke run of every chapter through papermill, the site build, and the published-results rules."""
+"""Smoke run of every chapter through papermill, the site build, byte-for-byte reproduction of the
+published results and figures, and the published files under races, interrupts and failures."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
+import nbformat
 import papermill
 import pytest
 
 from forgetting import pipeline
 from forgetting.chapters import CHAPTERS, spec
+from forgetting.paths import figures_dir, results_dir, runs_dir
 from conftest import ROOT, copy_book
 
 pytestmark = pytest.mark.book
+FORGETTING = str(Path(sys.executable).parent / "forgetting")
+
+
+def snapshot(root):
+    """Every published file (results and figures) by relative path."""
+    files = {}
+    for folder in (results_dir(root), figures_dir(root)):
+        for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+            files[str(path.relative_to(root))] = path.read_bytes()
+    return files
 
 
 def test_every_chapter_runs_quick_and_never_publishes(built_book):
     root, runs = built_book
     assert [run.name for run in runs] == list(CHAPTERS)
     for run in runs:
-        record = json.loads((pipeline.staging_dir(root) / f"{run.name}.json").read_text())
-        assert record["parameters"] == {**spec(run.name).defaults, **spec(run.name).quick}
-        assert record["published_parameters"] is run.published is (not spec(run.name).quick)
-    for published in (ROOT / "data" / "results").iterdir():  # quick runs left these alone
-        copy = root / "data" / "results" / published.name
+        assert run.published is (not spec(run.name).quick)
+        assert (root / "_executed" / "book" / f"{run.name}.ipynb").exists()
+        assert not run.folder.exists()  # run folders are removed once shown in the site
+    for published in results_dir(ROOT).iterdir():  # quick runs left these alone
+        copy = results_dir(root) / published.name
         assert copy.read_bytes() == published.read_bytes(), published.name
+    assert not list(runs_dir(root).iterdir())
 
 
 def test_site_has_every_chapter(built_book):
@@ -35,25 +55,32 @@ def test_site_has_every_chapter(built_book):
 
 
 @pytest.mark.parametrize("name", list(CHAPTERS))
-def test_chapters_reproduce_published_results_byte_for_byte(built_book, name):
+def test_chapters_reproduce_published_results_and_figures_byte_for_byte(built_book, name):
     root, _ = built_book
     run = pipeline.run_chapter(root, name)
-    assert run.published
-    assert pipeline.compare(root, run) == []
+    try:
+        assert run.published
+        assert pipeline.compare(root, run) == []
+        manifest = json.loads((results_dir(ROOT) / f"{name}-figures.json").read_text())
+        assert sorted(manifest) == [f.name for f in run.figures]  # the manifest names every figure
+    finally:
+        run.discard()
 
 
 def test_figures_are_byte_identical_between_runs(built_book):
     root, _ = built_book
-    figures = sorted((root / "figures").glob("decay-retention-*"))
-    assert {f.suffix for f in figures} == {".png", ".pdf", ".svg"}
-    before = {f.name: f.read_bytes() for f in figures}
-    pipeline.run_chapter(root, "decay-retention")
-    assert {f.name: f.read_bytes() for f in figures} == before
+    first, second = (pipeline.run_chapter(root, "decay-retention") for _ in range(2))
+    try:
+        assert {f.suffix for f in first.figures} == {".png", ".pdf", ".svg"}
+        assert [f.read_bytes() for f in first.figures] == [f.read_bytes() for f in second.figures]
+    finally:
+        first.discard()
+        second.discard()
 
 
 def test_failed_run_leaves_published_results_untouched(tmp_path):
     root = copy_book(tmp_path)
-    published = {p.name: p.read_bytes() for p in (root / "data" / "results").iterdir()}
+    published = snapshot(root)
     # plain papermill only warns about an unknown parameter; the chapter itself refuses it
     with pytest.raises(papermill.PapermillExecutionError, match="unknown parameter"):
         papermill.execute_notebook(str(root / "book" / "decay-headline.ipynb"), str(tmp_path / "out.ipynb"),
@@ -63,7 +90,119 @@ def test_failed_run_leaves_published_results_untouched(tmp_path):
         papermill.execute_notebook(str(root / "book" / "decay-headline.ipynb"), str(tmp_path / "o.ipynb"),
                                    parameters={"n_seeds": 1}, kernel_name="python3",
                                    cwd=str(root / "book"), progress_bar=False)
-    assert not (pipeline.staging_dir(root) / "decay-headline.json").exists()
-    assert {p.name: p.read_bytes() for p in (root / "data" / "results").iterdir()} == published
-    with pytest.raises(ValueError, match="published parameters"):
-        pipeline.promote(root, pipeline.ChapterRun("decay-headline", 0.0, [], False))
+    assert snapshot(root) == published
+
+
+def test_a_failing_notebook_is_one_line_and_publishes_nothing(tmp_path):
+    root = copy_book(tmp_path)
+    published = snapshot(root)
+    source = root / "book" / "decay-retention.ipynb"
+    notebook = nbformat.read(source, as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell("raise RuntimeError('a chapter that breaks')"))
+    nbformat.write(notebook, source)
+    for command in (["verify", "decay-retention", "--update"], ["run", "decay-retention"]):
+        done = subprocess.run([FORGETTING, *command], cwd=root, capture_output=True, text=True)
+        assert done.returncode == 1, done
+        assert "Traceback" not in done.stderr + done.stdout
+        assert "RuntimeError: a chapter that breaks" in done.stderr + done.stdout
+    done = subprocess.run([FORGETTING, "run", "decay-retention"], cwd=root, capture_output=True, text=True)
+    assert done.stderr.count("\n") == 1
+    assert snapshot(root) == published
+    assert not list(runs_dir(root).iterdir())
+
+
+def test_custom_runs_write_only_where_the_user_says(tmp_path):
+    root = copy_book(tmp_path)
+    published = snapshot(root)
+    out = tmp_path / "mine"
+    done = subprocess.run([FORGETTING, "run", "decay-retention", "-p", "max_turns", "0150", "-o", str(out)],
+                          cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    record = json.loads((out / "results" / "decay-retention.json").read_text())
+    assert record["parameters"]["max_turns"] == 150 and record["published_parameters"] is True
+    assert "identical to the published files" in done.stdout
+    assert snapshot(root) == published and not (root / "_executed" / "book").exists()
+
+
+def kernels_of(folder):
+    """Processes whose environment names ``folder`` as their run folder (chapter kernels)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and f"FORGETTING_RUN_DIR={folder}".encode() in (proc / "environ").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def start_and_wait_for_kernel(root, *command):
+    process = subprocess.Popen([FORGETTING, *command], cwd=root, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        folders = list(runs_dir(root).glob("*")) if runs_dir(root).is_dir() else []
+        if folders and kernels_of(folders[0]):
+            return process, folders[0]
+        time.sleep(0.05)
+    process.kill()
+    pytest.fail("no kernel started")
+
+
+def test_ctrl_c_stops_the_kernel_cleans_up_and_publishes_nothing(tmp_path):
+    root = copy_book(tmp_path)
+    published = snapshot(root)
+    process, folder = start_and_wait_for_kernel(root, "verify", "--update", "decay-sweeps")
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, (out, err)
+    assert "Traceback" not in err and err.strip().splitlines() == [
+        "forgetting: error: interrupted; nothing was published and no run folder was left behind"]
+    assert not folder.exists() and snapshot(root) == published
+    time.sleep(1)
+    assert kernels_of(folder) == []
+
+
+def test_killing_the_parent_leaves_no_kernel_running(tmp_path):
+    root = copy_book(tmp_path)
+    published = snapshot(root)
+    process, folder = start_and_wait_for_kernel(root, "run", "decay-sweeps")
+    process.kill()
+    process.wait()
+    for _ in range(100):  # the kernel polls its parent and exits when it is gone
+        if not kernels_of(folder):
+            break
+        time.sleep(0.1)
+    assert kernels_of(folder) == []
+    assert snapshot(root) == published
+    pipeline.remove_orphans(root)  # the next run clears the dead run's folder
+    assert not folder.exists()
+
+
+def test_races_between_publishing_and_custom_runs_keep_the_published_set(tmp_path):
+    """verify --update, a custom run and a publishing build of one chapter, started together
+    three times: the published files always equal a run at published parameters."""
+    root = copy_book(tmp_path)
+    expected = snapshot(root)
+    (root / "data" / "results" / "decay-headline-summary.csv").write_text("corrupted\n")
+    build = ("from pathlib import Path; from forgetting import pipeline; "
+             "pipeline.run_all(Path('.'), ['decay-headline'], publish=True, echo=lambda s: None)")
+    for _ in range(3):
+        processes = [
+            subprocess.Popen([FORGETTING, "verify", "--update", "decay-headline"], cwd=root,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
+            subprocess.Popen([FORGETTING, "run", "decay-headline", "-p", "n_seeds", "2"], cwd=root,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
+            subprocess.Popen([sys.executable, "-c", build], cwd=root, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE),
+        ]
+        for process in processes:
+            assert process.wait(timeout=300) == 0, process.stderr.read()
+        after = snapshot(root)
+        headline = {k: v for k, v in after.items() if "decay-headline" in k}
+        assert {k: v for k, v in expected.items() if "decay-headline" in k and k.startswith("data")} == \
+            {k: v for k, v in headline.items() if k.startswith("data")}
+        manifest = json.loads(after["data/results/decay-headline-figures.json"])
+        figures = {k.split("/")[-1]: v for k, v in headline.items() if k.startswith("figures")}
+        import hashlib
+        assert {k: hashlib.sha256(v).hexdigest() for k, v in figures.items()} == manifest
+    assert not list(runs_dir(root).iterdir())

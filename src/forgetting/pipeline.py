@@ -166,7 +166,8 @@ def run_chapter(root: Path, name: str, overrides: Mapping[str, Any] | None = Non
             papermill.execute_notebook(
                 str(root / "book" / f"{name}.ipynb"), str(folder / f"{name}.ipynb"),
                 parameters=params, kernel_name=KERNEL, cwd=str(root / "book"),
-                progress_bar=False, log_output=False)
+                progress_bar=False, log_output=False,
+                extra_arguments=["--log-level=CRITICAL"])  # no TCP-transport notice on the terminal
         _write_figure_manifest(folder, name)
     except papermill.PapermillExecutionError as error:
         shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,322 @@
+"""The pipeline's rules without a kernel: parameter parsing, cross-parameter rules, comparison,
+whole-set promotion, safe writes, and one-line failures of the command line."""
+
+import ast
+import errno
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from forgetting import cli, pipeline, safeio
+from forgetting.book import command_option
+from forgetting.chapters import CHAPTERS, spec
+from forgetting.paths import repo_root, run_figures, run_results
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# -p values as a user types them; papermill's own command line is the reference.
+P_VALUES = ["0150", "012", "2:30", "yes", "2e-1", "True", "true", "False", "None", "-3", "1_000",
+            "0x10", "inf", "nan", " 7 ", "[1, 5]", "1.50", "", "٣", "0.1e1", "+4"]
+
+
+def papermill_injected(tmp_path, options):
+    """The parameters papermill's CLI injects for ``options`` (prepare-only, no kernel)."""
+    source = tmp_path / "in.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x = 0")
+    cell.metadata["tags"] = ["parameters"]
+    notebook.cells = [cell]
+    notebook.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    nbformat.write(notebook, source)
+    out = tmp_path / "out.ipynb"
+    papermill = Path(sys.executable).parent / "papermill"
+    subprocess.run([str(papermill), str(source), str(out), "--prepare-only", *options],
+                   check=True, capture_output=True)
+    injected = [c for c in nbformat.read(out, as_version=4).cells
+                if "injected-parameters" in c.metadata.get("tags", [])][0]
+    values = {}
+    for node in ast.parse(injected.source).body:
+        # papermill writes inf and nan as float('inf') / float('nan')
+        values[node.targets[0].id] = eval(compile(ast.Expression(node.value), "cell", "eval"),
+                                          {"__builtins__": {}, "float": float})
+    return values
+
+
+def ours(argv):
+    return cli.parameters(cli._parser().parse_args(["run", "decay-headline", *argv]))
+
+
+def test_p_values_are_read_exactly_as_papermill_reads_them(tmp_path):
+    options = [arg for i, text in enumerate(P_VALUES) for arg in ("-p", f"v{i}", text)]
+    expected = papermill_injected(tmp_path, options)
+    got = ours(options)
+    assert set(got) == set(expected)
+    for key in expected:
+        a, b = got[key], expected[key]
+        assert type(a) is type(b) and (a == b or (a != a and b != b)), (key, P_VALUES[int(key[1:])], a, b)
+    assert got["v0"] == 150 and got["v1"] == 12 and got["v2"] == "2:30" and got["v4"] == 0.2
+
+
+def test_option_order_is_papermills(tmp_path):
+    (tmp_path / "p.yaml").write_text("a: 1\nb: [1, 2]\nc: x\nd: 2020-01-01\n")
+    options = ["-r", "a", "raw", "-p", "b", "3", "-y", "c: [4]\nb: 9", "-f", str(tmp_path / "p.yaml")]
+    assert ours(options) == papermill_injected(tmp_path, options) == {
+        "a": "raw", "b": 3, "c": [4], "d": "2020-01-01"}
+
+
+@pytest.mark.parametrize("name", list(CHAPTERS))
+def test_reproduce_command_gives_back_every_value(name):
+    chapter = spec(name)
+    for param in chapter.params:  # each value, changed, goes through its own option
+        value = param.quick if param.quick is not None else param.default
+        argv = command_option(param.name, value)
+        parsed = ours(shlex.split(argv))
+        assert parsed == {param.name: value}
+        assert chapter.param(param.name).validate(parsed[param.name]) == chapter.param(param.name).validate(value)
+
+
+@pytest.mark.parametrize("chapter, overrides, message", [
+    ("mw-exp5", {"shift_episode": 5000}, "shift_episode < n_episodes"),
+    ("mw-exp5", {"shift_episode": 3000}, "shift_episode < n_episodes"),
+    ("beyond-governance", {"shift_turn": 400}, "shift_turn < session_length"),
+    ("beyond-governance", {"shift_turn": 300}, "shift_turn < session_length"),
+    ("decay-trace", {"checkpoint_turn": 151}, "checkpoint_turn <= session_length"),
+    ("mw-exp1", {"depths": [1, 101]}, "every depth <= n_memories"),
+    ("mw-exp2", {"generalist_utility": [1.0, 0.0]}, "low <= high"),
+    ("mw-exp2", {"specialist_utility": [0.5]}, "low <= high"),
+    ("mw-exp4", {"other_depth": 101}, "other_depth <= n_memories"),
+])
+def test_cross_parameter_rules_fail_before_any_kernel(monkeypatch, capsys, chapter, overrides, message):
+    import papermill
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("a kernel was started for invalid parameters")
+
+    monkeypatch.setattr(papermill, "execute_notebook", must_not_run)
+    monkeypatch.chdir(ROOT)
+    argv = [a for k, v in overrides.items() for a in ("-y", json.dumps({k: v}))]
+    assert cli.main(["run", chapter, *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_unknown_and_bad_parameters_fail_before_any_kernel(monkeypatch, capsys):
+    import papermill
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("kernel started"))
+    monkeypatch.chdir(ROOT)
+    for argv, message in [(["-p", "n_seed", "3"], "unknown parameter 'n_seed'"),
+                          (["-p", "eviction_threshold", "1.5"], "eviction_threshold=1.5"),
+                          (["-p", "n_seeds", "2:30"], "n_seeds='2:30'"),
+                          (["-y", "n_seeds: [1, 2"], "not valid YAML (line 1"),
+                          (["-y", "- 1"], "must be a YAML mapping"),
+                          (["-f", "/nonexistent.yaml"], "cannot read parameters file")]:
+        assert cli.main(["run", "decay-headline", *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, (argv, err)
+    assert cli.main(["run", "decay-sweeps", "-p", "noise_levels", "[1, 5]"]) == 2
+    assert "-y 'noise_levels: [...]'" in capsys.readouterr().err
+
+
+def test_outside_the_repository_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["verify"]) == 2
+    err = capsys.readouterr().err
+    assert "no forgetting repository" in err and err.count("\n") == 1
+    with pytest.raises(FileNotFoundError):
+        repo_root(tmp_path)
+
+
+def test_verify_refuses_unknown_chapter_before_running(monkeypatch, capsys):
+    monkeypatch.setattr(pipeline, "run_chapter", lambda *a, **k: pytest.fail("ran"))
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["verify", "decay-headline", "nope"]) == 2
+    assert "unknown chapter 'nope'" in capsys.readouterr().err
+
+
+def test_debug_shows_the_traceback(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["--debug", "run", "decay-headline", "-p", "n_seeds", "1"]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+# --- comparing and promoting, on hand-made run folders -------------------------------------
+
+def fake_run(tmp_path, name, files, figures=(), published=True):
+    folder = tmp_path / f"run-{len(list(tmp_path.iterdir()))}"
+    for file_name, text in files.items():
+        run_results(folder).mkdir(parents=True, exist_ok=True)
+        (run_results(folder) / file_name).write_text(text)
+    for file_name in figures:
+        run_figures(folder).mkdir(parents=True, exist_ok=True)
+        (run_figures(folder) / file_name).write_bytes(file_name.encode())
+    return pipeline.ChapterRun(name, 0.0, folder, published)
+
+
+def scratch_root(tmp_path):
+    root = tmp_path / "repo"
+    (root / "data" / "results").mkdir(parents=True)
+    (root / "book").mkdir()
+    (root / "_config.yml").write_text("title: x\n")
+    return root
+
+
+def test_owner_takes_the_longest_chapter_name():
+    assert pipeline.owner("decay-headline-summary.csv") == "decay-headline"
+    assert pipeline.owner("mw-exp5.json") == "mw-exp5"
+    assert pipeline.owner("mw-exp5-figures.json") == "mw-exp5"
+    assert pipeline.owner("mw-exp-other.csv") is None
+    assert pipeline.owner("a-b-c.csv", names=["a", "a-b"]) == "a-b"
+
+
+def test_first_difference_names_the_value():
+    old = json.dumps({"values": {"x": 0.6799171, "y": 1}, "digest": "a"}).encode()
+    new = json.dumps({"values": {"x": 0.6799172, "y": 1}, "digest": "b"}).encode()
+    assert pipeline.first_difference("c.json", new, old) == "digest: \"b\" (published \"a\")"
+    new = json.dumps({"values": {"x": 0.6799172, "y": 1}, "digest": "a"}).encode()
+    assert pipeline.first_difference("c.json", new, old) == "values.x: 0.6799172 (published 0.6799171)"
+    assert pipeline.first_difference("t.csv", b"a,b\n1,2\n3,4\n", b"a,b\n1,2\n3,5\n") == \
+        "row 2, column b: 4 (published 5)"
+    assert pipeline.first_difference("t.csv", b"a\n1\n", b"a\n1\n2\n") == "2 rows (published 3)"
+
+
+def test_compare_reports_missing_extra_and_changed_files(tmp_path):
+    root = scratch_root(tmp_path)
+    published = root / "data" / "results"
+    (published / "decay-trace.json").write_text('{"v": 1}')
+    (published / "decay-trace-old.csv").write_text("a\n1\n")
+    run = fake_run(tmp_path, "decay-trace", {"decay-trace.json": '{"v": 2}', "decay-trace-new.csv": "a\n"})
+    assert pipeline.compare(root, run) == [
+        "decay-trace-new.csv: produced but never published",
+        "decay-trace-old.csv: published but not produced",
+        "decay-trace.json: v: 2 (published 1)"]
+
+
+def test_promote_replaces_the_whole_set_and_removes_strays(tmp_path):
+    root = scratch_root(tmp_path)
+    published = root / "data" / "results"
+    (published / "decay-trace.json").write_text("old")
+    (published / "decay-trace-gone.csv").write_text("old")
+    (published / "decay-headline.json").write_text("other chapter")
+    (published / "leftover.tmp").write_text("stray")
+    (root / "figures").mkdir()
+    (root / "figures" / "decay-trace-old.png").write_text("old figure")
+    run = fake_run(tmp_path, "decay-trace", {"decay-trace.json": "new", "decay-trace-x.csv": "t"},
+                   figures=["decay-trace-timeline.png"])
+    pipeline.promote(root, run)
+    assert sorted(p.name for p in published.iterdir()) == ["decay-headline.json", "decay-trace-x.csv",
+                                                           "decay-trace.json"]
+    assert (published / "decay-trace.json").read_text() == "new"
+    assert sorted(p.name for p in (root / "figures").iterdir()) == ["decay-trace-timeline.png"]
+    with pytest.raises(ValueError, match="published parameters"):
+        pipeline.promote(root, fake_run(tmp_path, "decay-trace", {"decay-trace.json": "x"}, published=False))
+
+
+def test_a_full_disk_during_promotion_leaves_the_published_set(tmp_path, monkeypatch):
+    root = scratch_root(tmp_path)
+    published = root / "data" / "results"
+    for name in ("decay-trace.json", "decay-trace-a.csv", "decay-trace-b.csv"):
+        (published / name).write_text("old")
+    run = fake_run(tmp_path, "decay-trace", {"decay-trace.json": "new", "decay-trace-a.csv": "new",
+                                             "decay-trace-b.csv": "new"})
+    real, calls = safeio.write_temp, []
+
+    def fills_up(path, write):
+        calls.append(path)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, write)
+
+    monkeypatch.setattr(pipeline, "write_temp", fills_up)
+    with pytest.raises(OSError):
+        pipeline.promote(root, run)
+    assert sorted((p.name, p.read_text()) for p in published.iterdir()) == [
+        ("decay-trace-a.csv", "old"), ("decay-trace-b.csv", "old"), ("decay-trace.json", "old")]
+
+
+def test_cli_reports_a_full_disk_in_one_line(monkeypatch, capsys):
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", "data/results/x.json")
+
+    monkeypatch.setattr(cli, "_dispatch", full)
+    assert cli.main(["verify"]) == 1
+    err = capsys.readouterr().err
+    assert err == ("forgetting: error: cannot write data/results/x.json: the disk is full; "
+                   "published files were left as they were\n")
+
+
+def test_export_replaces_the_output_folder_as_a_whole(tmp_path):
+    output = tmp_path / "out"
+    output.mkdir()
+    (output / "stale.txt").write_text("from an earlier run")
+    run = fake_run(tmp_path, "decay-trace", {"decay-trace.json": "new"})
+    pipeline.export(run, output)
+    assert sorted(str(p.relative_to(output)) for p in output.rglob("*")) == [
+        "results", "results/decay-trace.json"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
+
+
+# --- safe writes ---------------------------------------------------------------------------
+
+def test_atomic_write_never_follows_a_planted_symlink(tmp_path, monkeypatch):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    target = tmp_path / "result.json"
+    planted = tmp_path / ".result.json.fixed.tmp"
+    planted.symlink_to(victim)
+    monkeypatch.setattr(safeio, "temp_path", lambda path: planted)
+    with pytest.raises(FileExistsError):
+        safeio.atomic_write(target, lambda h: h.write(b"new"))
+    assert victim.read_text() == "precious" and not target.exists()
+
+
+def test_atomic_write_replaces_a_symlink_instead_of_writing_through_it(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    target = tmp_path / "result.json"
+    target.symlink_to(victim)
+    safeio.atomic_write(target, lambda h: h.write(b"new"))
+    assert victim.read_text() == "precious"
+    assert not target.is_symlink() and target.read_text() == "new"
+
+
+def test_a_symlinked_folder_leaving_the_project_is_refused(tmp_path):
+    root = scratch_root(tmp_path)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / "figures").symlink_to(outside)
+    run = fake_run(tmp_path, "decay-trace", {"decay-trace.json": "new"}, figures=["decay-trace-t.png"])
+    with pytest.raises(ValueError, match="outside the project"):
+        pipeline.promote(root, run)
+    assert list(outside.iterdir()) == []
+
+
+def test_a_failed_write_leaves_no_temp_file(tmp_path):
+    target = tmp_path / "x.json"
+    target.write_text("old")
+
+    def boom(handle):
+        handle.write(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        safeio.atomic_write(target, boom)
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"] and target.read_text() == "old"
+
+
+def test_orphaned_run_folders_of_dead_processes_are_removed(tmp_path):
+    root = scratch_root(tmp_path)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    orphan = root / "_executed" / "runs" / f"decay-trace.{dead}.abc"
+    alive = root / "_executed" / "runs" / f"decay-trace.{os.getpid()}.abc"
+    orphan.mkdir(parents=True)
+    alive.mkdir()
+    pipeline.remove_orphans(root)
+    assert not orphan.exists() and alive.exists()
