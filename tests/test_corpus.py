@@ -219,3 +219,53 @@ def test_corpus_accessors(raw, tmp_path):
     assert isinstance(corpus.roles, np.ndarray)
     assert corpus.queries[corpus.queries_of("deploy")[0]].type == "deploy"
     assert corpus.queries[0].needed_ever() == corpus.queries[0].needs[BEFORE]
+
+
+# --- wrong types anywhere, and duplicate mapping keys ------------------------------------------
+
+NESTED = [
+    ("needs nested list", _set(("queries", 0, "needs"), [["gen-check"]]), ["queries[0]", "needs[before]", "memory id"]),
+    ("needs phase nested", _set(("queries", 0, "needs"), {"before": [["gen-check"]], "after": ["gen-check"]}),
+     ["queries[0]", "needs[before]"]),
+    ("needs a number", _set(("queries", 0, "needs"), [7]), ["queries[0]", "needs[before]"]),
+    ("query type a list", _set(("queries", 0, "type"), ["tests"]), ["queries[0]", "type"]),
+    ("query type a mapping", _set(("queries", 0, "type"), {"tests": 1}), ["queries[0]", "type"]),
+    ("role a list", _set(("memories", 0, "role"), ["general"]), ["memories[0]", "role"]),
+    ("phases nested", _set(("memories", 0, "phases"), [["before"], "after"]), ["memories[0]", "phases"]),
+    ("resembles a list", _set(("memories", 0, "resembles"), ["gen-env"]), ["memories[0]", "resembles"]),
+    ("weight a list", _set(("types", 0, "weight"), [1, 2]), ["types[0]", "weight"]),
+    ("version a list", _set(("version",), [1]), ["version"]),
+]
+
+
+@pytest.mark.parametrize("label, edit, fragments", NESTED, ids=[c[0] for c in NESTED])
+def test_wrong_types_give_the_clear_error_not_a_type_error(tmp_path, raw, label, edit, fragments):
+    data = copy.deepcopy(raw)
+    edit(data)
+    with pytest.raises(ValueError) as error:
+        load_corpus(write(tmp_path, data))
+    message = str(error.value)
+    assert message.startswith("bad.yaml: "), message
+    for fragment in fragments:
+        assert fragment in message, f"{label}: {fragment!r} not in {message!r}"
+
+
+@pytest.mark.parametrize("text, key, line", [
+    ("version: 1\nname: a\nname: b\n", "name", 3),
+    ("version: 1\nmemories:\n  - id: a\n    role: general\n    id: b\n", "id", 5),
+    ('{"version": 1, "version": 1}\n', "version", 1),
+])
+def test_duplicate_mapping_keys_are_refused_naming_file_key_and_line(tmp_path, text, key, line):
+    path = tmp_path / "dup.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^dup\.yaml: line {line}: duplicate key '{key}'"):
+        load_corpus(path)
+
+
+def test_yaml_merge_keys_are_not_duplicates(tmp_path, raw):
+    text = write(tmp_path, raw, "ok.yaml").read_text(encoding="utf-8")
+    merged = text.replace("types:\n", "defaults: &w {weight: {before: 1, after: 1}}\ntypes:\n", 1)
+    path = tmp_path / "merged.yaml"
+    path.write_text(merged.replace("- id: tests\n", "- <<: *w\n  id: tests\n", 1), encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown field.*defaults"):  # merges parse; the extra field is refused
+        load_corpus(path)

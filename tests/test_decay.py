@@ -224,13 +224,17 @@ def test_eviction_delay_is_first_turn_below_threshold(stability, theta):
     ({"eviction_threshold": float("nan")}, "eviction_threshold"), ({"eviction_threshold": True}, "eviction_threshold"),
     ({"baseline_stability": 0.0}, "baseline_stability"), ({"baseline_stability": -2}, "baseline_stability"),
     ({"baseline_stability": float("inf")}, "baseline_stability"),
+    ({"baseline_stability": 10**400}, "baseline_stability"), ({"baseline_stability": -10**400}, "baseline_stability"),
+    ({"eviction_threshold": 10**400}, "eviction_threshold"), ({"baseline_stability": float("nan")}, "baseline_stability"),
+    ({"baseline_stability": True}, "baseline_stability"), ({"baseline_stability": "8"}, "baseline_stability"),
+    ({"eviction_threshold": None}, "eviction_threshold"),
 ])
 def test_bad_decay_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         EbbinghausEngine(**kwargs)
 
 
-@pytest.mark.parametrize("window", [0, -3, 2.5, True, "15"])
+@pytest.mark.parametrize("window", [0, -3, 2.5, True, "15", float("nan"), float("inf"), None, -10**400])
 def test_bad_window(window):
     with pytest.raises(ValueError, match="window_size"):
         RecencyWindow(window)
@@ -256,3 +260,54 @@ def test_bad_calls_leave_no_partial_state(engine_factory):
     assert (engine.present_ids(), engine.item("a").touch_count, engine.item("a").stability) == before
     assert engine.recall("missing", 6) is False
     assert engine.present_ids() == ["a"]
+
+
+# --- refused calls change nothing; memory per item is bounded ----------------------------
+
+def _state(engine):
+    """Everything a call could change: clock, item table, schedule."""
+    items = [(i.mem_id, i.last_touched, i.touch_count, i.stability) for i in engine._items.values()]
+    return engine._clock, items, sum(map(len, engine._buckets.values())), len(engine._bucket_turns)
+
+
+@pytest.mark.parametrize("engine_factory", [EbbinghausEngine, RecencyWindow])
+@pytest.mark.parametrize("mem_id, turn, message", [
+    (None, 100, "mem_id"), (7, 100, "mem_id"), (["a"], 100, "mem_id"), ("", 100, "mem_id"),
+    ("a", 4, "turn"), ("a", 100.0, "turn"), ("a", True, "turn"), (None, 4, "turn|mem_id"),
+])
+def test_refused_recall_moves_nothing_not_even_the_clock(engine_factory, mem_id, turn, message):
+    engine = engine_factory()
+    engine.register("a", "", 5)
+    before = _state(engine)
+    with pytest.raises(ValueError, match=message):
+        engine.recall(mem_id, turn)
+    assert _state(engine) == before
+    assert engine.step(6) == []  # the clock is still at 5: turn 6 is not "backwards"
+
+
+@pytest.mark.parametrize("engine_factory", [EbbinghausEngine, RecencyWindow])
+def test_recall_of_an_absent_id_is_a_silent_failure_that_advances_the_clock(engine_factory):
+    engine = engine_factory()
+    engine.register("a", "", 5)
+    assert engine.recall("never-registered", 9) is False
+    assert engine._clock == 9 and engine.present_ids() == ["a"] and engine.item("a").touch_count == 1
+    with pytest.raises(ValueError, match="turn must not go backwards"):
+        engine.step(8)
+
+
+def _schedule_size(engine):
+    return sum(map(len, engine._buckets.values())) + len(engine._bucket_turns)
+
+
+@pytest.mark.parametrize("engine_factory", [EbbinghausEngine, RecencyWindow])
+@pytest.mark.parametrize("same_turn", [True, False])
+def test_schedule_stays_bounded_under_many_recalls_without_a_step(engine_factory, same_turn):
+    engine = engine_factory()
+    engine.register("other", "", 0)
+    engine.register("x", "", 0)
+    for i in range(1, 10**5 + 1):
+        assert engine.recall("x", 1 if same_turn else i)
+    assert _schedule_size(engine) <= 32  # O(1) per item, not one entry per recall
+    assert engine.present_ids() == ["other", "x"]
+    # decay: 10^5 reinforcements make x's stability infinite, so only the untouched item goes
+    assert engine.step(10**6) == (["other"] if isinstance(engine, EbbinghausEngine) else ["other", "x"])

@@ -1,5 +1,6 @@
 """The session generator follows its stated rules."""
 
+import math
 import random
 
 import pytest
@@ -56,3 +57,53 @@ def test_unknown_session_parameter_is_named():
         SessionConfig.from_dict({"seed": 0, "noise": 3})
     with pytest.raises(ValueError, match="noise_per_turn"):
         SessionConfig(seed=0).replace(noise_per_turn=-5)
+
+
+@pytest.mark.parametrize("changes, name", [
+    ({"recall_jitter": (0.5, float("inf"))}, "recall_jitter"), ({"recall_jitter": (1,)}, "recall_jitter"),
+    ({"recall_jitter": (float("nan"), 1.0)}, "recall_jitter"), ({"recall_jitter": (0.5, "1")}, "recall_jitter"),
+    ({"recall_jitter": None}, "recall_jitter"), ({"recall_jitter": (0.7, 1.3, 2.0)}, "recall_jitter"),
+    ({"recall_jitter": (True, 1.3)}, "recall_jitter"), ({"recall_jitter": (0.7, 10**400)}, "recall_jitter"),
+    ({"uniform_range": (10.0, 150.0)}, "uniform_range"), ({"uniform_range": (10,)}, "uniform_range"),
+    ({"uniform_range": None}, "uniform_range"), ({"uniform_range": (True, 150)}, "uniform_range"),
+    ({"recall_base_offsets": (3.0, 8.0)}, "recall_base_offsets"), ({"recall_base_offsets": None}, "recall_base_offsets"),
+    ({"recall_base_offsets": "38"}, "recall_base_offsets"), ({"recall_base_offsets": (3, "a")}, "recall_base_offsets"),
+    ({"recall_jitter": (0.7, 1e308)}, "recall_jitter"), ({"recall_base_offsets": (3, 10**400)}, "recall_jitter"),
+    ({"recalls_per_foundational": 7}, r"recalls_per_foundational must be <= 6"),
+    ({"recalls_per_foundational": 3, "recall_base_offsets": (3, 8)}, r"recalls_per_foundational must be <= 2"),
+    ({"recalls_per_foundational": 5, "schedule": "uniform", "uniform_range": (10, 12)},
+     r"recalls_per_foundational must be <= 3"),
+])
+def test_config_refuses_what_generate_session_would_fail_on_or_cap(changes, name):
+    with pytest.raises(ValueError, match=name):
+        SessionConfig.from_dict({"seed": 0, **changes})
+
+
+def test_every_accepted_config_generates():
+    for changes in ({"recall_jitter": [0.5, 2]}, {"uniform_range": [1, 1], "recalls_per_foundational": 1,
+                                                   "schedule": "uniform"}, {"recalls_per_foundational": 6}):
+        config = SessionConfig.from_dict({"seed": 1, **changes})
+        assert generate_session(config).config == config
+
+
+number = st.one_of(st.integers(-5, 10**6), st.floats(allow_nan=True, allow_infinity=True), st.booleans())
+
+
+@settings(max_examples=300, deadline=None)
+@given(jitter=st.one_of(st.tuples(st.floats(0.1, 3.0), st.one_of(st.floats(0.1, 3.0), st.sampled_from([math.inf, 1e308]))),
+                        st.lists(number, max_size=3)),
+       offsets=st.one_of(st.lists(st.integers(1, 200), min_size=1, max_size=7), st.lists(number, max_size=7)),
+       span=st.one_of(st.tuples(st.integers(1, 80), st.integers(1, 80)), st.tuples(st.floats(1, 80), st.floats(1, 80)),
+                      st.lists(number, max_size=3)),
+       recalls=st.one_of(st.integers(0, 7), number),
+       schedule=st.sampled_from(["spaced", "uniform"]), length=st.integers(1, 60))
+def test_an_accepted_config_always_generates(jitter, offsets, span, recalls, schedule, length):
+    try:
+        config = SessionConfig(seed=0, session_length=length, num_foundational=2, noise_per_turn=0,
+                               recall_jitter=tuple(jitter), recall_base_offsets=tuple(offsets),
+                               uniform_range=tuple(span), recalls_per_foundational=recalls, schedule=schedule)
+    except ValueError:
+        return
+    session = generate_session(config)
+    for fid in session.foundational_ids:
+        assert len(session.recall_turns(fid)) <= config.recalls_per_foundational

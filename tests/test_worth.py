@@ -413,3 +413,26 @@ def test_update_batch_rejects_bad_counter_arrays():
 def test_docstring_examples():
     failures, tried = doctest.testmod(worth)
     assert tried >= 8 and failures == 0
+
+
+# --- counters are finite and >= 0; the two counter arrays are distinct -------------------------
+
+@pytest.mark.parametrize("successes, failures, name", [
+    (-1, 2, "successes"), (1, -0.5, "failures"), (float("nan"), 1, "successes"), (1, float("inf"), "failures"),
+    (np.array([1.0, -1.0]), np.array([1.0, 1.0]), "successes"), (1.0, np.array([0.0, np.nan]), "failures"),
+    ("a", 1, "successes"), (1, None, "failures"), (10**400, 1, "successes"), (True, 1, "successes"),
+])
+def test_formulas_refuse_negative_or_non_finite_counters(successes, failures, name):
+    for formula in (memory_worth, evidence_volume):
+        with pytest.raises(ValueError, match=name):
+            formula(successes, failures)
+
+
+@pytest.mark.parametrize("overlap", ["same", "views"])
+def test_update_batch_refuses_aliased_counters_before_writing(overlap):
+    buffer = np.arange(6, dtype=np.float64)
+    successes, failures = (buffer, buffer) if overlap == "same" else (buffer[:4], buffer[2:])
+    before = buffer.copy()
+    with pytest.raises(ValueError, match="successes and failures"):
+        update_batch(successes, failures, [[0, 1], [1, 3]], [True, False])
+    assert np.array_equal(buffer, before)

@@ -12,9 +12,12 @@ memory of a coding assistant that works on a small web service. It has four part
   needs in each phase (``needs``; a plain list means "the same in both phases").
 
 :func:`load_corpus` reads a YAML (or JSON) file and checks everything before returning a
-frozen :class:`Corpus`. A malformed file raises a :class:`ValueError` whose message names the
-file, the entry and the reason, e.g. ``corpus.yaml: queries[3] (id 'tests-write'): needs
-unknown memory id 'spec-fixturez'``.
+frozen :class:`Corpus`. A malformed file raises a :class:`CorpusError` (a ``ValueError``) whose
+message names the file, the entry and the reason, e.g. ``corpus.yaml: queries[3] (id
+'tests-write'): needs unknown memory id 'spec-fixturez'``. Every field is type-checked, so no
+malformed entry gets through as a bare ``TypeError``; a mapping that gives a key twice is
+refused (``corpus.yaml: line 12: duplicate key 'text' (first at line 11)``) instead of letting
+the last value win silently.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import yaml
 
 __all__ = [
     "PHASES", "BEFORE", "AFTER", "ROLES", "CORPUS_VERSION",
-    "Memory", "TaskType", "Query", "Corpus",
+    "CorpusError", "Memory", "TaskType", "Query", "Corpus",
     "default_corpus_path", "load_corpus", "parse_corpus",
 ]
 
@@ -48,6 +51,35 @@ _TOP_KEYS = {"version", "name", "phases", "types", "memories", "queries"}
 _MEMORY_KEYS = {"id", "role", "text", "phases", "valid", "resembles"}
 _TYPE_KEYS = {"id", "description", "weight"}
 _QUERY_KEYS = {"id", "type", "text", "needs"}
+
+
+class CorpusError(ValueError):
+    """A malformed corpus file; the message names the file, the entry and the reason."""
+
+
+class _DuplicateKeyError(yaml.YAMLError):
+    def __init__(self, key: Any, line: int, first_line: int) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key, self.line, self.first_line = key, line, first_line
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a mapping giving the same key twice (merges ``<<`` aside)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first_line: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                if key in first_line:
+                    raise _DuplicateKeyError(key, line, first_line[key])
+                first_line[key] = line
+            except TypeError:  # unhashable key: SafeLoader reports it below
+                pass
+        return super().construct_mapping(node, deep)
 
 
 @dataclass(frozen=True)
@@ -155,9 +187,12 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
     path = Path(path) if path is not None else default_corpus_path()
     raw = path.read_bytes()
     try:
-        data = yaml.safe_load(raw.decode("utf-8"))
+        data = yaml.load(raw.decode("utf-8"), Loader=_UniqueKeyLoader)
+    except _DuplicateKeyError as error:
+        raise CorpusError(f"{path.name}: line {error.line}: duplicate key {error.key!r} (first at line "
+                          f"{error.first_line}); a mapping must give each key once") from None
     except (UnicodeDecodeError, yaml.YAMLError) as error:
-        raise ValueError(f"{path.name}: not valid UTF-8 YAML/JSON: {error}") from None
+        raise CorpusError(f"{path.name}: not valid UTF-8 YAML/JSON: {error}") from None
     return parse_corpus(data, source=path.name, path=str(path), sha256=hashlib.sha256(raw).hexdigest())
 
 
@@ -170,8 +205,8 @@ class _Parser:
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def fail(self, where: str, reason: str) -> ValueError:
-        return ValueError(f"{self.source}: {where}: {reason}")
+    def fail(self, where: str, reason: str) -> CorpusError:
+        return CorpusError(f"{self.source}: {where}: {reason}")
 
     # --- pieces -------------------------------------------------------------------------------
     def keys(self, entry: Any, where: str, required: set[str], allowed: set[str]) -> dict[str, Any]:
@@ -216,7 +251,7 @@ class _Parser:
     # --- sections -----------------------------------------------------------------------------
     def corpus(self, data: Any, path: str, sha256: str) -> Corpus:
         top = self.keys(data, "top level", _TOP_KEYS, _TOP_KEYS)
-        if top["version"] != CORPUS_VERSION or isinstance(top["version"], bool):
+        if type(top["version"]) is not int or top["version"] != CORPUS_VERSION:
             raise self.fail("version", f"must be {CORPUS_VERSION}, got {top['version']!r}")
         name = self.text(top["name"], "name", "name")
         if top["phases"] != list(PHASES):
@@ -315,7 +350,7 @@ class _Parser:
             if query_id in seen:
                 raise self.fail(where, f"duplicate query id {query_id!r}")
             seen.add(query_id)
-            if entry["type"] not in type_ids:
+            if self.ident(entry["type"], where, "type") not in type_ids:
                 raise self.fail(where, f"unknown type {entry['type']!r}; types: {type_ids}")
             text = self.text(entry["text"], where, "text")
             raw = entry["needs"]
@@ -333,9 +368,10 @@ class _Parser:
             needs: dict[str, tuple[str, ...]] = {}
             for phase in PHASES:
                 ids = raw[phase]
-                if not isinstance(ids, list) or not ids:
-                    raise self.fail(where, f"needs[{phase}] must be a non-empty list of memory ids, got {ids!r}")
-                if len(set(map(str, ids))) != len(ids):
+                if not isinstance(ids, list) or not ids or not all(isinstance(m, str) for m in ids):
+                    raise self.fail(where, f"needs[{phase}] must be a non-empty list of memory ids "
+                                           f"(strings), got {ids!r}")
+                if len(set(ids)) != len(ids):
                     raise self.fail(where, f"needs[{phase}] repeats a memory id: {ids!r}")
                 for mem_id in ids:
                     if mem_id not in by_id:

@@ -12,10 +12,16 @@ integer turn counter (never the wall clock). Within a turn a caller applies
   often it was recalled is ignored by design.
 
 An item's eviction turn depends only on its own last touch and stability, so both
-engines file it once per touch under that turn: ``step`` costs time in the number of
-items it evicts, not in the size of the working set. The
-reference scan over every item, used to test this, is
-:func:`forgetting.decay.scan_evictions`.
+engines file it under that turn, moving it on every touch: ``step`` costs time in the
+number of items it evicts, not in the size of the working set, and the schedule holds
+at most one entry per present item however often it is touched. The reference scan
+over every item, used to test this, is :func:`forgetting.decay.scan_evictions`.
+
+Every call is checked completely before anything changes: a refused call (``ValueError``)
+leaves the items, the schedule and the clock exactly as they were. A well-formed
+``recall`` of an id that is not present (never registered, or evicted) is the silent
+failure the book studies: it returns ``False``, changes no item, and, like every accepted
+call, moves the clock to ``turn``.
 """
 
 from __future__ import annotations
@@ -107,6 +113,11 @@ def _by_sequence(item: MemoryItem) -> int:
     return item.sequence
 
 
+def _check_mem_id(mem_id: object) -> None:
+    if type(mem_id) is not str or not mem_id:
+        raise ValueError(f"mem_id must be a non-empty str, got {mem_id!r} ({type(mem_id).__name__})")
+
+
 def _check_turn(turn: object, clock: int) -> int:
     if isinstance(turn, bool) or not isinstance(turn, int):
         raise ValueError(f"turn must be an int, got {turn!r} ({type(turn).__name__})")
@@ -120,15 +131,19 @@ def _check_turn(turn: object, clock: int) -> int:
 class _ScheduledEngine:
     """Shared machinery: items, eviction buckets keyed by turn, a monotone clock.
 
-    Each touch files the item under the turn it will be evicted at; a heap holds the
-    distinct bucket turns. Entries left behind by a later touch are recognised by
-    their touch count and skipped.
+    Invariants: ``_due[id]`` is the turn a present, scheduled item is filed under, and
+    ``_buckets[turn]`` holds exactly the items whose ``_due`` is ``turn`` (no bucket is
+    empty), so the buckets hold at most one entry per present item. A touch moves the
+    item to its new bucket. ``_bucket_turns`` is a heap containing every bucket turn,
+    plus turns of buckets emptied since; it is rebuilt from ``_buckets`` when those
+    leftovers outnumber the live turns, so it stays O(items) at O(1) amortized cost.
     """
 
     def __init__(self) -> None:
         self._items: dict[str, MemoryItem] = {}
-        self._buckets: dict[int, list[tuple[MemoryItem, int]]] = {}  # turn -> (item, touch_count)
-        self._bucket_turns: list[int] = []  # heap of the keys of _buckets
+        self._due: dict[str, int] = {}  # mem_id -> turn it is filed under
+        self._buckets: dict[int, dict[str, MemoryItem]] = {}  # turn -> items due then
+        self._bucket_turns: list[int] = []  # heap: every key of _buckets, plus leftovers
         self._clock = 0
         self._sequence = 0
 
@@ -145,7 +160,7 @@ class _ScheduledEngine:
         if type(turn) is not int or turn < self._clock:  # fast path for the common case
             turn = _check_turn(turn, self._clock)
         if type(mem_id) is not str or not mem_id:
-            raise ValueError(f"mem_id must be a non-empty str, got {mem_id!r}")
+            _check_mem_id(mem_id)
         if mem_id in self._items:
             raise ValueError(f"mem_id {mem_id!r} is already registered (at turn "
                              f"{self._items[mem_id].created_turn}); ids must be unique while present")
@@ -154,12 +169,20 @@ class _ScheduledEngine:
                           self._initial_stability(), self._sequence)
         self._sequence += 1
         self._items[mem_id] = item
-        self._schedule(item)
+        delay = self._eviction_delay(item)
+        if delay is not None:  # a new id is in no bucket yet
+            self._file(item, turn + delay)
 
     def recall(self, mem_id: str, turn: int) -> bool:
-        """Touch an item; ``False`` (and nothing else happens) when it is not present."""
+        """Touch an item and return ``True``; ``False`` when the id is not present.
+
+        Either way the call is accepted and the clock moves to ``turn``; a bad ``mem_id``
+        (not a non-empty str) or ``turn`` raises ``ValueError`` and changes nothing.
+        """
         if type(turn) is not int or turn < self._clock:
             turn = _check_turn(turn, self._clock)
+        if type(mem_id) is not str or not mem_id:
+            _check_mem_id(mem_id)
         self._clock = turn
         item = self._items.get(mem_id)
         if item is None:
@@ -176,16 +199,17 @@ class _ScheduledEngine:
             turn = _check_turn(turn, self._clock)
         self._clock = turn
         due: list[MemoryItem] = []
-        items, turns = self._items, self._bucket_turns
+        turns = self._bucket_turns
         while turns and turns[0] <= turn:
-            for item, touch_count in self._buckets.pop(heapq.heappop(turns)):
-                # an entry from an earlier touch, or for an item already gone, is stale
-                if item.touch_count == touch_count and items.get(item.mem_id) is item:
-                    due.append(item)
+            bucket = self._buckets.pop(heapq.heappop(turns), None)  # None: a leftover turn
+            if bucket is not None:
+                due.extend(bucket.values())
         if len(due) > 1:
             due.sort(key=_by_sequence)
+        items, scheduled = self._items, self._due
         for item in due:
             del items[item.mem_id]
+            del scheduled[item.mem_id]
         return [item.mem_id for item in due]
 
     def is_present(self, mem_id: str) -> bool:
@@ -210,15 +234,35 @@ class _ScheduledEngine:
         return math.inf
 
     def _schedule(self, item: MemoryItem) -> None:
+        """File ``item`` under its eviction turn, removing it from the bucket it was in."""
         delay = self._eviction_delay(item)
-        if delay is None:
+        evict_turn = None if delay is None else item.last_touched + delay
+        mem_id = item.mem_id
+        old_turn = self._due.get(mem_id)
+        if old_turn == evict_turn:
             return
-        evict_turn = item.last_touched + delay
+        if old_turn is not None:
+            old_bucket = self._buckets[old_turn]
+            del old_bucket[mem_id]
+            if not old_bucket:  # its turn stays in the heap as a leftover
+                del self._buckets[old_turn]
+            del self._due[mem_id]
+        if evict_turn is not None:
+            self._file(item, evict_turn)
+
+    def _file(self, item: MemoryItem, evict_turn: int) -> None:
+        """Put ``item``, which is in no bucket, into the bucket of ``evict_turn``."""
+        self._due[item.mem_id] = evict_turn
         bucket = self._buckets.get(evict_turn)
         if bucket is None:
-            bucket = self._buckets[evict_turn] = []
-            heapq.heappush(self._bucket_turns, evict_turn)
-        bucket.append((item, item.touch_count))
+            bucket = self._buckets[evict_turn] = {}
+            turns = self._bucket_turns
+            if len(turns) > 2 * len(self._buckets) + 16:  # mostly leftovers: rebuild
+                turns[:] = self._buckets
+                heapq.heapify(turns)
+            else:
+                heapq.heappush(turns, evict_turn)
+        bucket[item.mem_id] = item
 
 
 class EbbinghausEngine(_ScheduledEngine):
@@ -234,10 +278,14 @@ class EbbinghausEngine(_ScheduledEngine):
 
     def __init__(self, eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
                  baseline_stability: float = DEFAULT_BASELINE_STABILITY) -> None:
+        problems = []
         if not _is_real(eviction_threshold) or not 0.0 < eviction_threshold < 1.0:
-            raise ValueError(f"eviction_threshold must be in (0, 1), got {eviction_threshold!r}")
-        if not _is_real(baseline_stability) or not 0.0 < baseline_stability < math.inf:
-            raise ValueError(f"baseline_stability must be a finite number > 0, got {baseline_stability!r}")
+            problems.append(f"eviction_threshold must be a real number in (0, 1), got {eviction_threshold!r}")
+        if not _is_real(baseline_stability) or not baseline_stability > 0.0:
+            problems.append(f"baseline_stability must be a finite real number > 0, "
+                            f"got {baseline_stability!r}")
+        if problems:
+            raise ValueError("; ".join(problems))
         super().__init__()
         self.eviction_threshold = float(eviction_threshold)
         self.baseline_stability = float(baseline_stability)
@@ -293,4 +341,10 @@ def scan_evictions(engine: Engine, turn: int) -> list[str]:
 
 
 def _is_real(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float (``bool`` excluded; an int too large for a float is not finite)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

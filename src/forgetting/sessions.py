@@ -15,16 +15,17 @@ Rules (the decay-engine article's generator, stated so its sessions come out exa
   schedule stops once a turn would fall past ``L``;
 * ``"uniform"`` schedule (the article's first draft, its postmortem 2): each fact's
   recall turns are ``recalls_per_foundational`` distinct turns drawn uniformly from
-  ``uniform_range`` (clipped to the session);
+  ``uniform_range`` clipped to the session (all of the clipped range if it is shorter);
 * ``noise_per_turn`` never-recalled items are registered every turn.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 Event = tuple[int, str, str, bool]
 Schedule = Literal["spaced", "uniform"]
@@ -37,7 +38,15 @@ SCHEDULES = ("spaced", "uniform")
 
 @dataclass(frozen=True)
 class SessionConfig:
-    """Parameters of one synthetic session; invalid values raise ``ValueError``."""
+    """Parameters of one synthetic session; invalid values raise ``ValueError``.
+
+    Everything :func:`generate_session` relies on is checked here, all at once: ints are
+    ints (not bools or floats), ``recall_jitter`` is a pair of finite numbers
+    ``0 < low <= high``, ``uniform_range`` a pair of ints ``1 <= first <= last``, and
+    ``recalls_per_foundational`` is at most ``len(recall_base_offsets)`` (and, for the
+    ``"uniform"`` schedule, at most the number of turns in ``uniform_range``): a larger
+    value is refused, never capped.
+    """
 
     seed: int
     session_length: int = 150
@@ -54,21 +63,36 @@ class SessionConfig:
         for name, low in (("seed", None), ("session_length", 1), ("num_foundational", 0),
                           ("recalls_per_foundational", 0), ("noise_per_turn", 0)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
+            if not _is_int(value):
                 problems.append(f"{name} must be an int, got {value!r}")
             elif low is not None and value < low:
                 problems.append(f"{name} must be >= {low}, got {value}")
         if self.schedule not in SCHEDULES:
             problems.append(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
-        offsets = tuple(self.recall_base_offsets)
-        if not offsets or any(isinstance(o, bool) or not isinstance(o, int) or o < 1 for o in offsets):
-            problems.append(f"recall_base_offsets must be positive ints, got {self.recall_base_offsets!r}")
-        low_j, high_j = self.recall_jitter
-        if not 0 < low_j <= high_j:
-            problems.append(f"recall_jitter must satisfy 0 < low <= high, got {self.recall_jitter!r}")
-        first, last = self.uniform_range
-        if not 1 <= first <= last:
-            problems.append(f"uniform_range must satisfy 1 <= first <= last, got {self.uniform_range!r}")
+        offsets = self.recall_base_offsets
+        offsets_ok = isinstance(offsets, (tuple, list)) and bool(offsets) \
+            and all(_is_int(o) and o >= 1 for o in offsets)
+        if not offsets_ok:
+            problems.append(f"recall_base_offsets must be a non-empty tuple of ints >= 1, got {offsets!r}")
+        elif _is_int(self.recalls_per_foundational) and self.recalls_per_foundational > len(offsets):
+            problems.append(f"recalls_per_foundational must be <= {len(offsets)} (one recall per base "
+                            f"offset), got {self.recalls_per_foundational}")
+        jitter = self.recall_jitter
+        if not _is_pair(jitter, _is_real) or not 0 < jitter[0] <= jitter[1]:
+            problems.append(f"recall_jitter must be a pair (low, high) of finite numbers with "
+                            f"0 < low <= high, got {jitter!r}")
+        elif offsets_ok and not _is_real(_product(max(offsets), jitter[1])):
+            problems.append(f"recall_jitter must keep every offset * factor finite, got high {jitter[1]!r} "
+                            f"with the largest recall_base_offsets entry {max(offsets)!r}")
+        span = self.uniform_range
+        if not _is_pair(span, _is_int) or not 1 <= span[0] <= span[1]:
+            problems.append(f"uniform_range must be a pair (first, last) of ints with 1 <= first <= last, "
+                            f"got {span!r}")
+        elif self.schedule == "uniform" and _is_int(self.recalls_per_foundational) \
+                and self.recalls_per_foundational > span[1] - span[0] + 1:
+            problems.append(f"recalls_per_foundational must be <= {span[1] - span[0] + 1} (the turns in "
+                            f"uniform_range {span!r}) for schedule 'uniform', "
+                            f"got {self.recalls_per_foundational}")
         if problems:
             raise ValueError("invalid SessionConfig: " + "; ".join(problems))
 
@@ -84,6 +108,31 @@ class SessionConfig:
     def replace(self, **changes: Any) -> "SessionConfig":
         """A copy with some fields changed (validated like the constructor)."""
         return SessionConfig.from_dict({**dataclasses.asdict(self), **changes})
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_real(value: object) -> bool:
+    """A finite int or float (not a bool; an int too large for a float is not finite)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _product(a: float, b: float) -> float:
+    try:
+        return a * b
+    except OverflowError:  # an int too large for a float
+        return math.inf
+
+
+def _is_pair(value: object, check: Callable[[object], bool]) -> bool:
+    return isinstance(value, (tuple, list)) and len(value) == 2 and all(map(check, value))
 
 
 @dataclass(frozen=True)

@@ -80,27 +80,55 @@ _RESCALE_BELOW = 1e-120
 
 # --- formulas ---------------------------------------------------------------------------------
 
+def _counter(value: Any) -> np.ndarray | None:
+    """``value`` as float64 if it is finite, real (not bool) and ``>= 0`` everywhere, else ``None``."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if np.asarray(value).dtype == np.bool_ or not np.all(np.isfinite(array)) or np.any(array < 0):
+        return None
+    return array
+
+
+def _counters(successes: Any, failures: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Both counters as float64 arrays; ``ValueError`` unless every value is finite and ``>= 0``."""
+    pos, neg = _counter(successes), _counter(failures)
+    problems = [f"{name} must be finite real numbers >= 0 (weighted counts), got {value!r}"
+                for name, value, array in (("successes", successes, pos), ("failures", failures, neg))
+                if array is None]
+    if not problems:
+        try:
+            np.broadcast_shapes(pos.shape, neg.shape)  # type: ignore[union-attr]
+        except ValueError:
+            problems.append(f"successes and failures must have broadcastable shapes, got "
+                            f"{pos.shape} and {neg.shape}")  # type: ignore[union-attr]
+    if problems:
+        raise ValueError("; ".join(problems))
+    return pos, neg  # type: ignore[return-value]
+
+
 def memory_worth(successes: Any, failures: Any, prior: float = DEFAULT_PRIOR) -> Any:
     """Memory Worth ``MW = h+ / (h+ + h-)``, and ``prior`` where ``h+ + h- == 0``.
 
-    Works element-wise on arrays; returns a ``float`` for scalar input. Counters are
-    non-negative, so a zero total means no evidence at all.
+    Works element-wise on arrays; returns a ``float`` for scalar input. Counters must be
+    finite and ``>= 0`` (``ValueError`` otherwise), so a zero total means no evidence at all.
 
     >>> memory_worth(3.0, 1.0)
     0.75
     >>> memory_worth(0.0, 0.0)
     0.5
     """
-    pos = np.asarray(successes, dtype=np.float64)
-    total = pos + np.asarray(failures, dtype=np.float64)
+    pos, neg = _counters(successes, failures)
+    total = pos + neg
     has_evidence = total > 0
     rate = np.divide(pos, total, out=np.full(total.shape, float(prior)), where=has_evidence)
     return float(rate) if rate.ndim == 0 else rate
 
 
 def evidence_volume(successes: Any, failures: Any) -> Any:
-    """Evidence volume ``V = h+ + h-`` (element-wise on arrays)."""
-    total = np.add(successes, failures, dtype=np.float64)
+    """Evidence volume ``V = h+ + h-`` (element-wise on arrays; counters finite and ``>= 0``)."""
+    total = np.add(*_counters(successes, failures))
     return float(total) if np.ndim(total) == 0 else total
 
 
@@ -542,6 +570,9 @@ def _validate_batch(successes: np.ndarray, failures: np.ndarray, retrieved_idx: 
     if successes.shape != failures.shape:
         raise ValueError(f"successes and failures must have the same shape, got {successes.shape} "
                          f"and {failures.shape}")
+    if np.shares_memory(successes, failures):
+        raise ValueError("successes and failures must be distinct arrays, got the same or overlapping "
+                         "memory (every failure would also be written into the successes)")
     n_memories = successes.size
     index = np.asarray(retrieved_idx)
     outcome = np.asarray(outcomes)
