@@ -227,6 +227,60 @@ def test_tampered_copy_is_refused(model_dir: Path, tmp_path: Path) -> None:
         emb.MiniLMEncoder(copy_dir)
 
 
+def test_every_file_the_encoder_reads_has_a_digest(model_dir: Path, tmp_path: Path) -> None:
+    _import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+    assert emb.verify_model_dir(model_dir) == emb.MODEL_FILES_SHA256
+    assert emb.MODEL_FILES_SHA256["model.safetensors"] == emb.MODEL_SHA256
+    assert sorted(emb.MODEL_FILES_SHA256) == sorted(["model.safetensors", *CONFIG_FILES])
+    # a folder holding only the listed files is enough: the encoder opens nothing else
+    only = tmp_path / "model"
+    for name in emb.MODEL_FILES_SHA256:
+        (only / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(model_dir / name, only / name)
+    assert sorted(str(p.relative_to(only)) for p in only.rglob("*") if p.is_file()) == sorted(
+        emb.MODEL_FILES_SHA256)
+    texts = ["The cat sat on the mat.", "Hello world!"]
+    np.testing.assert_array_equal(emb.MiniLMEncoder(only).encode(texts),
+                                  emb.MiniLMEncoder(model_dir).encode(texts))
+
+
+def test_a_config_edited_to_five_layers_is_refused(model_dir: Path, tmp_path: Path) -> None:
+    _import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+    copy_dir = tmp_path / "model"
+    shutil.copytree(model_dir, copy_dir)
+    config = copy_dir / "config.json"
+    text = config.read_text()
+    assert '"num_hidden_layers": 6' in text
+    config.write_text(text.replace('"num_hidden_layers": 6', '"num_hidden_layers": 5'))
+    found = emb.file_sha256(config)
+    expected = emb.MODEL_FILES_SHA256["config.json"]
+    with pytest.raises(emb.ModelDigestError) as info:
+        emb.MiniLMEncoder(copy_dir)
+    message = str(info.value)
+    assert "config.json" in message and expected in message and found in message
+    with pytest.raises(emb.ModelDigestError, match="config.json"):
+        emb.verify_model_dir(copy_dir)
+
+
+CONFIG_FILES = ["config.json", "sentence_bert_config.json", "modules.json", "1_Pooling/config.json",
+                "tokenizer.json"]  # every file the encoder reads besides the weights
+
+
+@pytest.mark.parametrize("name", CONFIG_FILES)
+def test_any_edited_or_missing_model_file_is_refused(model_dir: Path, tmp_path: Path, name: str) -> None:
+    _import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+    copy_dir = tmp_path / "model"
+    shutil.copytree(model_dir, copy_dir)
+    edited = copy_dir / name
+    edited.write_bytes(edited.read_bytes() + b" ")  # still valid JSON, different bytes
+    with pytest.raises(emb.ModelDigestError) as info:
+        emb.MiniLMEncoder(copy_dir)
+    assert name in str(info.value) and emb.MODEL_FILES_SHA256[name] in str(info.value)
+    edited.unlink()
+    with pytest.raises(emb.ModelDigestError, match="missing"):
+        emb.MiniLMEncoder(copy_dir)
+
+
 def test_missing_package_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(emb.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(emb.ModelNotInstalledError) as info:
@@ -354,7 +408,7 @@ def test_cache_round_trip(encoder: emb.MiniLMEncoder, tmp_path: Path,
     cache = emb.EmbeddingCache(tmp_path, encoder=encoder)
     assert cache.directory.parent == tmp_path
     assert cache.directory.name.startswith(emb.MODEL_SHA256[:16])
-    files = sorted(cache.directory.rglob("*.npy"))
+    files = sorted(cache.directory.rglob("*" + emb.EmbeddingCache.SUFFIX))
     assert len(files) == len(set(texts))
     for text in set(texts):
         assert cache.path_for(text).is_file()
@@ -388,11 +442,66 @@ def test_cache_round_trip(encoder: emb.MiniLMEncoder, tmp_path: Path,
     np.testing.assert_array_equal(third[: len(texts)], first)
 
 
-def test_cache_ignores_a_corrupt_entry(encoder: emb.MiniLMEncoder, tmp_path: Path) -> None:
+def _overwrite_with_npy(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as handle:  # np.save(path) would append ".npy" to the name
+        np.save(handle, array, allow_pickle=False)
+
+
+def _zero_payload(path: Path) -> None:
+    """Keep the header (text key, dtype, checksum), replace the vector bytes by zeros."""
+    head, _, payload = path.read_bytes().partition(b"\n")
+    path.write_bytes(head + b"\n" + bytes(len(payload)))
+
+
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 7])
+
+
+def _as_float64(path: Path) -> None:
+    """A well-formed entry in every respect except the dtype (float64 where float32 is kept)."""
+    head, _, payload = path.read_bytes().partition(b"\n")
+    vector = np.frombuffer(payload, dtype="<f4").astype("<f8")
+    fields = head.decode().split(" ")
+    fields[2] = "float64"
+    path.write_bytes(" ".join(fields).encode() + b"\n" + vector.tobytes())
+
+
+@pytest.mark.parametrize("damage", [
+    pytest.param(lambda p: _overwrite_with_npy(p, np.zeros(384, dtype=np.float32)), id="npy-zeros"),
+    pytest.param(lambda p: _overwrite_with_npy(p, np.zeros(3, dtype=np.float32)), id="npy-wrong-shape"),
+    pytest.param(_zero_payload, id="zeros-under-a-valid-header"),
+    pytest.param(_truncate, id="truncated"),
+    pytest.param(_as_float64, id="wrong-dtype"),
+    pytest.param(lambda p: p.write_bytes(b""), id="empty"),
+])
+def test_a_bad_cache_entry_is_recomputed_never_returned(encoder: emb.MiniLMEncoder, tmp_path: Path,
+                                                        damage: Any) -> None:
+    texts = ["delta", "epsilon"]
+    good = emb.EmbeddingCache(tmp_path, encoder=encoder).encode(texts)
+    path = emb.EmbeddingCache(tmp_path, encoder=encoder).path_for("delta")
+    damage(path)
+
     cache = emb.EmbeddingCache(tmp_path, encoder=encoder)
-    good = cache.encode(["delta"])
-    path = cache.path_for("delta")
-    np.save(path, np.zeros(3, dtype=np.float32))  # wrong shape
-    again = cache.encode(["delta"])
-    np.testing.assert_array_equal(good, again)
-    assert np.load(path).shape == (384,)
+    assert cache.get("delta") is None  # the bad entry is never handed out
+    again = cache.encode(texts)
+    assert (cache.hits, cache.misses) == (1, 1)  # only the damaged entry was recomputed
+    np.testing.assert_array_equal(again, good)
+    assert np.all(np.linalg.norm(again, axis=1) > 0.99)
+
+    rewritten = emb.EmbeddingCache(tmp_path, encoder=encoder)  # and it was rewritten, valid
+    np.testing.assert_array_equal(rewritten.get("delta"), good[0])
+    np.testing.assert_array_equal(rewritten.encode(texts), good)
+    assert (rewritten.hits, rewritten.misses) == (2, 0)
+
+
+def test_a_cache_entry_filed_under_another_text_is_refused(encoder: emb.MiniLMEncoder,
+                                                           tmp_path: Path) -> None:
+    cache = emb.EmbeddingCache(tmp_path, encoder=encoder)
+    cache.encode(["delta", "epsilon"])
+    # a valid entry, but for another text: its header names the other text's key
+    cache.path_for("delta").write_bytes(cache.path_for("epsilon").read_bytes())
+    fresh = emb.EmbeddingCache(tmp_path, encoder=encoder)
+    assert fresh.get("delta") is None
+    fresh.encode(["delta"])
+    assert (fresh.hits, fresh.misses) == (0, 1)

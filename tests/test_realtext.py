@@ -78,14 +78,107 @@ def test_retrieval_respects_the_store_of_each_phase(corpus, vectors):
     assert not before.misled.any()  # nothing is wrong before the shift
 
 
-def test_exact_ties_go_to_the_memory_listed_first(corpus, vectors):
+def test_equal_rounded_cosines_go_to_the_memory_whose_id_sorts_first(corpus, vectors):
     memories = vectors.memories.copy()
     memories[5] = memories[2]  # memory 5 now ties with memory 2 for every query
     tied = replace(vectors, memories=memories)
     retrieval = rt.retrieve(corpus, tied, BEFORE, len(corpus.memories) - 1)
-    for row in retrieval.top:
+    ids = corpus.memory_ids
+    first, second = sorted([2, 5], key=lambda i: ids[i])
+    for row, scores in zip(retrieval.top, retrieval.scores):
         positions = {int(m): p for p, m in enumerate(row)}
-        assert positions[2] + 1 == positions[5]
+        assert positions[first] < positions[second]
+        # anything in between ties with them after rounding and has an id in between
+        for between in range(positions[first] + 1, positions[second]):
+            assert scores[between] == scores[positions[first]]
+            assert ids[first] < ids[row[between]] < ids[second]
+
+
+def test_rank_candidates_orders_by_score_then_id():
+    scores = np.array([0.5, 0.7, 0.5, 0.7, 0.1])
+    ids = ["b", "z", "a", "c", "d"]
+    assert rt.rank_candidates(scores, ids).tolist() == [3, 1, 2, 0, 4]
+
+
+def test_rounding_flags_values_next_to_a_boundary():
+    values = np.array([0.5124, 0.51245 - 1e-6, 0.51245 + 4e-6, 0.51245 + 6e-6, 0.51249])
+    assert rt.fragile_rounding(values, tolerance=5e-6, decimals=4).tolist() == [False, True, True,
+                                                                                False, False]
+    assert not rt.fragile_rounding(values, tolerance=5e-6, decimals=3).any()
+
+
+def _near_tie(seed=0):
+    """A query and two memories whose cosines to it differ by ~1e-9 (float32 unit vectors)."""
+    rng = np.random.default_rng(seed)
+    query = rng.normal(size=emb.EMBEDDING_DIM)
+    other = rng.normal(size=emb.EMBEDDING_DIM)
+    other -= (other @ query) / (query @ query) * query
+    unit_query, unit_other = query / np.linalg.norm(query), other / np.linalg.norm(other)
+    first = (0.5123 * unit_query + np.sqrt(1 - 0.5123 ** 2) * unit_other).astype(np.float32)
+    second = first.copy()
+    second[np.argmax(np.abs(unit_query))] = np.nextafter(second[np.argmax(np.abs(unit_query))],
+                                                        np.float32(0))  # one ulp less
+    return unit_query.astype(np.float32)[None, :], np.vstack([first, second])
+
+
+def _perturb(array, rng):
+    """Every component times (1 + 1e-6 u), u uniform in [-1, 1): a relative 1e-6 perturbation."""
+    return (array.astype(np.float64) * (1 + rt.RELATIVE_PERTURBATION * rng.uniform(-1, 1, array.shape))
+            ).astype(np.float32)
+
+
+def test_without_rounding_a_relative_1e6_perturbation_reorders_a_near_tie():
+    """The protection is the rounding: raw cosines of a near tie swap under the perturbation."""
+    query, memories = _near_tie()
+    ids = ["mem-a", "mem-b"]
+    raw = rt.cosine_matrix(query, memories)[0]
+    assert 0 < abs(raw[0] - raw[1]) < 1e-7
+    rng = np.random.default_rng(12345)
+    raw_orders, rounded_orders, last_digits = set(), set(), set()
+    for _ in range(40):
+        moved = rt.cosine_matrix(_perturb(query, rng), _perturb(memories, rng))[0]
+        last_digits.add(tuple(moved))
+        raw_orders.add(tuple(rt.rank_candidates(moved, ids)))      # the old, unrounded ranking
+        rounded_orders.add(tuple(rt.rank_candidates(np.round(moved, rt.COSINE_DECIMALS), ids)))
+        assert np.array_equal(np.round(moved, rt.COSINE_DECIMALS), np.round(raw, rt.COSINE_DECIMALS))
+    assert len(last_digits) > 1 and any(not np.array_equal(d, raw) for d in map(np.array, last_digits))
+    assert len(raw_orders) == 2        # unrounded: the order depends on the noise
+    assert rounded_orders == {(0, 1)}  # rounded: an exact tie, decided by id, every time
+    assert not rt.fragile_ranking(raw, ids, 1)
+    # a near tie that straddles a rounding boundary is fragile even after rounding (and flagged):
+    # rounded 0.5125 vs 0.5124 now, but both may round alike, and then the id rule reorders them
+    straddling = np.array([0.51245 + 1e-6, 0.51245 - 1e-6])
+    assert rt.fragile_ranking(straddling, ["mem-b", "mem-a"], 1, decimals=4)
+    assert not rt.fragile_ranking(straddling, ["mem-b", "mem-a"], 1, decimals=3)
+
+
+def test_corpus_decisions_and_published_cosines_are_clear_of_rounding_boundaries(corpus, vectors):
+    report = rt.robustness(corpus, vectors, (2, 3, 4))
+    assert report["decisions"] == 2 * 3 * len(corpus.queries)
+    assert report["fragile_decisions"] == 0 and report["fragile_cosines"] == 0
+    assert report["changed_by_rounding"] == 0  # rounding keeps every decision the raw cosines made
+    n = len(corpus.memories)
+    assert report["published_cosines"] == n * (n + 1) // 2  # every memory pair, as in the figure
+    # one decimal more would not be safe: some memory-pair cosines lie within their bound
+    assert rt.robustness(corpus, vectors, (3,), decimals=rt.COSINE_DECIMALS + 1)["fragile_cosines"] >= 1
+
+
+def test_a_relative_1e6_perturbation_moves_raw_cosines_but_no_result(corpus, vectors):
+    rng = np.random.default_rng(2024)
+    moved = replace(vectors, memories=_perturb(vectors.memories, rng), queries=_perturb(vectors.queries, rng))
+    assert not np.array_equal(moved.memories, vectors.memories)
+    raw, raw_moved = (rt.cosine_matrix(v.memories, v.memories) for v in (vectors, moved))
+    assert not np.array_equal(raw, raw_moved)  # the last digits do move ...
+    assert np.all(np.abs(raw - raw_moved) <= rt.cosine_change_bound(vectors.memories, vectors.memories))
+    assert rt.cosine_change_bound(vectors.memories, vectors.memories).max() <= rt.COSINE_TOLERANCE
+    for phase in (BEFORE, AFTER):  # ... the rounded cosines and decisions do not
+        for k in (2, 3, 4):
+            a, b = rt.retrieve(corpus, vectors, phase, k), rt.retrieve(corpus, moved, phase, k)
+            assert np.array_equal(a.top, b.top) and np.array_equal(a.scores, b.scores)
+    run, run_moved = (rt.run_episodes(corpus, v, rt.RealTextWorld()) for v in (vectors, moved))
+    assert rt.hitchhiker_table(run, vectors) == rt.hitchhiker_table(run_moved, moved)
+    assert rt.summarise(run) == rt.summarise(run_moved)
+    assert np.array_equal(rt.memory_similarity(corpus, vectors)[0], rt.memory_similarity(corpus, moved)[0])
 
 
 def test_outcome_rules(corpus, vectors):

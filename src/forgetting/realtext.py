@@ -11,7 +11,8 @@ One episode, in phase ``before`` (episodes ``0 .. shift - 1``) or ``after`` (the
 
 1. draw a task type with the phase's weights, then one of its queries uniformly;
 2. **retrieve** the ``k`` memories with the highest cosine similarity to the query among
-   the memories in the store in that phase (ties: the memory listed first wins);
+   the memories in the store in that phase, cosines rounded to :data:`COSINE_DECIMALS`
+   decimal places (equal rounded cosines: the memory whose id sorts first wins);
 3. draw the **outcome** (:class:`OutcomeModel`): with ``f`` the fraction of the memories the
    task needs in this phase that were retrieved,
    ``Pr[success] = p_none + (p_all - p_none) * f``, unless the agent is *misled*, in which
@@ -25,6 +26,26 @@ Retrieval is a deterministic function of the query and the phase, so all randomn
 steps 1 and 3: one ``numpy.random.default_rng(seed)`` draws an ``(episodes, 3)`` block of
 uniforms (type, query, outcome), which makes a run a pure function of ``(corpus, vectors,
 world)`` and lets variants of a world share the same draws.
+
+Machine independence
+---------------------
+The encoder's float32 matrix products run in OpenBLAS, which picks a kernel per CPU; the same
+two sentences get cosines that differ in the 7th significant digit from one machine to
+another (about 3e-7 measured between kernels). Nothing this module decides or publishes may
+depend on such digits, so retrieval ranks on cosines rounded to :data:`COSINE_DECIMALS`
+places, ties are broken by memory id, and every published cosine (:func:`hitchhiker_table`,
+:func:`memory_similarity`) is rounded the same way. Rounding alone is not a guarantee (a
+cosine next to a rounding boundary can still round either way), so the margin is checked:
+:func:`cosine_change_bound` bounds, pair by pair, how far a relative change of
+:data:`RELATIVE_PERTURBATION` in every vector component can move a cosine (never more than
+:data:`COSINE_TOLERANCE`), and :func:`robustness` counts the retrieval decisions and published
+cosines that a change of that size could alter (``Retrieval.fragile`` per query). For the
+shipped corpus the count is zero at 3 decimals for k = 2, 3, 4 in both phases and for every
+memory-pair cosine (the nearest is 2.3 times its bound from a rounding boundary); at 4
+decimals nine memory-pair cosines, one of them in the hitchhiker table, are within their
+bound of a boundary, which is why 3 decimals was chosen. Rounding to 3 decimals changes no
+decision the unrounded cosines made (the closest two ranks that decide a top-k are 4.6e-4
+apart).
 
 Memory Worth after every episode is kept (cumulative counters, one row per episode), so the
 trajectory of every memory is available; the final counters equal those of
@@ -42,18 +63,38 @@ import numpy as np
 from scipy.signal import lfilter
 
 from .corpus import AFTER, BEFORE, PHASES, ROLES, Corpus
-from .embedding import (MODEL_SHA256, EmbeddingCache, MiniLMEncoder, locate_model_dir,
-                        verify_model_file)
+from .embedding import (MODEL_FILES_SHA256, EmbeddingCache, MiniLMEncoder,
+                        locate_model_dir, verify_model_dir)
 from .worth import (DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE,
                     UNCERTAIN, WORTH_CLASSES, WorthArrays, memory_worth, worth_class)
 
 __all__ = [
     "OutcomeModel", "RealTextWorld", "CorpusEmbeddings", "Retrieval", "RealTextRun",
-    "embed_corpus", "cosine_matrix", "retrieve", "run_episodes", "summarise",
+    "COSINE_DECIMALS", "RELATIVE_PERTURBATION", "FLOAT32_ROUNDING", "COSINE_TOLERANCE",
+    "embed_corpus", "cosine_matrix", "rounded_cosines", "cosine_change_bound", "rank_candidates", "fragile_ranking",
+    "fragile_rounding", "robustness", "retrieve", "run_episodes", "summarise",
     "taxonomy_table", "taxonomy_counts", "evidence_by_query", "hitchhiker_table",
     "memory_similarity", "role_order", "discounted_worth", "seed_summaries", "seed_summary",
     "query_probabilities", "exact_p_plus", "expected_worth",
 ]
+
+
+# --- precision ------------------------------------------------------------------------------------
+
+#: Decimal places of every cosine that decides a retrieval or is published. Cosines from
+#: different BLAS kernels differ by ~3e-7, so digits beyond the 6th are machine noise. Three
+#: places, not four: at four, nine memory-pair cosines of this corpus (one in the hitchhiker
+#: table) lie within their :func:`cosine_change_bound` of a rounding boundary; at three every
+#: decision and published cosine is clear of it (checked on every run by :func:`robustness`).
+COSINE_DECIMALS = 3
+#: Relative change of every vector component that no decision or published value may notice.
+RELATIVE_PERTURBATION = 1e-6
+#: Relative rounding of a float32 component, added to the perturbation (the vectors are stored
+#: in float32, so a perturbed vector is rounded once more).
+FLOAT32_ROUNDING = 2.0 ** -24
+#: The largest :func:`cosine_change_bound` of any pair, ``4 eps / (1 - eps)^2`` with
+#: ``eps = RELATIVE_PERTURBATION + FLOAT32_ROUNDING`` (4.24e-6), rounded up.
+COSINE_TOLERANCE = 5e-6
 
 
 # --- settings ------------------------------------------------------------------------------------
@@ -151,16 +192,17 @@ def embed_corpus(corpus: Corpus, cache_dir: str | os.PathLike[str], *,
                  encoder: MiniLMEncoder | None = None, verify_model: bool = True) -> CorpusEmbeddings:
     """Embed every memory and query through an :class:`EmbeddingCache` rooted at ``cache_dir``.
 
-    Vectors already in the cache are read, not recomputed; the model is loaded only if some
-    text is missing. With ``verify_model`` (default) the SHA-256 of the installed
-    ``model.safetensors`` is checked even when everything is cached, so the digest reported
-    is the one of the model actually installed (about 0.2 s).
+    Vectors already in the cache are read, not recomputed (entries failing their checksum are
+    recomputed); the model is loaded only if some text is missing. With ``verify_model``
+    (default) every model file the encoder reads is checked against
+    :data:`~forgetting.embedding.MODEL_FILES_SHA256` even when everything is cached, so the
+    digest reported is the one of the model actually installed (about 0.2 s).
     """
     cache = EmbeddingCache(cache_dir, encoder=encoder)
     if encoder is not None:
         digest = encoder.model_sha256
     elif verify_model:
-        digest = verify_model_file(locate_model_dir() / "model.safetensors", MODEL_SHA256)
+        digest = verify_model_dir(locate_model_dir(), MODEL_FILES_SHA256)["model.safetensors"]
     else:
         digest = cache.model_sha256
     texts = [m.text for m in corpus.memories] + [q.text for q in corpus.queries]
@@ -171,12 +213,96 @@ def embed_corpus(corpus: Corpus, cache_dir: str | os.PathLike[str], *,
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine similarity of every row of ``a`` with every row of ``b``, in float64."""
+    """Cosine similarity of every row of ``a`` with every row of ``b``, in float64, unrounded.
+
+    Its last digits depend on the machine that computed the vectors; decide and publish with
+    :func:`rounded_cosines`.
+    """
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     x = x / np.linalg.norm(x, axis=1, keepdims=True)
     y = y / np.linalg.norm(y, axis=1, keepdims=True)
     return x @ y.T
+
+
+def rounded_cosines(a: np.ndarray, b: np.ndarray, decimals: int = COSINE_DECIMALS) -> np.ndarray:
+    """:func:`cosine_matrix` rounded to ``decimals`` places: what retrieval ranks and what is published."""
+    return np.round(cosine_matrix(a, b), decimals)
+
+
+def cosine_change_bound(a: np.ndarray, b: np.ndarray,
+                        relative: float = RELATIVE_PERTURBATION) -> np.ndarray:
+    """Largest change of each cosine of :func:`cosine_matrix` under a relative perturbation.
+
+    Every component of every vector multiplied by a factor in ``[1 - eps, 1 + eps]``, with
+    ``eps = relative + FLOAT32_ROUNDING``. For unit ``u``, ``v`` the dot product moves by at most
+    ``(2 eps + eps^2) sum_i |u_i v_i|`` and each norm by a factor in ``[1 - eps, 1 + eps]``, so
+
+        ``|cos' - cos| <= ((2 eps + eps^2) sum_i |u_i v_i| + (2 eps - eps^2) |cos|) / (1 - eps)^2``,
+
+    which never exceeds ``4 eps / (1 - eps)^2`` (:data:`COSINE_TOLERANCE`) because
+    ``sum_i |u_i v_i| <= 1``. Different CPUs change the cosines of this corpus by ~3e-7, well
+    inside the bound for ``relative = 1e-6``.
+    """
+    eps = float(relative) + FLOAT32_ROUNDING
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    y = y / np.linalg.norm(y, axis=1, keepdims=True)
+    absolute = np.abs(x) @ np.abs(y).T
+    return ((2 * eps + eps ** 2) * absolute + (2 * eps - eps ** 2) * np.abs(x @ y.T)) / (1 - eps) ** 2
+
+
+def _rounding_bounds(values: np.ndarray, decimals: int,
+                     tolerance: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lowest and highest rounded value (in units of ``10**-decimals``) within ``tolerance``."""
+    scale = 10.0 ** decimals
+    values = np.asarray(values, dtype=np.float64)
+    return np.rint((values - tolerance) * scale), np.rint((values + tolerance) * scale)
+
+
+def fragile_rounding(values: np.ndarray, tolerance: float | np.ndarray = COSINE_TOLERANCE,
+                     decimals: int = COSINE_DECIMALS) -> np.ndarray:
+    """``True`` where a change of up to ``tolerance`` (scalar, or one per value) could change the
+    value rounded to ``decimals``."""
+    low, high = _rounding_bounds(values, decimals, tolerance)
+    return low != high
+
+
+def rank_candidates(scores: np.ndarray, candidate_ids: Sequence[str]) -> np.ndarray:
+    """Positions of the candidates, best first: highest score, equal scores by id (string order).
+
+    Breaking ties by id, not by position, makes the order independent of the file order of
+    the corpus; with rounded scores, ties are real and this rule decides them.
+    """
+    id_rank = np.argsort(np.argsort(np.asarray(candidate_ids, dtype=str), kind="stable"), kind="stable")
+    return np.lexsort((id_rank, -np.asarray(scores, dtype=np.float64)))
+
+
+def fragile_ranking(raw_scores: np.ndarray, candidate_ids: Sequence[str], k: int,
+                    tolerance: float | np.ndarray = COSINE_TOLERANCE,
+                    decimals: int = COSINE_DECIMALS) -> bool:
+    """Could changing each raw score by up to ``tolerance`` change the ordered rounded top ``k``?
+
+    ``tolerance`` is a scalar or one bound per score (:func:`cosine_change_bound`).
+
+    Each score's rounded value can only move within ``[round(s - tol), round(s + tol)]``. The
+    ordered top ``k`` cannot change if every one of its members stays ahead of every candidate
+    ranked after it: its lowest possible rounded value beats the other's highest, or both are
+    pinned to the same rounded value and the id rule orders them as now.
+    """
+    raw = np.asarray(raw_scores, dtype=np.float64)
+    ids = np.asarray(candidate_ids, dtype=str)
+    order = rank_candidates(np.round(raw, decimals), ids)
+    low, high = _rounding_bounds(raw, decimals, tolerance)
+    for position in range(min(k, raw.size)):
+        first = order[position]
+        later = order[position + 1:]
+        safe = (low[first] > high[later]) | ((low[first] == high[first]) & (low[later] == high[later])
+                                             & (low[first] == low[later]) & (ids[first] < ids[later]))
+        if not safe.all():
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -185,28 +311,46 @@ class Retrieval:
 
     phase: str
     top: np.ndarray              # (n_queries, k) memory indices, best first
-    scores: np.ndarray           # (n_queries, k) cosine similarities
+    scores: np.ndarray           # (n_queries, k) cosine similarities, rounded as ranked
     fraction_needed: np.ndarray  # (n_queries,) share of the needed memories retrieved
     misled: np.ndarray           # (n_queries,) bool
     p_success: np.ndarray        # (n_queries,)
+    fragile: np.ndarray          # (n_queries,) bool: a cosine change <= COSINE_TOLERANCE could alter top
 
 
 def retrieve(corpus: Corpus, vectors: CorpusEmbeddings, phase: str, k: int,
-             outcome: OutcomeModel = OutcomeModel()) -> Retrieval:
-    """Top-``k`` retrieval of every query in ``phase`` and the resulting success probabilities."""
+             outcome: OutcomeModel = OutcomeModel(),
+             decimals: int | None = COSINE_DECIMALS,
+             tolerance: float | np.ndarray | None = None) -> Retrieval:
+    """Top-``k`` retrieval of every query in ``phase`` and the resulting success probabilities.
+
+    Ranks on cosines rounded to ``decimals`` places, equal ones by memory id
+    (:func:`rank_candidates`). ``decimals=None`` ranks on the raw cosines, whose last digits
+    depend on the machine: for comparison only, never for published results.
+    ``Retrieval.fragile`` flags the queries whose ordered top ``k`` a change of up to
+    ``tolerance`` in any cosine could alter (:func:`fragile_ranking`); ``None`` (default): each
+    cosine's own :func:`cosine_change_bound`.
+    """
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {PHASES}, got {phase!r}")
     available = corpus.available(phase)
     if k > int(available.sum()):
         raise ValueError(f"k={k} exceeds the {int(available.sum())} memories in the store in phase {phase!r}")
-    similarity = cosine_matrix(vectors.queries, vectors.memories)
+    raw = cosine_matrix(vectors.queries, vectors.memories)
+    similarity = raw if decimals is None else np.round(raw, decimals)
+    bound = np.broadcast_to(cosine_change_bound(vectors.queries, vectors.memories)
+                            if tolerance is None else np.asarray(tolerance, dtype=np.float64), raw.shape)
     candidates = np.flatnonzero(available)
+    candidate_ids = [corpus.memory_ids[i] for i in candidates]
     top = np.empty((len(corpus.queries), k), dtype=np.intp)
+    fragile = np.zeros(len(corpus.queries), dtype=bool)
     for row in range(len(corpus.queries)):
-        scores = similarity[row, candidates]
-        # highest score first; exact ties go to the memory listed first in the corpus
-        order = np.lexsort((candidates, -scores))[:k]
-        top[row] = candidates[order]
+        top[row] = candidates[rank_candidates(similarity[row, candidates], candidate_ids)[:k]]
+        if decimals is not None:
+            fragile[row] = fragile_ranking(raw[row, candidates], candidate_ids, k,
+                                           bound[row, candidates], decimals)
+        else:
+            fragile[row] = True  # unrounded: any change of the last digits may reorder
     scores = np.take_along_axis(similarity, top, axis=1)
     index = {m: i for i, m in enumerate(corpus.memory_ids)}
     valid = np.array([m.true_in(phase) for m in corpus.memories])
@@ -223,7 +367,40 @@ def retrieve(corpus: Corpus, vectors: CorpusEmbeddings, phase: str, k: int,
             if memory in relevant:
                 misled[row] = not valid[memory]
                 break
-    return Retrieval(phase, top, scores, fraction, misled, outcome.probability(fraction, misled))
+    return Retrieval(phase, top, scores, fraction, misled, outcome.probability(fraction, misled),
+                     fragile)
+
+
+def robustness(corpus: Corpus, vectors: CorpusEmbeddings, ks: Sequence[int],
+               tolerance: float | None = None, decimals: int = COSINE_DECIMALS) -> dict[str, int]:
+    """How safe the chapter's decisions and published cosines are from machine noise.
+
+    Counts, over both phases, every query and every ``k`` in ``ks``: the retrieval
+    ``decisions`` (ordered top-k lists), the ``fragile_decisions`` that a change of up to
+    ``tolerance`` in any cosine could alter (default: each cosine's
+    :func:`cosine_change_bound`), and the decisions ``changed_by_rounding`` (rounded top-k
+    differs from the unrounded one). Also the ``published_cosines``: every memory-pair cosine
+    (``i <= j``; :func:`memory_similarity` shows them all, :func:`hitchhiker_table` some), and
+    the ``fragile_cosines`` among them whose rounded value such a change could alter. ``decimals`` other than :data:`COSINE_DECIMALS` answers
+    "what if the chapter rounded differently". The counts are integers; they do not depend on
+    the machine as long as no cosine sits within machine noise of ``tolerance`` from a
+    rounding boundary (for the shipped corpus the nearest is more than 1e-6 away from it).
+    """
+    out = {"decisions": 0, "fragile_decisions": 0, "changed_by_rounding": 0}
+    for k in ks:
+        for phase in PHASES:
+            rounded = retrieve(corpus, vectors, phase, k, decimals=decimals, tolerance=tolerance)
+            unrounded = retrieve(corpus, vectors, phase, k, decimals=None)
+            out["decisions"] += len(corpus.queries)
+            out["fragile_decisions"] += int(rounded.fragile.sum())
+            out["changed_by_rounding"] += int(np.any(rounded.top != unrounded.top, axis=1).sum())
+    upper = np.triu_indices(len(corpus.memories))
+    raw = cosine_matrix(vectors.memories, vectors.memories)[upper]
+    bound = (cosine_change_bound(vectors.memories, vectors.memories)[upper] if tolerance is None
+             else tolerance)
+    out["published_cosines"] = int(raw.size)
+    out["fragile_cosines"] = int(fragile_rounding(raw, bound, decimals).sum())
+    return out
 
 
 # --- episodes ----------------------------------------------------------------------------------------
@@ -342,6 +519,11 @@ def discounted_worth(run: RealTextRun, discount: float) -> np.ndarray:
     return memory_worth(pos, neg)
 
 
+def _exact_column_sums(matrix: np.ndarray) -> np.ndarray:
+    """Column sums, each correctly rounded (:func:`math.fsum`): the same bits on every machine."""
+    return np.array([math.fsum(column) for column in np.asarray(matrix, dtype=np.float64).T])
+
+
 def query_probabilities(corpus: Corpus, type_weights: np.ndarray) -> np.ndarray:
     """Probability of each query in one episode: its type's weight shared by the type's queries."""
     prob = np.zeros(len(corpus.queries))
@@ -362,8 +544,10 @@ def exact_p_plus(corpus: Corpus, retrieval: Retrieval, type_weights: np.ndarray)
     prob = query_probabilities(corpus, type_weights)
     member = np.zeros((len(corpus.queries), len(corpus.memories)))
     np.put_along_axis(member, retrieval.top, 1.0, axis=1)
-    rate = prob @ member
-    mass = (prob * retrieval.p_success) @ member
+    # Correctly rounded sums (math.fsum), not a BLAS product: BLAS kernels sum in different
+    # orders on different CPUs and this value is published (seen: last-digit differences).
+    rate = _exact_column_sums(prob[:, None] * member)
+    mass = _exact_column_sums((prob * retrieval.p_success)[:, None] * member)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_plus = np.where(rate > 0, mass / np.where(rate > 0, rate, 1.0), np.nan)
     return p_plus, rate
@@ -515,22 +699,30 @@ def role_order(corpus: Corpus) -> list[int]:
 
 
 def memory_similarity(corpus: Corpus, vectors: CorpusEmbeddings) -> tuple[np.ndarray, list[str], list[str]]:
-    """Memory-memory cosine similarity, rows and columns grouped by role; with ids and roles."""
+    """Memory-memory cosine similarity rounded to :data:`COSINE_DECIMALS`, rows and columns
+    grouped by role; with ids and roles (every entry is checked by :func:`robustness`)."""
     order = role_order(corpus)
-    matrix = cosine_matrix(vectors.memories[order], vectors.memories[order])
+    matrix = rounded_cosines(vectors.memories[order], vectors.memories[order])
     return matrix, [corpus.memory_ids[i] for i in order], [corpus.memories[i].role for i in order]
 
 
+def _hitchhiker_pairs(corpus: Corpus) -> list[tuple[int, int]]:
+    """(hitchhiker, memory it resembles) index pairs, in file order."""
+    return [(i, corpus.index(m.resembles)) for i, m in enumerate(corpus.memories)
+            if m.role == "hitchhiker" and m.resembles is not None]
+
+
 def hitchhiker_table(run: RealTextRun, vectors: CorpusEmbeddings) -> list[dict[str, Any]]:
-    """Each hitchhiker next to the memory it resembles: similarity and final MW of both."""
+    """Each hitchhiker next to the memory it resembles: similarity and final MW of both.
+
+    The cosine is rounded to :data:`COSINE_DECIMALS` places (see the module docstring).
+    """
     corpus = run.corpus
     worth, classes, evidence = run.worth(), run.classes(), run.evidence()
-    similarity = cosine_matrix(vectors.memories, vectors.memories)
+    similarity = rounded_cosines(vectors.memories, vectors.memories)
     rows = []
-    for i, memory in enumerate(corpus.memories):
-        if memory.role != "hitchhiker" or memory.resembles is None:
-            continue
-        j = corpus.index(memory.resembles)
+    for i, j in _hitchhiker_pairs(corpus):
+        memory = corpus.memories[i]
         rows.append({"hitchhiker": memory.id, "resembles": memory.resembles,
                      "cosine": float(similarity[i, j]),
                      "mw_hitchhiker": float(worth[i]), "evidence_hitchhiker": float(evidence[i]),
