@@ -1,8 +1,8 @@
 """Smoke run of every chapter through papermill, the site build, byte-for-byte reproduction of the
 published results and figures, and the published files under races, interrupts and failures."""
 
+import hashlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -145,6 +145,7 @@ def start_and_wait_for_kernel(root, *command):
             return process, folders[0]
         time.sleep(0.05)
     process.kill()
+    process.communicate()
     pytest.fail("no kernel started")
 
 
@@ -167,7 +168,7 @@ def test_killing_the_parent_leaves_no_kernel_running(tmp_path):
     published = snapshot(root)
     process, folder = start_and_wait_for_kernel(root, "run", "decay-sweeps")
     process.kill()
-    process.wait()
+    process.communicate()
     for _ in range(100):  # the kernel polls its parent and exits when it is gone
         if not kernels_of(folder):
             break
@@ -196,13 +197,13 @@ def test_races_between_publishing_and_custom_runs_keep_the_published_set(tmp_pat
                              stderr=subprocess.PIPE),
         ]
         for process in processes:
-            assert process.wait(timeout=300) == 0, process.stderr.read()
+            _, err = process.communicate(timeout=300)
+            assert process.returncode == 0, err
         after = snapshot(root)
         headline = {k: v for k, v in after.items() if "decay-headline" in k}
         assert {k: v for k, v in expected.items() if "decay-headline" in k and k.startswith("data")} == \
             {k: v for k, v in headline.items() if k.startswith("data")}
         manifest = json.loads(after["data/results/decay-headline-figures.json"])
         figures = {k.split("/")[-1]: v for k, v in headline.items() if k.startswith("figures")}
-        import hashlib
         assert {k: hashlib.sha256(v).hexdigest() for k, v in figures.items()} == manifest
     assert not list(runs_dir(root).iterdir())

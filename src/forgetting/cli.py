@@ -180,9 +180,10 @@ def _verify(root: Path, names: Sequence[str], update: bool) -> int:
             status[name], failed = "FAILED", True
             continue
         try:
-            problems = pipeline.compare(root, run)
-            for problem in problems:
-                print(f"  {problem}")
+            report = pipeline.file_report(root, run)
+            for file_name, state in report:
+                print(f"  {file_name}: {state}")
+            problems = [f for f, state in report if state != pipeline.IDENTICAL]
             if problems and update:
                 pipeline.promote(root, run)
                 status[name] = "updated"

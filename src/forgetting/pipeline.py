@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -154,6 +155,7 @@ def run_chapter(root: Path, name: str, overrides: Mapping[str, Any] | None = Non
     """
     import papermill
 
+    root = Path(root).resolve()  # the kernel runs in book/: every path it gets is absolute
     chapter = spec(name)
     params = chapter.validate({**(chapter.quick if quick else {}), **dict(overrides or {})})
     remove_orphans(root)
@@ -242,20 +244,30 @@ def _json_difference(new: Any, old: Any, where: str) -> str | None:
     return None
 
 
-def compare(root: Path, run: ChapterRun) -> list[str]:
-    """Differences between a run and the chapter's published set (empty if identical)."""
+IDENTICAL = "identical"
+
+
+def file_report(root: Path, run: ChapterRun) -> list[tuple[str, str]]:
+    """Each file of the run or of the published set, with ``identical`` or how it differs."""
     staged = {p.name: p for p in run.results}
     published = {p.name: p for p in published_files(results_dir(root), run.name)}
-    problems = []
+    report = []
     for file_name in sorted(set(staged) | set(published)):
         new, old = staged.get(file_name), published.get(file_name)
         if new is None:
-            problems.append(f"{file_name}: published but not produced")
+            report.append((file_name, "published but not produced"))
         elif old is None:
-            problems.append(f"{file_name}: produced but never published")
+            report.append((file_name, "produced but never published"))
         elif new.read_bytes() != old.read_bytes():
-            problems.append(f"{file_name}: {first_difference(file_name, new.read_bytes(), old.read_bytes())}")
-    return problems
+            report.append((file_name, first_difference(file_name, new.read_bytes(), old.read_bytes())))
+        else:
+            report.append((file_name, IDENTICAL))
+    return report
+
+
+def compare(root: Path, run: ChapterRun) -> list[str]:
+    """Differences between a run and the chapter's published set (empty if identical)."""
+    return [f"{name}: {status}" for name, status in file_report(root, run) if status != IDENTICAL]
 
 
 # --- publishing --------------------------------------------------------------------------
@@ -378,7 +390,7 @@ def build_site(root: Path, builder: str = "html") -> Path:
     with open(log, "wb") as handle:
         code = subprocess.run(command, env=env, stdout=handle, stderr=subprocess.STDOUT).returncode
     if code:
-        lines = log.read_text(errors="replace").splitlines()
+        lines = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace")).splitlines()
         first = next((line for line in lines if "WARNING" in line or "ERROR" in line),
                      lines[-1] if lines else "no output")
         raise BuildFailed(f"jupyter-book build failed ({first.strip()}); full log: {log}")

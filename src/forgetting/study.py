@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import sys
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
@@ -20,7 +18,7 @@ from . import metrics
 from .decay import (DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, DEFAULT_WINDOW_SIZE,
                     EbbinghausEngine, Engine, RecencyWindow, decay_eviction_delay,
                     naive_eviction_turn, retention, reinforced_stability, window_eviction_delay)
-from .paths import PROGRESS_ENV
+from .progress import progress
 from .sessions import SessionConfig, generate_session
 from .simulation import Trace, simulate
 
@@ -77,25 +75,6 @@ def run_seeds(policy: Policy, config: SessionConfig, n_seeds: int) -> list[dict[
     _check_positive("n_seeds", n_seeds)
     seeds = progress(range(n_seeds), f"{policy.label}, {n_seeds} seeds")
     return [run_session(policy, config.replace(seed=seed)) for seed in seeds]
-
-
-def progress(iterable: Iterable[Any], label: str) -> Iterable[Any]:
-    """A tqdm bar (seeds done / total, rate, ETA) on the user's terminal, else the plain iterable.
-
-    A chapter kernel's own stderr is captured by Jupyter, so the pipeline names the user's
-    terminal in ``FORGETTING_PROGRESS_TTY`` when it runs in one; outside the pipeline the bar
-    goes to stderr when that is a terminal. Progress never changes results.
-    """
-    terminal = os.environ.get(PROGRESS_ENV)
-    if not terminal and not sys.stderr.isatty():
-        return iterable
-    from tqdm import tqdm
-
-    try:
-        stream = open(terminal, "w", encoding="utf-8") if terminal else sys.stderr  # noqa: SIM115
-    except OSError:
-        return iterable
-    return tqdm(iterable, desc=label, leave=False, file=stream, mininterval=0.5)
 
 
 def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, float]:

@@ -1,0 +1,28 @@
+"""Progress bars for long seed loops, drawn on the user's terminal even from inside a kernel."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Iterable
+
+from .paths import PROGRESS_ENV
+
+
+def progress(iterable: Iterable[Any], label: str) -> Iterable[Any]:
+    """A tqdm bar (seeds done / total, rate, ETA) on the user's terminal, else the plain iterable.
+
+    A chapter kernel's own stderr is captured by Jupyter, so the pipeline names the user's
+    terminal in ``FORGETTING_PROGRESS_TTY`` when it runs in one; outside the pipeline the bar
+    goes to stderr when that is a terminal. Progress never changes results.
+    """
+    terminal = os.environ.get(PROGRESS_ENV)
+    if not terminal and not sys.stderr.isatty():
+        return iterable
+    from tqdm import tqdm
+
+    try:
+        stream = open(terminal, "w", encoding="utf-8") if terminal else sys.stderr  # noqa: SIM115
+    except OSError:
+        return iterable
+    return tqdm(iterable, desc=label, leave=False, file=stream, mininterval=0.5)
