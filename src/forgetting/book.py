@@ -144,7 +144,7 @@ class Chapter:
         plt.close(fig)
 
     def table(self, rows: Sequence[Mapping[str, Any]], name: str, display: bool = True) -> Any:
-        """Write ``rows`` as ``<chapter>-<name>.csv`` (staged with the results) and return a DataFrame."""
+        """Write ``rows`` as ``<chapter>-<name>.csv`` (in the run folder) and return a DataFrame."""
         import pandas as pd
 
         frame = pd.DataFrame(list(rows))
