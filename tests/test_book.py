@@ -36,7 +36,7 @@ def test_every_chapter_runs_quick_and_never_publishes(built_book):
     assert [run.name for run in runs] == list(CHAPTERS)
     for run in runs:
         assert run.published is (not spec(run.name).quick)
-        assert (root / "_executed" / "book" / f"{run.name}.ipynb").exists()
+        assert (root / "_executed" / "site" / f"{run.name}.ipynb").exists()
         assert not run.folder.exists()  # run folders are removed once shown in the site
     for published in results_dir(ROOT).iterdir():  # quick runs left these alone
         copy = results_dir(root) / published.name
@@ -48,9 +48,9 @@ def test_site_has_every_chapter(built_book):
     root, _ = built_book
     html = root / "_build" / "html"
     for name in CHAPTERS:
-        page = (html / "_executed" / "book" / f"{name}.html").read_text()
+        page = (html / f"{name}.html").read_text()
         assert "Reproduce this chapter" in page
-    intro = (html / "book" / "intro.html").read_text()
+    intro = (html / "intro.html").read_text()
     assert "1.000" in intro and "0.911" in intro  # glued from the headline chapter
 
 
@@ -121,7 +121,7 @@ def test_custom_runs_write_only_where_the_user_says(tmp_path):
     record = json.loads((out / "results" / "decay-retention.json").read_text())
     assert record["parameters"]["max_turns"] == 150 and record["published_parameters"] is True
     assert "identical to the published files" in done.stdout
-    assert snapshot(root) == published and not (root / "_executed" / "book").exists()
+    assert snapshot(root) == published and not (root / "_executed" / "site").exists()
 
 
 def kernels_of(folder):

@@ -60,22 +60,9 @@ def _unavailable(reason: str) -> None:
 # --- the site -------------------------------------------------------------------------------------
 
 def toc_chapters(root: Path) -> list[str]:
-    """Chapters (``_executed/book/<name>``) the table of contents of ``root`` renders, in order."""
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            entry = str(node.get("file", ""))
-            if entry.startswith("_executed/book/"):
-                found.append(entry.removeprefix("_executed/book/").removesuffix(".ipynb"))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8")))
-    return found
+    """Every page the table of contents of ``root`` renders, in order (root page first)."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    return [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
 
 
 @pytest.fixture(scope="module")
@@ -280,11 +267,12 @@ def visits(site, browser) -> dict[str, dict]:
 
 def test_every_page_is_visited(site, visits):
     names = set(visits)
-    assert {"index.html", "search.html", "genindex.html", "book/intro.html"} <= names
+    assert {"index.html", "search.html", "genindex.html", "intro.html"} <= names
     root = site.parent.parent  # the book root of <root>/_build/html
     if (root / "_toc.yml").is_file():
-        for chapter in toc_chapters(root):
-            assert f"_executed/book/{chapter}.html" in names
+        for page in toc_chapters(root):  # every page at <site>/<page>.html: no build folder in a URL
+            assert f"{page}.html" in names
+    assert not [n for n in names if "_executed" in n or n.startswith("book/")]
     assert all(report["settled"] is True for report in visits.values()), {
         name: report["settled"] for name, report in visits.items() if report["settled"] is not True}
 
@@ -338,7 +326,7 @@ def test_query_typed_into_the_search_box_finds_pages(site, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    browser.get((site / "book" / "intro.html").as_uri())
+    browser.get((site / "intro.html").as_uri())
     wait_for(browser, "document.readyState === 'complete'")
     buttons = [b for b in browser.find_elements(By.CSS_SELECTOR, ".search-button__button") if b.is_displayed()]
     assert buttons, "no visible search button"

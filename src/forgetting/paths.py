@@ -4,9 +4,10 @@ Published (committed, replaced only by a complete run at published parameters):
 ``data/results/`` (one JSON record, CSV tables and a figure manifest per chapter) and
 ``figures/`` (the figure files, git-ignored, checked against the manifests).
 
-Build products (git-ignored): ``_executed/`` holds what the site renders (executed
-notebooks and their figures) and the private folder of each run in progress;
+Build products (git-ignored): ``_executed/`` holds what the site renders (the book's pages,
+executed notebooks and their figures) and the private folder of each run in progress;
 ``_build/`` holds the site and the outputs of custom-parameter runs.
+The site's pages are rendered from ``_executed/site/`` (see :func:`site_source_dir`).
 """
 
 from __future__ import annotations
@@ -45,8 +46,19 @@ def figures_dir(root: Path) -> Path:
 
 
 def site_input_dir(root: Path) -> Path:
-    """What the site renders: ``book/<chapter>.ipynb`` and ``figures/`` (see ``_toc.yml``)."""
+    """Build products of the pipeline: the site's source folder and the runs in progress."""
     return root / "_executed"
+
+
+def site_source_dir(root: Path) -> Path:
+    """The folder Jupyter Book renders: the pages of ``book/``, each chapter's executed notebook
+    ``<chapter>.ipynb`` and ``figures/``, all at its top, so a chapter's address is
+    ``<site>/<chapter>.html`` with no build folder in it."""
+    return root / "_executed" / "site"
+
+
+def site_output_dir(root: Path, builder: str = "html") -> Path:
+    return root / "_build" / builder
 
 
 def runs_dir(root: Path) -> Path:

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .chapters import chapter_names, spec
-from .paths import (PROGRESS_ENV, RUN_DIR_ENV, figures_dir, results_dir, run_figures, run_results,
-                    runs_dir, site_input_dir)
+from .paths import (PROGRESS_ENV, RUN_DIR_ENV, book_dir, figures_dir, results_dir, run_figures,
+                    run_results, runs_dir, site_input_dir, site_output_dir, site_source_dir)
 from .safeio import check_inside, exclusive_lock, write_temp
 
 KERNEL = "python3"
@@ -331,11 +331,28 @@ def promote(root: Path, run: ChapterRun) -> None:
 
 
 def show_in_site(root: Path, run: ChapterRun) -> None:
-    """Make this run the one the site renders (``_executed/book`` and ``_executed/figures``)."""
-    site = site_input_dir(root)
+    """Make this run the one the site renders (``_executed/site/<chapter>.ipynb`` and its figures)."""
+    site = site_source_dir(root)
     with exclusive_lock(_lock_path(root)):
         replace_set(root, site / "figures", run.name, run.figures)
-        replace_set(root, site / "book", run.name, [run.notebook])
+        replace_set(root, site, run.name, [run.notebook])
+
+
+#: What the site takes from ``book/`` besides the executed chapters.
+SITE_PAGES = ("*.md", "references.bib", "images/*")
+
+
+def prepare_site(root: Path) -> Path:
+    """Copy the book's pages, bibliography and images into the site's source folder."""
+    site = site_source_dir(root)
+    for pattern in SITE_PAGES:
+        for source in sorted(book_dir(root).glob(pattern)):
+            target = site / source.relative_to(book_dir(root))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = source.read_bytes()
+            if not target.exists() or target.read_bytes() != data:
+                target.write_bytes(data)
+    return site
 
 
 def export(run: ChapterRun, output: Path) -> Path:
@@ -381,9 +398,16 @@ def run_all(root: Path, names: Iterable[str] | None = None, quick: bool = False,
 
 
 def build_site(root: Path, builder: str = "html") -> Path:
-    """``jupyter-book build -W -n``; its output goes to ``_build/jupyter-book.log``."""
-    command = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "-W", "-n",
-               "--keep-going", "--builder", builder]
+    """``jupyter-book build -W -n`` of the site's source folder, with the repository's
+    ``_config.yml`` and ``_toc.yml``; its output goes to ``_build/jupyter-book.log``."""
+    site = prepare_site(root)
+    missing = [n for n in chapter_names() if not (site / f"{n}.ipynb").exists()]
+    if missing:
+        raise BuildFailed(f"no executed notebook for {', '.join(missing)}: run `forgetting build` "
+                          "(or `forgetting build --quick`) first")
+    command = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(site),
+               "--path-output", str(root), "--config", str(root / "_config.yml"),
+               "--toc", str(root / "_toc.yml"), "-W", "-n", "--keep-going", "--builder", builder]
     env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     log = root / "_build" / "jupyter-book.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -394,7 +418,7 @@ def build_site(root: Path, builder: str = "html") -> Path:
         first = next((line for line in lines if "WARNING" in line or "ERROR" in line),
                      lines[-1] if lines else "no output")
         raise BuildFailed(f"jupyter-book build failed ({first.strip()}); full log: {log}")
-    return root / "_build" / builder / "index.html"
+    return site_output_dir(root, builder) / "index.html"
 
 
 def timing_table(runs: Iterable[ChapterRun], status: Mapping[str, str] | None = None) -> str:
