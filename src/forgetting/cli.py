@@ -3,6 +3,8 @@
     forgetting run decay-headline -p n_seeds 10     # one chapter, custom parameters -> _build/runs/
     forgetting verify [CHAPTER ...] [--update]      # rerun at published parameters, compare (and publish)
     forgetting build [--quick] [--no-execute]       # execute every chapter, render the site
+    forgetting pdf                                  # print the built site into one PDF, offline
+    forgetting publish --remote R [--branch B]      # push the built site with ghp-import
 
 Parameters are read exactly as papermill reads them: ``-p NAME VALUE`` (True/False/None,
 then int, then float, else the string), ``-r NAME VALUE`` (raw string), ``-y YAML`` and
@@ -21,7 +23,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from . import pipeline
+from . import pdf, pipeline, publish
 from .chapters import chapter_names, spec
 from .paths import default_output_dir, repo_root
 from .safeio import is_disk_full
@@ -105,6 +107,11 @@ def _parser() -> argparse.ArgumentParser:
     build = commands.add_parser("build", help="execute every chapter, publish, and build the site")
     build.add_argument("--quick", action="store_true", help="smoke-test sizes (never published)")
     build.add_argument("--no-execute", action="store_true", help="only render what was executed")
+
+    commands.add_parser("pdf", help="print the built site, in _toc.yml order, to _build/html/forgetting-book.pdf")
+    push = commands.add_parser("publish", help="push the built site (_build/html) to a branch with ghp-import")
+    push.add_argument("--remote", required=True, help="a remote of this clone, a URL or a repository path")
+    push.add_argument("--branch", default="gh-pages", help="the branch to publish to (default gh-pages)")
     return parser
 
 
@@ -118,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as error:
         _fail(args, str(error))
         return EXIT_USAGE
-    except (pipeline.ChapterFailed, pipeline.BuildFailed) as error:
+    except (pipeline.ChapterFailed, pipeline.BuildFailed, publish.PublishFailed) as error:
         _fail(args, str(error))
         return EXIT_FAILED
     except OSError as error:
@@ -146,6 +153,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         for name in names:
             spec(name)  # unknown chapters fail before anything runs
         return _verify(root, names, args.update)
+    if args.command == "pdf":
+        print(f"pdf: {pdf.build_pdf(root)}")
+        return 0
+    if args.command == "publish":
+        done = publish.publish(root, args.remote, args.branch)
+        print(f"published {done.commit[:12]} to {args.branch} of {args.remote}" if done.pushed else
+              f"{args.branch} of {args.remote} already holds this site ({done.commit[:12]}): nothing pushed")
+        return 0
     if not args.no_execute:
         runs = pipeline.run_all(root, quick=args.quick, publish=not args.quick,
                                 echo=lambda text: print(text, flush=True), progress=True)

@@ -1,0 +1,68 @@
+"""``forgetting pdf``: the whole book printed offline by Debian's Chromium and merged with pypdf.
+
+Slow tier: prints the session's quick build of the book (the ``built_book`` fixture). Without
+Chromium or chromedriver (``apt-get install chromium chromium-driver``) the test fails in CI
+(``CI`` set) and is skipped elsewhere, as tests/test_site.py does.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+
+import pytest
+
+from forgetting import pdf, publish
+
+pytestmark = pytest.mark.book
+
+
+@pytest.fixture(scope="module")
+def book_pdf(built_book):
+    root, _ = built_book
+    try:
+        pdf.browser_binaries()
+    except pdf.PdfFailed as error:
+        if os.environ.get("CI"):
+            pytest.fail(str(error))
+        pytest.skip(str(error))
+    return root, pdf.build_pdf(root)
+
+
+def squeeze(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def test_pdf_holds_every_page_in_toc_order_with_an_outline(book_pdf):
+    from pypdf import PdfReader
+
+    root, path = book_pdf
+    assert path == root / "_build" / "html" / "forgetting-book.pdf"
+    reader = PdfReader(path)
+    pages = publish.toc_pages(root)
+    assert len(reader.pages) >= len(pages)
+    titles = [item.title for item in reader.outline if not isinstance(item, list)]
+    parts = [p.part for p in pages if p.part]
+    assert squeeze(titles[0].replace("’", "'")) == squeeze(pdf.book_title(root))  # the root page's heading,
+    # then one entry per part
+    assert titles[1:] == list(dict.fromkeys(parts))
+    chapters = [item.title for group in reader.outline if isinstance(group, list) for item in group]
+    assert len(chapters) == len(pages) - 1
+    # a chapter title is text in the PDF, on the page the outline points to, after the pages before it
+    first = next(p for p in pages if p.part)
+    outline_page = reader.get_destination_page_number(reader.outline[2][0])
+    assert squeeze(chapters[0]) in squeeze(reader.pages[outline_page].extract_text())
+    assert outline_page > 0 and first.file == "decay-retention"
+
+
+def test_pdf_is_offline_and_dateless(book_pdf):
+    from pypdf import PdfReader
+
+    _, path = book_pdf
+    reader = PdfReader(path)
+    assert set(reader.metadata) == {"/Title", "/Creator"}
+    assert b"CreationDate" not in path.read_bytes() and b"ModDate" not in path.read_bytes()
+    uris = [str(a.get_object()["/A"].get("/URI", "")) for page in reader.pages
+            for a in page.get("/Annots", []) if "/A" in a.get_object()]
+    assert not [u for u in uris if u.startswith("file:")]
