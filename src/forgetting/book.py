@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 from .chapters import ChapterSpec, spec
 from .paths import chapter_run_dir, repo_root, run_figures, run_results
 from .safeio import atomic_write
-from .study import digest
+from .hashing import digest
 
 STYLE = "forgetting.mplstyle"
 FIGURE_FORMATS = ("png", "pdf", "svg")

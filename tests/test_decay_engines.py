@@ -1,26 +1,11 @@
-"""The decay engine and the recency window: invariants, exact numbers, properties, bad input."""
+"""The decay engine and the recency window: invariants, the direct reading of the rule, bad input."""
 
 import math
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from forgetting.decay import (EbbinghausEngine, RecencyWindow, decay_eviction_delay,
-                              naive_eviction_turn, retention, scan_evictions)
-from forgetting.sessions import SessionConfig, generate_session
-from forgetting.simulation import simulate
-from forgetting import metrics, study
-
-
-# --- the source's six invariants ------------------------------------------------------
-
-def test_determinism_same_seed_same_trace():
-    config = SessionConfig(seed=7)
-    first = simulate(EbbinghausEngine(), generate_session(config))
-    second = simulate(EbbinghausEngine(), generate_session(config))
-    assert first == second
-    assert study.digest(study.run_seeds(study.DECAY, config, 3)) == \
-        study.digest(study.run_seeds(study.DECAY, config, 3))
+from forgetting.decay.engines import EbbinghausEngine, RecencyWindow, scan_evictions
 
 
 def test_reinforced_item_outlives_plain_item():
@@ -60,88 +45,6 @@ def test_item_recalled_every_turn_is_never_evicted(engine):
         engine.step(turn)
         assert engine.is_present("core")
 
-
-@pytest.mark.parametrize("seed", range(5))
-def test_frr_is_a_fraction_at_every_checkpoint(seed):
-    config = SessionConfig(seed=seed, noise_per_turn=2, num_foundational=4)
-    for engine in (EbbinghausEngine(0.3), RecencyWindow(5)):
-        trace = simulate(engine, generate_session(config))
-        values = metrics.frr_checkpoints(trace).values()
-        assert all(0.0 <= v <= 1.0 for v in values)
-        assert all(v * 4 == int(v * 4) for v in values)
-
-
-def test_survival_statistics_exclude_survivors():
-    config = SessionConfig(seed=0, num_foundational=3)
-    trace = simulate(RecencyWindow(15), generate_session(config))
-    noise = [i for i in trace.created_turn if i.startswith("noise")]
-    stats = metrics.survival_stats(trace, noise)
-    evicted = [i for i in noise if i in trace.evicted_turn]
-    survivors = [i for i in noise if i not in trace.evicted_turn]
-    assert stats.n_evicted == len(evicted) and survivors
-    assert stats.max_survival_time == 16  # window: registered at t, gone at t + W + 1
-    assert stats.terminal_survival_rate == pytest.approx(len(survivors) / len(noise))
-    decay = simulate(EbbinghausEngine(), generate_session(config))
-    facts = metrics.survival_stats(decay, decay.foundational_ids)
-    assert facts.n_evicted == 0 and facts.mean_survival_time is None
-    assert facts.terminal_survival_rate == 1.0
-
-
-# --- exact published numbers -----------------------------------------------------------
-
-def test_published_retention_numbers():
-    stability = study.stability_after_recalls(4)
-    assert round(stability) == 292
-    assert round(retention(15, 8.0), 3) == 0.153
-    assert round(retention(15, stability), 3) == 0.950
-    assert round(retention(111, stability), 3) == 0.684
-
-
-def test_published_grace_periods():
-    assert [round(naive_eviction_turn(s, 0.2), 2) for s in (2, 4, 6, 8)] == [3.22, 6.44, 9.66, 12.88]
-
-
-def test_published_headline():
-    config = SessionConfig(seed=0)
-    decay, window = study.headline(config, 50)
-    assert (decay["frr_mean"], decay["frr_sd"], window["frr_mean"], window["frr_sd"]) == (1.0, 0.0, 0.0, 0.0)
-    assert (decay["facts_evicted"], window["facts_evicted"]) == (0.0, 3.0)
-    assert round(decay["footprint_reduction"], 3) == 0.911
-    assert round(window["footprint_reduction"], 3) == 0.898
-
-
-def test_published_trace():
-    config = SessionConfig(seed=0, num_foundational=1)
-    decay = study.trace_session(study.DECAY, config)
-    window = study.trace_session(study.WINDOW, config)
-    assert [t for t, _, _ in decay.recalls] == [5, 10, 20, 39]
-    assert window.evicted_turn["foundational_0"] == 36
-    assert [ok for _, _, ok in window.recalls] == [True, True, True, False]
-    assert [ok for _, _, ok in decay.recalls] == [True] * 4
-    assert metrics.frr(decay, 30) == metrics.frr(window, 30) == 1.0
-    assert decay.is_present_after("foundational_0", 150)
-
-
-def test_published_sweeps_and_failure_case():
-    config = SessionConfig(seed=0)
-    for row in study.noise_sweep(config, [1, 20], 20):
-        assert (row["decay_frr"], row["window_frr"]) == (1.0, 0.0)
-    grid = study.sensitivity_sweep(config, [0.1, 0.3], [10, 50], 20)
-    assert all(r["holds"] for r in grid)
-    never = config.replace(recalls_per_foundational=0)
-    assert study.headline(never, 20)[0]["frr_mean"] == 0.0
-    assert study.headline(never, 20)[1]["frr_mean"] == 0.0
-
-
-def test_uniform_schedule_window_scores_zero_with_zero_variance():
-    config = SessionConfig(seed=0, schedule="uniform")
-    runs = study.run_seeds(study.WINDOW, config, 50)
-    frr = [r["terminal_frr"] for r in runs]
-    assert set(frr) == {0.0}
-    assert metrics.zero_variance_alarm({"window": frr, "varies": [0.0, 1.0]}) == ["window"]
-
-
-# --- properties against a direct reading of the formulas ------------------------------
 
 class DirectEngine:
     """The rules written out plainly: scan every item at every step."""
@@ -209,16 +112,6 @@ def test_engines_match_direct_reading(kind, theta, s0, window, events):
                 assert engine.item(mem_id).stability == item["S"]
 
 
-@settings(max_examples=300, deadline=None)
-@given(stability=st.floats(0.05, 1e5), theta=st.floats(1e-3, 0.999))
-def test_eviction_delay_is_first_turn_below_threshold(stability, theta):
-    delay = decay_eviction_delay(stability, theta)
-    assert retention(delay, stability) < theta
-    assert delay == 1 or retention(delay - 1, stability) >= theta
-
-
-# --- bad input ---------------------------------------------------------------------------
-
 @pytest.mark.parametrize("kwargs, message", [
     ({"eviction_threshold": 0.0}, "eviction_threshold"), ({"eviction_threshold": 1.0}, "eviction_threshold"),
     ({"eviction_threshold": float("nan")}, "eviction_threshold"), ({"eviction_threshold": True}, "eviction_threshold"),
@@ -238,6 +131,12 @@ def test_bad_decay_parameters(kwargs, message):
 def test_bad_window(window):
     with pytest.raises(ValueError, match="window_size"):
         RecencyWindow(window)
+
+
+def _state(engine):
+    """Everything a call could change: clock, item table, schedule."""
+    items = [(i.mem_id, i.last_touched, i.touch_count, i.stability) for i in engine._items.values()]
+    return engine._clock, items, sum(map(len, engine._buckets.values())), len(engine._bucket_turns)
 
 
 @pytest.mark.parametrize("engine_factory", [EbbinghausEngine, RecencyWindow])
@@ -260,14 +159,6 @@ def test_bad_calls_leave_no_partial_state(engine_factory):
     assert (engine.present_ids(), engine.item("a").touch_count, engine.item("a").stability) == before
     assert engine.recall("missing", 6) is False
     assert engine.present_ids() == ["a"]
-
-
-# --- refused calls change nothing; memory per item is bounded ----------------------------
-
-def _state(engine):
-    """Everything a call could change: clock, item table, schedule."""
-    items = [(i.mem_id, i.last_touched, i.touch_count, i.stability) for i in engine._items.values()]
-    return engine._clock, items, sum(map(len, engine._buckets.values())), len(engine._bucket_turns)
 
 
 @pytest.mark.parametrize("engine_factory", [EbbinghausEngine, RecencyWindow])

@@ -6,7 +6,7 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from forgetting.sessions import SessionConfig, generate_session, RECALL_BASE_OFFSETS
+from forgetting.decay.sessions import SessionConfig, generate_session, RECALL_BASE_OFFSETS
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,4 +1,4 @@
-"""Metrics over a :class:`~forgetting.simulation.Trace`, each a plain function.
+"""Metrics over a :class:`~forgetting.decay.simulation.Trace`, each a plain function.
 
 * Foundational recall rate ``FRR(T)`` = foundational facts present at the end of
   turn ``T`` / foundational facts (presence only, not correctness).
@@ -12,10 +12,13 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from .simulation import Trace
+
+__all__ = ["frr", "terminal_frr", "frr_checkpoints", "SurvivalStats", "survival_stats",
+           "footprint_reduction", "zero_variance_alarm"]
 
 
 def frr(trace: Trace, turn: int) -> float:
@@ -42,7 +45,12 @@ def frr_checkpoints(trace: Trace, every: int = 10) -> dict[int, float]:
 
 @dataclass(frozen=True)
 class SurvivalStats:
-    """Survival of a group of items: times of the evicted ones, rate of the rest."""
+    """Survival of a group of items: times of the evicted ones, rate of the rest.
+
+    Survival time = eviction turn - registration turn, over evicted items only (``None``
+    when none was evicted); ``terminal_survival_rate`` = share of the items present at the
+    last turn.
+    """
 
     n_items: int
     n_evicted: int
@@ -67,23 +75,6 @@ def footprint_reduction(trace: Trace) -> float:
     if trace.items_created == 0:
         return 0.0
     return 1.0 - statistics.fmean(trace.working_set_sizes) / trace.items_created
-
-
-@dataclass(frozen=True)
-class Summary:
-    mean: float
-    sd: float  # sample standard deviation (n - 1); 0.0 for a single value
-    min: float
-    max: float
-    n: int
-
-
-def summarize(values: Sequence[float]) -> Summary:
-    """Mean, sample sd, min and max of per-seed values."""
-    if not values:
-        raise ValueError("values must not be empty")
-    sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return Summary(statistics.fmean(values), sd, min(values), max(values), len(values))
 
 
 def zero_variance_alarm(per_seed: Mapping[str, Sequence[float]]) -> list[str]:

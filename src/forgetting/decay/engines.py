@@ -1,103 +1,68 @@
 """Two eviction policies behind one interface: Ebbinghaus decay and a recency window.
 
-Both engines keep a working set of memory items and are driven by an explicit
-integer turn counter (never the wall clock). Within a turn a caller applies
-``register``/``recall`` events and then calls ``step(turn)``, which evicts.
+Both engines keep a working set of memory items and are driven by an explicit integer turn
+counter (never the wall clock). Within a turn a caller applies ``register``/``recall``
+events and then calls ``step(turn)``, which evicts.
 
-* :class:`EbbinghausEngine` -- retention ``R = exp(-t / S)`` after ``t`` turns
-  without a touch; every recall reinforces ``S <- S * (1 + ln(1 + n))`` where ``n``
-  is the touch count after the increment (registration sets ``n = 1``). An item is
-  evicted at the first step where ``R < theta``.
-* :class:`RecencyWindow` -- evicts an item once ``turn - last_touched > W``; how
-  often it was recalled is ignored by design.
+* :class:`EbbinghausEngine` -- retention ``R = exp(-t / S)`` after ``t`` turns without a
+  touch; every recall reinforces ``S <- S * (1 + ln(1 + n))`` where ``n`` is the touch count
+  after the increment (registration sets ``n = 1``). An item is evicted at the first step
+  where ``R < theta``.
+* :class:`RecencyWindow` -- evicts an item once ``turn - last_touched > W``; how often it
+  was recalled is ignored by design.
 
-An item's eviction turn depends only on its own last touch and stability, so both
-engines file it under that turn, moving it on every touch: ``step`` costs time in the
-number of items it evicts, not in the size of the working set, and the schedule holds
-at most one entry per present item however often it is touched. The reference scan
-over every item, used to test this, is :func:`forgetting.decay.scan_evictions`.
+Both satisfy :class:`Engine`, the protocol every driver (:func:`forgetting.decay.simulation.simulate`)
+relies on.
+
+An item's eviction turn depends only on its own last touch and stability, so both engines
+file it under that turn, moving it on every touch: ``step`` costs time in the number of
+items it evicts, not in the size of the working set, and the schedule holds at most one
+entry per present item however often it is touched. The reference scan over every item,
+used to test this, is :func:`scan_evictions`.
 
 Every call is checked completely before anything changes: a refused call (``ValueError``)
-leaves the items, the schedule and the clock exactly as they were. A well-formed
-``recall`` of an id that is not present (never registered, or evicted) is the silent
-failure the book studies: it returns ``False``, changes no item, and, like every accepted
-call, moves the clock to ``turn``.
+leaves the items, the schedule and the clock exactly as they were. A well-formed ``recall``
+of an id that is not present (never registered, or evicted) is the silent failure the book
+studies: it returns ``False``, changes no item, and, like every accepted call, moves the
+clock to ``turn``.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable
+from typing import Protocol
 
-DEFAULT_EVICTION_THRESHOLD = 0.20
-DEFAULT_BASELINE_STABILITY = 8.0
-DEFAULT_WINDOW_SIZE = 15
+from .._validate import int_problem, raise_problems, real_problem
+from .curves import (DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, DEFAULT_WINDOW_SIZE,
+                     decay_eviction_delay, reinforced_stability, retention, window_eviction_delay)
 
-
-def retention(turns_since_touch: int, stability: float) -> float:
-    """Ebbinghaus retention ``R = exp(-t / S)`` (exactly 1.0 at ``t = 0``)."""
-    if turns_since_touch <= 0:
-        return 1.0
-    return math.exp(-turns_since_touch / stability)
-
-
-def reinforced_stability(stability: float, touch_count: int) -> float:
-    """Stability after a recall: ``S * (1 + ln(1 + n))``, ``n`` the touch count after the recall."""
-    return stability * (1.0 + math.log(1.0 + touch_count))
-
-
-def naive_eviction_turn(baseline_stability: float, eviction_threshold: float) -> float:
-    """Continuous turn at which an untouched item crosses the threshold: ``S0 * ln(1 / theta)``."""
-    return baseline_stability * math.log(1.0 / eviction_threshold)
-
-
-NEVER_TURN = 2**62  # beyond any session: an item this stable is never scheduled
-
-
-@lru_cache(maxsize=65536)  # pure; every new item shares S0, so most calls are hits
-def decay_eviction_delay(stability: float, eviction_threshold: float) -> int | None:
-    """Smallest integer ``t >= 1`` with ``retention(t, S) < theta`` (``None`` past ``NEVER_TURN``).
-
-    Starts from the closed form ``floor(S * ln(1/theta))`` and settles the boundary
-    with the very expression :func:`retention` evaluates (a bracketing search, since
-    for huge ``S`` the closed form can be off by more than one turn), so the
-    schedule agrees bit for bit with a direct scan.
-    """
-    def below(t: int) -> bool:
-        return retention(t, stability) < eviction_threshold
-
-    closed_form = naive_eviction_turn(stability, eviction_threshold)
-    if not closed_form < NEVER_TURN:  # also catches S = inf after very many recalls
-        return None
-    guess = max(1, math.floor(closed_form))
-    if below(guess):
-        low, high, step = guess - 1, guess, 1  # invariant: not below(low) or low == 0
-        while low >= 1 and below(low):
-            high, low, step = low, max(0, low - step), step * 2
-    else:
-        low, high, step = guess, guess + 1, 1  # invariant: below(high)
-        while not below(high):
-            low, high, step = high, high + step, step * 2
-    while high - low > 1:  # not below(low) (or low == 0), below(high)
-        middle = (low + high) // 2
-        if below(middle):
-            high = middle
-        else:
-            low = middle
-    return high
-
-
-def window_eviction_delay(window_size: int) -> int:
-    """Turns after the last touch at which the window evicts: ``turn - last > W``."""
-    return window_size + 1
+__all__ = ["MemoryItem", "Engine", "EngineFactory", "EbbinghausEngine", "RecencyWindow", "scan_evictions"]
 
 
 @dataclass(slots=True)
 class MemoryItem:
-    """One item of working memory: what it holds and when it was touched."""
+    """One item of working memory: what it holds and when it was touched.
+
+    Attributes
+    ----------
+    mem_id : str
+        Unique among present items.
+    content : str
+        What the item holds (the engines never read it).
+    is_foundational : bool
+        A fact the session must keep (what FRR counts).
+    created_turn, last_touched : int
+        Turn of registration and of the latest registration or recall.
+    touch_count : int
+        ``n``: 1 at registration, +1 per recall.
+    stability : float
+        ``S`` in turns (``inf`` for the window, which ignores it).
+    sequence : int
+        Registration order; evictions are reported in this order.
+    """
 
     mem_id: str
     content: str
@@ -106,7 +71,40 @@ class MemoryItem:
     last_touched: int
     touch_count: int
     stability: float
-    sequence: int  # registration order; evictions are reported in this order
+    sequence: int
+
+
+class Engine(Protocol):
+    """What a driver needs from an eviction policy.
+
+    Invariants: turns never go backwards across calls; ``step(turn)`` returns the ids it
+    evicted in registration order; a refused call (``ValueError``) changes nothing.
+    """
+
+    def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
+        """Add an item touched at ``turn``."""
+
+    def recall(self, mem_id: str, turn: int) -> bool:
+        """Touch an item; ``False`` when it is not present."""
+
+    def step(self, turn: int) -> list[str]:
+        """Evict every item due at or before ``turn``."""
+
+    def is_present(self, mem_id: str) -> bool:
+        """Whether ``mem_id`` is in the working set."""
+
+    def working_set_size(self) -> int:
+        """Number of present items."""
+
+    def item(self, mem_id: str) -> MemoryItem:
+        """A present item (``KeyError`` otherwise)."""
+
+    def present_ids(self) -> list[str]:
+        """Present ids in registration order."""
+
+
+EngineFactory = Callable[[], Engine]
+"""A zero-argument callable returning a fresh engine."""
 
 
 def _by_sequence(item: MemoryItem) -> int:
@@ -133,10 +131,10 @@ class _ScheduledEngine:
 
     Invariants: ``_due[id]`` is the turn a present, scheduled item is filed under, and
     ``_buckets[turn]`` holds exactly the items whose ``_due`` is ``turn`` (no bucket is
-    empty), so the buckets hold at most one entry per present item. A touch moves the
-    item to its new bucket. ``_bucket_turns`` is a heap containing every bucket turn,
-    plus turns of buckets emptied since; it is rebuilt from ``_buckets`` when those
-    leftovers outnumber the live turns, so it stays O(items) at O(1) amortized cost.
+    empty), so the buckets hold at most one entry per present item. A touch moves the item
+    to its new bucket. ``_bucket_turns`` is a heap containing every bucket turn, plus turns
+    of buckets emptied since; it is rebuilt from ``_buckets`` when those leftovers outnumber
+    the live turns, so it stays O(items) at O(1) amortized cost.
     """
 
     def __init__(self) -> None:
@@ -147,12 +145,15 @@ class _ScheduledEngine:
         self._clock = 0
         self._sequence = 0
 
-    # --- policy hook -------------------------------------------------------
+    # --- policy hooks ------------------------------------------------------
     def _eviction_delay(self, item: MemoryItem) -> int | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _reinforce(self, item: MemoryItem) -> None:
         """Policy-specific effect of a recall on the item (none for the window)."""
+
+    def _initial_stability(self) -> float:
+        return math.inf
 
     # --- interface ---------------------------------------------------------
     def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
@@ -213,9 +214,11 @@ class _ScheduledEngine:
         return [item.mem_id for item in due]
 
     def is_present(self, mem_id: str) -> bool:
+        """Whether ``mem_id`` is in the working set."""
         return mem_id in self._items
 
     def working_set_size(self) -> int:
+        """Number of present items."""
         return len(self._items)
 
     def item(self, mem_id: str) -> MemoryItem:
@@ -230,9 +233,6 @@ class _ScheduledEngine:
         return list(self._items)
 
     # --- internals ---------------------------------------------------------
-    def _initial_stability(self) -> float:
-        return math.inf
-
     def _schedule(self, item: MemoryItem) -> None:
         """File ``item`` under its eviction turn, removing it from the bucket it was in."""
         delay = self._eviction_delay(item)
@@ -266,32 +266,35 @@ class _ScheduledEngine:
 
 
 class EbbinghausEngine(_ScheduledEngine):
-    """Evict an item the first time its retention ``exp(-t/S)`` drops below ``theta``.
+    """Evict an item the first time its retention ``exp(-t / S)`` drops below ``theta``.
 
     Parameters
     ----------
-    eviction_threshold:
+    eviction_threshold : float, default 0.20
         ``theta`` in (0, 1).
-    baseline_stability:
+    baseline_stability : float, default 8.0
         ``S0 > 0``, the stability of a freshly registered item (in turns).
+
+    Examples
+    --------
+    >>> engine = EbbinghausEngine()
+    >>> engine.register("fact", "the user is vegetarian", turn=1)
+    >>> engine.step(13), engine.step(14)
+    ([], ['fact'])
     """
 
     def __init__(self, eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
                  baseline_stability: float = DEFAULT_BASELINE_STABILITY) -> None:
-        problems = []
-        if not _is_real(eviction_threshold) or not 0.0 < eviction_threshold < 1.0:
-            problems.append(f"eviction_threshold must be a real number in (0, 1), got {eviction_threshold!r}")
-        if not _is_real(baseline_stability) or not baseline_stability > 0.0:
-            problems.append(f"baseline_stability must be a finite real number > 0, "
-                            f"got {baseline_stability!r}")
-        if problems:
-            raise ValueError("; ".join(problems))
+        raise_problems([
+            real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True),
+            real_problem("baseline_stability", baseline_stability, 0.0, low_open=True),
+        ])
         super().__init__()
         self.eviction_threshold = float(eviction_threshold)
         self.baseline_stability = float(baseline_stability)
 
     def retention(self, mem_id: str, turn: int) -> float:
-        """Retention of a present item at ``turn``."""
+        """Retention of a present item at ``turn`` (:func:`~forgetting.decay.curves.retention`)."""
         item = self.item(mem_id)
         return retention(turn - item.last_touched, item.stability)
 
@@ -306,11 +309,16 @@ class EbbinghausEngine(_ScheduledEngine):
 
 
 class RecencyWindow(_ScheduledEngine):
-    """Evict an item once ``turn - last_touched > window_size``; recall count is ignored."""
+    """Evict an item once ``turn - last_touched > window_size``; recall count is ignored.
+
+    Parameters
+    ----------
+    window_size : int, default 15
+        ``W >= 1``, in turns.
+    """
 
     def __init__(self, window_size: int = DEFAULT_WINDOW_SIZE) -> None:
-        if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size <= 0:
-            raise ValueError(f"window_size must be a positive int, got {window_size!r}")
+        raise_problems([int_problem("window_size", window_size, minimum=1)])
         super().__init__()
         self.window_size = window_size
 
@@ -318,33 +326,21 @@ class RecencyWindow(_ScheduledEngine):
         return window_eviction_delay(self.window_size)
 
 
-Engine = _ScheduledEngine
-EngineFactory = Callable[[], Engine]
-
-
-def scan_evictions(engine: Engine, turn: int) -> list[str]:
+def scan_evictions(engine: EbbinghausEngine | RecencyWindow, turn: int) -> list[str]:
     """Direct reading of the eviction rule: scan every present item at ``turn``.
 
-    Returns the ids that ``step(turn)`` must evict, without changing the engine.
-    Used by the tests as the reference and by the benchmark as the naive cost.
+    Returns the ids that ``step(turn)`` must evict (``R < theta``, or ``turn - last > W``),
+    without changing the engine. Used by the tests as the reference and by the benchmark as
+    the naive cost.
     """
     due = []
-    for item in engine._items.values():
-        t = turn - item.last_touched
+    for mem_id in engine.present_ids():
+        item = engine.item(mem_id)
+        turns_since_touch = turn - item.last_touched
         if isinstance(engine, EbbinghausEngine):
-            evict = retention(t, item.stability) < engine.eviction_threshold
+            evict = retention(turns_since_touch, item.stability) < engine.eviction_threshold
         else:
-            evict = t > engine.window_size  # type: ignore[attr-defined]
+            evict = turns_since_touch > engine.window_size
         if evict:
-            due.append(item.mem_id)
+            due.append(mem_id)
     return due
-
-
-def _is_real(value: object) -> bool:
-    """A finite int or float (``bool`` excluded; an int too large for a float is not finite)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False

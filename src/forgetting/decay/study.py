@@ -8,30 +8,50 @@ a fixed order, ready for a table or a CSV.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
+from .. import stats
+from .._validate import require_int
+from ..progress import progress
 from . import metrics
-from .decay import (DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, DEFAULT_WINDOW_SIZE,
-                    EbbinghausEngine, Engine, RecencyWindow, decay_eviction_delay,
-                    naive_eviction_turn, retention, reinforced_stability, window_eviction_delay)
-from .progress import progress
+from .curves import (DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, DEFAULT_WINDOW_SIZE,
+                     decay_eviction_delay, naive_eviction_turn, retention, stability_after_recalls,
+                     window_eviction_delay)
+from .engines import EbbinghausEngine, Engine, RecencyWindow
 from .sessions import SessionConfig, generate_session
 from .simulation import Trace, simulate
+
+__all__ = [
+    "Policy", "DECAY", "WINDOW", "run_session", "run_seeds", "summarize_runs", "headline",
+    "noise_sweep", "sensitivity_sweep", "trace_session", "mechanism_check", "retention_curves",
+    "grace_period_table", "first_recall_in_grace",
+]
 
 
 @dataclass(frozen=True)
 class Policy:
-    """An eviction policy: ``kind`` is ``"decay"`` (parameter theta) or ``"window"`` (parameter W)."""
+    """An eviction policy: ``kind`` is ``"decay"`` (parameter theta) or ``"window"`` (parameter W).
+
+    Attributes
+    ----------
+    kind : str
+        ``"decay"`` (:class:`~forgetting.decay.engines.EbbinghausEngine`) or ``"window"``
+        (:class:`~forgetting.decay.engines.RecencyWindow`).
+    parameter : float
+        The eviction threshold ``theta`` for decay, the window size ``W`` for the window.
+    baseline_stability : float, default 8.0
+        ``S0`` (decay only).
+    """
 
     kind: str
     parameter: float
     baseline_stability: float = DEFAULT_BASELINE_STABILITY
 
     def engine(self) -> Engine:
+        """A fresh engine for this policy."""
         if self.kind == "decay":
             return EbbinghausEngine(self.parameter, self.baseline_stability)
         if self.kind == "window":
@@ -40,6 +60,7 @@ class Policy:
 
     @property
     def label(self) -> str:
+        """Name for tables and legends, e.g. ``Ebbinghaus decay (θ = 0.20)``."""
         if self.kind == "decay":
             return f"Ebbinghaus decay (θ = {self.parameter:.2f})"
         return f"Recency window (W = {int(self.parameter)})"
@@ -48,12 +69,16 @@ class Policy:
     def grace_turns(self) -> int:
         """Turns after its last touch at which an unreinforced item is evicted."""
         if self.kind == "decay":
-            return decay_eviction_delay(self.baseline_stability, self.parameter)
+            delay = decay_eviction_delay(self.baseline_stability, self.parameter)
+            assert delay is not None  # S0 is finite, so the delay is too
+            return delay
         return window_eviction_delay(int(self.parameter))
 
 
 DECAY = Policy("decay", DEFAULT_EVICTION_THRESHOLD)
+"""The decay engine at its defaults (theta 0.20, S0 8)."""
 WINDOW = Policy("window", DEFAULT_WINDOW_SIZE)
+"""The recency window at its default (W 15)."""
 
 
 def run_session(policy: Policy, config: SessionConfig) -> dict[str, Any]:
@@ -72,20 +97,20 @@ def run_session(policy: Policy, config: SessionConfig) -> dict[str, Any]:
 
 def run_seeds(policy: Policy, config: SessionConfig, n_seeds: int) -> list[dict[str, Any]]:
     """:func:`run_session` for seeds ``0..n_seeds-1`` of ``config``."""
-    _check_positive("n_seeds", n_seeds)
+    require_int("n_seeds", n_seeds, minimum=1)
     seeds = progress(range(n_seeds), f"{policy.label}, {n_seeds} seeds")
     return [run_session(policy, config.replace(seed=seed)) for seed in seeds]
 
 
 def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
     """Mean (and sd of FRR) over seeds, as plain floats."""
-    frr = metrics.summarize([r["terminal_frr"] for r in runs])
+    frr = stats.summarize([r["terminal_frr"] for r in runs])
     return {
         "frr_mean": frr.mean,
         "frr_sd": frr.sd,
-        "survival_rate": metrics.summarize([r["terminal_survival_rate"] for r in runs]).mean,
-        "facts_evicted": metrics.summarize([r["foundational_evicted"] for r in runs]).mean,
-        "footprint_reduction": metrics.summarize([r["footprint_reduction"] for r in runs]).mean,
+        "survival_rate": stats.summarize([r["terminal_survival_rate"] for r in runs]).mean,
+        "facts_evicted": stats.summarize([r["foundational_evicted"] for r in runs]).mean,
+        "footprint_reduction": stats.summarize([r["footprint_reduction"] for r in runs]).mean,
     }
 
 
@@ -103,7 +128,7 @@ def noise_sweep(config: SessionConfig, noise_levels: Sequence[int], n_seeds: int
         row: dict[str, Any] = {"noise_per_turn": noise}
         for policy in policies:
             runs = run_seeds(policy, config.replace(noise_per_turn=noise), n_seeds)
-            row[f"{policy.kind}_frr"] = metrics.summarize([r["terminal_frr"] for r in runs]).mean
+            row[f"{policy.kind}_frr"] = stats.summarize([r["terminal_frr"] for r in runs]).mean
         rows.append(row)
     return rows
 
@@ -128,12 +153,26 @@ def trace_session(policy: Policy, config: SessionConfig) -> Trace:
     return simulate(policy.engine(), generate_session(config))
 
 
-def stability_after_recalls(recalls: int, baseline_stability: float = DEFAULT_BASELINE_STABILITY) -> float:
-    """``S0 * prod_{n=2}^{recalls+1} (1 + ln(1 + n))``: stability after ``recalls`` recalls."""
-    stability = baseline_stability
-    for touch_count in range(2, recalls + 2):
-        stability = reinforced_stability(stability, touch_count)
-    return stability
+def mechanism_check(config: SessionConfig, eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+                    baseline_stability: float = DEFAULT_BASELINE_STABILITY) -> dict[str, Any]:
+    """State of the first foundational fact after one session under decay.
+
+    Returns its recall turns (comma-separated), ``recalls`` (touch count - 1), its
+    ``stability``, the ``turns_since`` its last touch at the last turn ``L`` and its
+    ``retention`` ``exp(-turns_since / stability)`` there. Raises ``ValueError`` when the
+    session has no foundational fact, ``KeyError`` when the fact was evicted.
+    """
+    session = generate_session(config)
+    if not session.foundational_ids:
+        raise ValueError(f"config must have num_foundational >= 1, got {config.num_foundational}")
+    engine = EbbinghausEngine(eviction_threshold, baseline_stability)
+    simulate(engine, session)
+    fact = session.foundational_ids[0]
+    item = engine.item(fact)
+    length = config.session_length
+    return {"recall_turns": ", ".join(map(str, session.recall_turns(fact))),
+            "recalls": item.touch_count - 1, "stability": item.stability,
+            "turns_since": length - item.last_touched, "retention": engine.retention(fact, length)}
 
 
 def retention_curves(turns: Sequence[int], recalls: Sequence[int],
@@ -164,20 +203,3 @@ def first_recall_in_grace(config: SessionConfig, n_seeds: int, policy: Policy) -
             total += 1
             hits += bool(turns) and turns[0] - 1 < policy.grace_turns
     return hits / total if total else math.nan
-
-
-def digest(obj: Any) -> str:
-    """sha256 of the canonical JSON of ``obj`` (sorted keys, no whitespace)."""
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_jsonable)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _jsonable(obj: Any) -> Any:
-    if hasattr(obj, "__dataclass_fields__"):
-        return asdict(obj)
-    raise TypeError(f"not JSON-serialisable: {obj!r}")
-
-
-def _check_positive(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")

@@ -24,16 +24,29 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal
+
+from .._validate import is_int as _is_int
+from .._validate import is_real as _is_real
+
+__all__ = ["Event", "Schedule", "RECALL_BASE_OFFSETS", "RECALL_JITTER", "UNIFORM_RANGE", "SCHEDULES",
+           "SessionConfig", "Session", "spaced_recall_turns", "uniform_recall_turns", "generate_session"]
 
 Event = tuple[int, str, str, bool]
+"""``(turn, action, mem_id, is_foundational)`` with ``action`` ``"register"`` or ``"recall"``."""
 Schedule = Literal["spaced", "uniform"]
+"""How recall turns are placed: the article's spaced schedule or its first draft's uniform one."""
 
 RECALL_BASE_OFFSETS = (3, 8, 20, 45, 90, 150)
+"""Base turns after registration of the spaced schedule's recalls (the article's generator)."""
 RECALL_JITTER = (0.7, 1.3)
+"""Range of the uniform factor each base offset is multiplied by."""
 UNIFORM_RANGE = (10, 150)
+"""Turns the uniform (first-draft) schedule draws recall turns from."""
 SCHEDULES = ("spaced", "uniform")
+"""The allowed values of :attr:`SessionConfig.schedule`."""
 
 
 @dataclass(frozen=True)
@@ -110,18 +123,6 @@ class SessionConfig:
         return SessionConfig.from_dict({**dataclasses.asdict(self), **changes})
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_real(value: object) -> bool:
-    """A finite int or float (not a bool; an int too large for a float is not finite)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
 
 
 def _product(a: float, b: float) -> float:
@@ -137,6 +138,8 @@ def _is_pair(value: object, check: Callable[[object], bool]) -> bool:
 
 @dataclass(frozen=True)
 class Session:
+    """One generated session: its config, its events sorted by turn, its foundational ids."""
+
     config: SessionConfig
     events: list[Event]
     foundational_ids: list[str]

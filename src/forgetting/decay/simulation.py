@@ -9,13 +9,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .decay import Engine
+from .engines import Engine
 from .sessions import Session
+
+__all__ = ["Trace", "simulate"]
 
 
 @dataclass
 class Trace:
-    """Everything observed while replaying one session through one engine."""
+    """Everything observed while replaying one session through one engine.
+
+    Attributes
+    ----------
+    session_length : int
+        ``L``: turns ``1..L`` were replayed.
+    foundational_ids : list of str
+        The facts the session must keep.
+    created_turn, evicted_turn : dict
+        Turn of registration / eviction per id (an id never evicted has no entry).
+    working_set_sizes : list of int
+        Items present after each turn's ``step``.
+    recalls : list of (turn, id, found)
+        Every recall in order, with what the engine returned.
+    foundational_present : list of int
+        Foundational facts present after each turn's ``step``.
+    """
 
     session_length: int
     foundational_ids: list[str]
@@ -37,13 +55,34 @@ class Trace:
         """Presence of ``mem_id`` at the end of every turn ``1..L``."""
         return [self.is_present_after(mem_id, turn) for turn in range(1, self.session_length + 1)]
 
+    def presence_spans(self, mem_id: str) -> list[tuple[int, int]]:
+        """Runs of presence as ``(first turn, number of turns)``, in turn order.
+
+        The run-length encoding of :meth:`presence`: the spans are disjoint, separated by at
+        least one absent turn, and their lengths add up to the turns ``mem_id`` was present.
+        """
+        spans: list[tuple[int, int]] = []
+        start: int | None = None
+        for turn, present in enumerate([*self.presence(mem_id), False], 1):
+            if present and start is None:
+                start = turn
+            elif not present and start is not None:
+                spans.append((start, turn - start))
+                start = None
+        return spans
+
     @property
     def items_created(self) -> int:
+        """Items ever registered in the session (the denominator of the footprint reduction)."""
         return len(self.created_turn)
 
 
 def simulate(engine: Engine, session: Session) -> Trace:
-    """Apply every event of ``session`` to ``engine``, stepping once per turn 1..L."""
+    """Apply every event of ``session`` to ``engine``, stepping once per turn 1..L.
+
+    Within a turn the events are applied in session order, then ``step(turn)`` evicts, so a
+    recall on an item's eviction turn still finds it.
+    """
     length = session.config.session_length
     trace = Trace(length, list(session.foundational_ids))
     foundational = set(session.foundational_ids)

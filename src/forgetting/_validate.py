@@ -1,0 +1,104 @@
+"""Argument checks shared by the science modules: one place, one wording.
+
+Each ``*_problem`` function returns ``None`` for a good value or one sentence naming the
+argument, the value and what is allowed; :func:`raise_problems` turns the collected
+sentences into a single ``ValueError``, so a caller can report every bad value at once
+and change nothing before it is sure. The ``require_*`` functions raise straight away.
+``bool`` is never a number here: ``True`` is not a count, a weight or a threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+__all__ = [
+    "is_int", "is_real", "is_hashable", "int_problem", "real_problem", "raise_problems",
+    "require_int", "require_real",
+]
+
+
+def is_int(value: object, allow_numpy: bool = False) -> bool:
+    """``value`` is an ``int`` (a numpy integer too if ``allow_numpy``), not a ``bool``."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return isinstance(value, (int, np.integer)) if allow_numpy else isinstance(value, int)
+
+
+def is_real(value: object) -> bool:
+    """``value`` is a finite real number: int, float or numpy number, not a ``bool``.
+
+    An int too large for a float is not finite.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def is_hashable(value: object) -> bool:
+    """``hash(value)`` succeeds."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def int_problem(name: str, value: object, minimum: int | None = None, maximum: int | None = None,
+                allow_numpy: bool = False) -> str | None:
+    """``None`` if ``value`` is an int in ``[minimum, maximum]``, else the sentence saying why not."""
+    if is_int(value, allow_numpy) and (minimum is None or value >= minimum) \
+            and (maximum is None or value <= maximum):  # type: ignore[operator]
+        return None
+    bounds = " and ".join(part for part in (
+        f">= {minimum}" if minimum is not None else "", f"<= {maximum}" if maximum is not None else "") if part)
+    return f"{name} must be an int{' ' + bounds if bounds else ''}, got {value!r}"
+
+
+def real_problem(name: str, value: object, low: float = -math.inf, high: float = math.inf, *,
+                 low_open: bool = False, high_open: bool = False) -> str | None:
+    """``None`` if ``value`` is a finite real number in the interval, else the sentence saying why not.
+
+    The interval is ``[low, high]``; ``low_open``/``high_open`` exclude an end.
+    """
+    if is_real(value):
+        number = float(value)  # type: ignore[arg-type]
+        above = number > low if low_open else number >= low
+        below = number < high if high_open else number <= high
+        if above and below:
+            return None
+    if math.isinf(low) and math.isinf(high):
+        allowed = "a finite real number"
+    elif math.isinf(high):
+        allowed = f"a finite real number {'>' if low_open else '>='} {low:g}"
+    elif math.isinf(low):
+        allowed = f"a finite real number {'<' if high_open else '<='} {high:g}"
+    else:
+        allowed = f"a real number in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    return f"{name} must be {allowed}, got {value!r}"
+
+
+def raise_problems(problems: Iterable[str | None], prefix: str = "") -> None:
+    """Raise one ``ValueError`` listing every problem (``None`` entries are skipped); else return."""
+    found = [p for p in problems if p]
+    if found:
+        raise ValueError(prefix + "; ".join(found))
+
+
+def require_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None,
+                allow_numpy: bool = False) -> int:
+    """``value`` as an int, or ``ValueError`` from :func:`int_problem`."""
+    raise_problems([int_problem(name, value, minimum, maximum, allow_numpy)])
+    return int(value)  # type: ignore[call-overload]
+
+
+def require_real(name: str, value: object, low: float = -math.inf, high: float = math.inf, *,
+                 low_open: bool = False, high_open: bool = False) -> float:
+    """``value`` as a float, or ``ValueError`` from :func:`real_problem`."""
+    raise_problems([real_problem(name, value, low, high, low_open=low_open, high_open=high_open)])
+    return float(value)  # type: ignore[arg-type]

@@ -1,0 +1,106 @@
+"""The forgetting curve and the eviction rules, each a pure function of turns and stability.
+
+Time is an integer turn counter passed in by the caller, never the wall clock.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+__all__ = [
+    "DEFAULT_EVICTION_THRESHOLD", "DEFAULT_BASELINE_STABILITY", "DEFAULT_WINDOW_SIZE", "NEVER_TURN",
+    "retention", "reinforced_stability", "naive_eviction_turn", "decay_eviction_delay",
+    "window_eviction_delay", "stability_after_recalls",
+]
+
+DEFAULT_EVICTION_THRESHOLD = 0.20
+"""``theta``: an item is evicted the first time its retention falls below this."""
+DEFAULT_BASELINE_STABILITY = 8.0
+"""``S0``: the stability of a freshly registered item, in turns."""
+DEFAULT_WINDOW_SIZE = 15
+"""``W``: the recency window evicts an item untouched for more than this many turns."""
+NEVER_TURN = 2**62
+"""Beyond any session: an item whose eviction delay exceeds this is never scheduled."""
+
+
+def retention(turns_since_touch: int, stability: float) -> float:
+    """Ebbinghaus retention ``R = exp(-t / S)``.
+
+    Parameters
+    ----------
+    turns_since_touch : int
+        ``t``, turns since the item was last registered or recalled; ``R = 1.0`` for ``t <= 0``.
+    stability : float
+        ``S > 0``, in turns: the time for retention to fall to ``1/e``.
+
+    >>> retention(0, 8.0), round(retention(15, 8.0), 3)
+    (1.0, 0.153)
+    """
+    if turns_since_touch <= 0:
+        return 1.0
+    return math.exp(-turns_since_touch / stability)
+
+
+def reinforced_stability(stability: float, touch_count: int) -> float:
+    """Stability after a recall: ``S * (1 + ln(1 + n))``.
+
+    ``n`` is the touch count *after* the recall (registration sets ``n = 1``, so the first
+    recall multiplies by ``1 + ln 3``).
+    """
+    return stability * (1.0 + math.log(1.0 + touch_count))
+
+
+def stability_after_recalls(recalls: int, baseline_stability: float = DEFAULT_BASELINE_STABILITY) -> float:
+    """``S0 * prod_{n=2}^{recalls+1} (1 + ln(1 + n))``: stability after ``recalls`` recalls.
+
+    >>> round(stability_after_recalls(4))
+    292
+    """
+    stability = baseline_stability
+    for touch_count in range(2, recalls + 2):
+        stability = reinforced_stability(stability, touch_count)
+    return stability
+
+
+def naive_eviction_turn(baseline_stability: float, eviction_threshold: float) -> float:
+    """Continuous turn at which an untouched item crosses the threshold: ``S0 * ln(1 / theta)``."""
+    return baseline_stability * math.log(1.0 / eviction_threshold)
+
+
+@lru_cache(maxsize=65536)  # pure; every new item shares S0, so most calls are hits
+def decay_eviction_delay(stability: float, eviction_threshold: float) -> int | None:
+    """Smallest integer ``t >= 1`` with ``retention(t, S) < theta``; ``None`` past :data:`NEVER_TURN`.
+
+    Starts from the closed form ``floor(S * ln(1/theta))`` and settles the boundary with the
+    very expression :func:`retention` evaluates (a bracketing search, since for huge ``S`` the
+    closed form can be off by more than one turn), so the schedule agrees bit for bit with a
+    direct scan.
+    """
+    def below(t: int) -> bool:
+        return retention(t, stability) < eviction_threshold
+
+    closed_form = naive_eviction_turn(stability, eviction_threshold)
+    if not closed_form < NEVER_TURN:  # also catches S = inf after very many recalls
+        return None
+    guess = max(1, math.floor(closed_form))
+    if below(guess):
+        low, high, step = guess - 1, guess, 1  # invariant: not below(low) or low == 0
+        while low >= 1 and below(low):
+            high, low, step = low, max(0, low - step), step * 2
+    else:
+        low, high, step = guess, guess + 1, 1  # invariant: below(high)
+        while not below(high):
+            low, high, step = high, high + step, step * 2
+    while high - low > 1:  # not below(low) (or low == 0), below(high)
+        middle = (low + high) // 2
+        if below(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def window_eviction_delay(window_size: int) -> int:
+    """Turns after the last touch at which the window evicts: ``turn - last_touched > W``, so ``W + 1``."""
+    return window_size + 1

@@ -1,0 +1,35 @@
+"""Simulated worlds for the Memory Worth experiments (paper Experiments 1-4 and the theory check).
+
+* :mod:`~forgetting.worlds.model` -- the shared model: utilities, uniform and softmax retrieval,
+  the outcome model, exact ``p+``, Spearman rho, seed streams, the per-checkpoint episode loop.
+* :mod:`~forgetting.worlds.theory` -- ``MW -> p+`` at rate ``1/sqrt(n)``, plain and discounted.
+* :mod:`~forgetting.worlds.controlled` -- Experiment 1 (uniform retrieval) and Experiment 3
+  (retrieval by a softmax over the current worth).
+* :mod:`~forgetting.worlds.confound` -- Experiment 2, the task-difficulty confound.
+* :mod:`~forgetting.worlds.hitchhiker` -- Experiment 4, co-retrieval.
+"""
+
+from .confound import (EASY, HARD, TASK_TYPES, ConfoundResult, ConfoundWorld, confound_episode_sweep,
+                       confound_experiment, confound_p_plus, confound_sweep)
+from .controlled import (ControlledResult, ControlledWorld, PolicyResult, PolicyWorld, controlled_experiment,
+                         policy_experiment, retrieval_depth_sweep, temperature_sweep)
+from .hitchhiker import (ANCHOR, CO_RETRIEVAL_N_SEEDS, HITCHHIKER, CoRetrievalResult, CoRetrievalWorld,
+                         co_retrieval_experiment, co_retrieval_p_plus, threshold_or_nan, threshold_sensitivity)
+from .model import (BLOCK_EPISODES, DEFAULT_N_SEEDS, SEPARATION_Z, expected_retrieved_utility, loglog_slope,
+                    p_plus_by_enumeration, p_plus_uniform, retrieval_entropy, seed_streams, separated,
+                    softmax_retrieval, spearman_rho, success_probability, uniform_retrieval)
+from .theory import DiscountedTheoryResult, TheoryResult, TheoryWorld, discounted_theory_check, theory_check
+
+__all__ = [
+    "SEPARATION_Z", "DEFAULT_N_SEEDS", "CO_RETRIEVAL_N_SEEDS", "BLOCK_EPISODES",
+    "spearman_rho", "success_probability", "expected_retrieved_utility", "p_plus_uniform",
+    "p_plus_by_enumeration", "uniform_retrieval", "softmax_retrieval", "loglog_slope",
+    "separated", "retrieval_entropy", "seed_streams",
+    "TheoryWorld", "TheoryResult", "theory_check", "DiscountedTheoryResult", "discounted_theory_check",
+    "ControlledWorld", "ControlledResult", "controlled_experiment", "retrieval_depth_sweep",
+    "EASY", "HARD", "TASK_TYPES", "ConfoundWorld", "ConfoundResult", "confound_p_plus",
+    "confound_experiment", "confound_sweep", "confound_episode_sweep",
+    "PolicyWorld", "PolicyResult", "policy_experiment", "temperature_sweep",
+    "ANCHOR", "HITCHHIKER", "CoRetrievalWorld", "CoRetrievalResult", "co_retrieval_p_plus",
+    "co_retrieval_experiment", "threshold_or_nan", "threshold_sensitivity",
+]

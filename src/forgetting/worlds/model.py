@@ -1,0 +1,256 @@
+"""The model shared by the Memory Worth experiments: memories, retrieval, outcomes, ``p+``.
+
+Every world is a frozen dataclass of settings plus a pure function of ``(world, seed)``.
+Randomness comes only from ``numpy.random.default_rng`` seeded by the caller (per-seed streams
+are children of ``numpy.random.SeedSequence(seed)``, :func:`seed_streams`); nothing reads a
+clock or the global random state, so the same seed gives identical floats. Counters are updated
+with :func:`forgetting.worth.add_episodes`.
+
+The paper ("When to Forget: A Memory Governance Primitive", arXiv:2604.12007) does not publish
+all of its simulation settings. Every setting it leaves open is a named field with a default;
+each world's docstring says how the default was chosen, and each chapter reports what it gives.
+
+* Memory ``m`` has a known utility ``u_m`` in [0, 1].
+* An episode retrieves ``k`` distinct memories ``M``.
+* Outcome model (:func:`success_probability`)::
+
+      Pr[success | M, task type c] = base_c + effect * (mean_{m in M} u_m - 1/2)
+
+  With ``base = 0.5`` and ``effect = 1`` this is ``Pr[success] = mean utility of the retrieved
+  set``: every retrieved memory contributes equally, and credit is shared among ``k`` memories.
+* Under uniform retrieval of ``k`` out of a pool of ``n`` memories the limit of Memory Worth
+  has a closed form (:func:`expected_retrieved_utility`, :func:`p_plus_uniform`)::
+
+      p+(m) = base + effect * (u_m / k + (k - 1) / k * (U - u_m) / (n - 1) - 1/2)
+
+  with ``U`` the pool's total utility. It is increasing in ``u_m`` whenever ``n > k`` but is
+  squeezed into a band of width ``effect / k``: co-retrieval dilutes credit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import fields
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import rankdata
+
+from .._validate import is_int, is_real, raise_problems, require_int
+from ..stats import mean_sd
+from ..worth import add_episodes
+
+__all__ = [
+    "DEFAULT_N_SEEDS", "SEPARATION_Z", "BLOCK_EPISODES", "FloatArray", "IntArray",
+    "spearman_rho", "success_probability", "expected_retrieved_utility", "p_plus_uniform",
+    "p_plus_by_enumeration", "uniform_retrieval", "softmax_retrieval", "retrieval_entropy",
+    "loglog_slope", "separated", "seed_streams", "check_world", "check_n_seeds", "check_checkpoints",
+    "replace_world", "episodes_to_checkpoints",
+]
+
+FloatArray = npt.NDArray[np.float64]
+"""A float64 numpy array."""
+IntArray = npt.NDArray[np.intp]
+"""An index array."""
+
+DEFAULT_N_SEEDS = 20
+"""Seeds per experiment, as in the paper's Experiment 1."""
+SEPARATION_Z = 1.645
+"""Experiment 4: anchor and hitchhiker are *separated* when mean gap - 1.645 * sd(gap) > 0."""
+BLOCK_EPISODES = 4096
+"""Episodes drawn per block when random numbers are generated in pieces (keeps memory bounded;
+numpy's generators give the same stream whether drawn at once or in blocks of rows)."""
+
+_World = TypeVar("_World")
+
+
+def spearman_rho(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Spearman rank correlation: Pearson correlation of the ranks (ties get average ranks).
+
+    Defined as ``0.0`` when either vector is constant (the rank correlation is 0/0 there).
+    That is the value the paper reports for a never-updating baseline, whose worth is the
+    prior for every memory: a constant carries no ranking information.
+    """
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
+        raise ValueError(f"x and y must be 1-d of equal length >= 2, got shapes {a.shape} and {b.shape}")
+    rank_a, rank_b = rankdata(a), rankdata(b)
+    if np.all(rank_a == rank_a[0]) or np.all(rank_b == rank_b[0]):
+        return 0.0
+    rank_a -= rank_a.mean()
+    rank_b -= rank_b.mean()
+    return float(np.dot(rank_a, rank_b) / math.sqrt(np.dot(rank_a, rank_a) * np.dot(rank_b, rank_b)))
+
+
+def success_probability(utilities: np.ndarray, retrieved_idx: np.ndarray, base_rate: Any = 0.5,
+                        effect: float = 1.0) -> np.ndarray:
+    """Outcome model: ``Pr[success] = base_rate + effect * (mean utility of the retrieved set - 1/2)``.
+
+    ``retrieved_idx`` has shape (episodes, k); ``base_rate`` is a scalar or one value per
+    episode (the task type's base rate). Settings must keep the result in [0, 1].
+    """
+    return base_rate + effect * (utilities[retrieved_idx].mean(axis=1) - 0.5)
+
+
+def expected_retrieved_utility(utilities: np.ndarray, pool_total: float, pool_size: int, k: int) -> np.ndarray:
+    """``E[mean utility of M | m in M]`` for a uniform ``k``-subset ``M`` of a pool containing ``m``.
+
+    ``= u_m / k + (k - 1) / k * (pool_total - u_m) / (pool_size - 1)``: ``m`` itself plus
+    ``k - 1`` companions drawn uniformly from the rest of the pool.
+    """
+    if k == 1:
+        return np.asarray(utilities, dtype=np.float64).copy()
+    return utilities / k + (k - 1) / k * (pool_total - utilities) / (pool_size - 1)
+
+
+def p_plus_uniform(utilities: np.ndarray, k: int, base_rate: float = 0.5, effect: float = 1.0) -> np.ndarray:
+    """Exact ``p+(m) = Pr[success | m retrieved]`` under uniform retrieval of ``k`` of all memories."""
+    u = np.asarray(utilities, dtype=np.float64)
+    return base_rate + effect * (expected_retrieved_utility(u, u.sum(), u.size, k) - 0.5)
+
+
+def p_plus_by_enumeration(utilities: Sequence[float], k: int, base_rate: float = 0.5,
+                          effect: float = 1.0) -> np.ndarray:
+    """``p+(m)`` by averaging the success probability over every ``k``-subset containing ``m``.
+
+    Exponential in the number of memories: a check of :func:`p_plus_uniform` on small worlds.
+    """
+    u = np.asarray(utilities, dtype=np.float64)
+    total, count = np.zeros(u.size), np.zeros(u.size)
+    for subset in itertools.combinations(range(u.size), k):
+        chosen = list(subset)
+        total[chosen] += base_rate + effect * (u[chosen].mean() - 0.5)
+        count[chosen] += 1
+    return total / count
+
+
+def uniform_retrieval(rng: np.random.Generator, n_episodes: int, pool_size: int, k: int) -> np.ndarray:
+    """``k`` distinct memories of ``0 .. pool_size - 1`` per episode, uniformly; shape (episodes, k).
+
+    Each row is a uniformly random *ordered* sample without replacement: the ``k`` smallest of
+    ``pool_size`` uniform keys, in increasing key order. Any leading columns of a row are
+    therefore themselves a uniform sample (Experiment 4 relies on this), and the result does
+    not depend on how ``argpartition`` happens to order ties internally.
+    """
+    rows = []
+    for start in range(0, n_episodes, BLOCK_EPISODES):
+        keys = rng.random((min(BLOCK_EPISODES, n_episodes - start), pool_size))
+        smallest = keys.argpartition(k - 1, axis=1)[:, :k] if k < pool_size else \
+            np.broadcast_to(np.arange(pool_size), keys.shape).copy()
+        order = np.take_along_axis(keys, smallest, axis=1).argsort(axis=1)
+        rows.append(np.take_along_axis(smallest, order, axis=1))
+    return np.concatenate(rows) if rows else np.empty((0, k), dtype=np.intp)
+
+
+def softmax_retrieval(worth: np.ndarray, gumbel: np.ndarray, temperature: float, k: int) -> np.ndarray:
+    """Sample ``k`` memories without replacement with probabilities ``softmax(worth / temperature)``.
+
+    Gumbel-top-k: the ``k`` largest of ``worth / temperature + G`` (``G`` i.i.d. standard
+    Gumbel) are distributed exactly as ``k`` sequential softmax draws without replacement.
+    ``worth`` and ``gumbel`` have shape (..., n_memories); returns shape (..., k).
+    """
+    keys = worth / temperature + gumbel
+    top = np.argpartition(-keys, k - 1, axis=-1)[..., :k]
+    order = np.take_along_axis(-keys, top, axis=-1).argsort(axis=-1)
+    return np.take_along_axis(top, order, axis=-1)
+
+
+def retrieval_entropy(retrieval_counts: np.ndarray) -> np.ndarray:
+    """Normalised entropy ``-sum q log q / log n`` of retrieval shares ``q`` (last axis): 1 is uniform."""
+    counts = np.asarray(retrieval_counts, dtype=np.float64)
+    share = counts / counts.sum(axis=-1, keepdims=True)
+    terms = np.where(share > 0, share * np.log(np.where(share > 0, share, 1.0)), 0.0)
+    return -terms.sum(axis=-1) / math.log(counts.shape[-1])
+
+
+def loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Least-squares slope of ``log y`` against ``log x`` (``-1/2`` for a ``1/sqrt(n)`` law)."""
+    slope, _ = np.polyfit(np.log(np.asarray(x, dtype=np.float64)), np.log(np.asarray(y, dtype=np.float64)), 1)
+    return float(slope)
+
+
+def separated(gaps: Sequence[float] | np.ndarray, z: float = SEPARATION_Z) -> bool:
+    """Experiment 4's criterion: ``mean(gaps) - z * sd(gaps) > 0`` over seeds (sample sd).
+
+    Treating the per-seed gaps as draws of what one run would show (normal approximation),
+    ``z = 1.645`` asks that a *single* run, i.e. one deployed memory store, ranks the anchor
+    above the hitchhiker with probability at least 95 % (one-sided: the question has a
+    direction). A test of the mean instead, ``mean > 2 sd / sqrt(seeds)``, passes at any
+    diversity > 0 given enough seeds: it measures the seed count, not Memory Worth.
+    """
+    values = np.asarray(gaps, dtype=np.float64)
+    if values.size < 2:  # no sd to test against
+        return False
+    mean, sd = mean_sd(values)
+    return bool(mean - z * sd > 0)
+
+
+def seed_streams(seed: int, n_seeds: int) -> list[np.random.SeedSequence]:
+    """Independent per-run seeds: the children of ``SeedSequence(seed)``."""
+    return np.random.SeedSequence(seed).spawn(n_seeds)
+
+
+def check_world(world: Any, rules: dict[str, tuple[str, float, float]]) -> None:
+    """Check a world's settings: ``rules[name] = (kind, low, high)``, kind ``"int"`` or ``"real"``.
+
+    One ``ValueError``, prefixed with the world's class name, lists every value that is not
+    of its kind or not in ``[low, high]``.
+    """
+    problems = []
+    for name, (kind, low, high) in rules.items():
+        value = getattr(world, name)
+        ok = is_int(value, allow_numpy=True) if kind == "int" else is_real(value)
+        if not ok or not low <= value <= high:
+            problems.append(f"{name} must be {'an int' if kind == 'int' else 'a real number'} in "
+                            f"[{low}, {high}], got {value!r}")
+    raise_problems(problems, prefix=f"{type(world).__name__}: ")
+
+
+def check_n_seeds(n_seeds: int, minimum: int = 1) -> None:
+    """``ValueError`` unless ``n_seeds`` is an int >= ``minimum``."""
+    require_int("n_seeds", n_seeds, minimum=minimum, allow_numpy=True)
+
+
+def check_checkpoints(checkpoints: Sequence[int], n_episodes: int) -> tuple[int, ...]:
+    """``checkpoints`` as a tuple of ints; ``ValueError`` unless strictly increasing in [0, n_episodes]."""
+    values = tuple(int(c) for c in checkpoints)
+    if not values or list(values) != sorted(set(values)) or values[0] < 0 or values[-1] > n_episodes:
+        raise ValueError(f"checkpoints must be strictly increasing episode counts in [0, {n_episodes}], "
+                         f"got {tuple(checkpoints)!r}")
+    return values
+
+
+def replace_world(world: _World, **changes: Any) -> _World:
+    """A copy of the frozen dataclass ``world`` with some fields changed (validated again)."""
+    values = {f.name: getattr(world, f.name) for f in fields(world)}  # type: ignore[arg-type]
+    values.update(changes)
+    return type(world)(**values)
+
+
+def episodes_to_checkpoints(rng: np.random.Generator, utilities: FloatArray, retrieved_per_episode: int,
+                            checkpoints: Sequence[int], successes: FloatArray,
+                            failures: FloatArray) -> Iterator[tuple[int, IntArray, npt.NDArray[np.bool_]]]:
+    """Run uniform-retrieval episodes up to each checkpoint in turn, adding them to the counters.
+
+    Between consecutive checkpoints the block of episodes is drawn from ``rng`` (retrieval by
+    :func:`uniform_retrieval`, then one uniform draw per episode against
+    :func:`success_probability`) and added to ``successes``/``failures`` in place; then
+    ``(checkpoint, retrieved, outcomes)`` of that block is yielded, so the caller reads the
+    counters at exactly ``checkpoint`` episodes. A checkpoint equal to the previous one (or 0
+    at the start) draws nothing and yields an empty block.
+    """
+    n_memories = utilities.size
+    done = 0
+    for checkpoint in checkpoints:
+        if checkpoint > done:
+            retrieved = uniform_retrieval(rng, checkpoint - done, n_memories, retrieved_per_episode)
+            outcomes = rng.random(checkpoint - done) < success_probability(utilities, retrieved)
+            add_episodes(successes, failures, retrieved, outcomes)
+            done = checkpoint
+        else:
+            retrieved = np.empty((0, retrieved_per_episode), dtype=np.intp)
+            outcomes = np.empty(0, dtype=np.bool_)
+        yield checkpoint, retrieved, outcomes

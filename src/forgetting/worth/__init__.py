@@ -1,0 +1,39 @@
+"""Memory Worth: an outcome-based, two-counter estimate of how useful a memory is.
+
+For every memory ``m`` two weighted counters: ``h+(m)`` (retrieved, episode succeeded) and
+``h-(m)`` (retrieved, episode failed). ``MW(m) = h+ / (h+ + h-)``, the prior (0.5) before any
+evidence; evidence volume ``V(m) = h+ + h-``. Rate and volume sort a memory into one of four
+classes: *uncertain*, *high-value*, *mixed*, *low-value*.
+
+Under stationarity, infinite exploration and conditional independence of retrieval and outcome
+given the history, ``MW(m)`` converges almost surely to ``p+(m) = Pr[success | m retrieved]``.
+That is an association, not a causal effect: a useless memory that always travels with a useful
+one earns the same worth (:mod:`forgetting.worlds.hitchhiker`).
+
+* :mod:`~forgetting.worth.formulas` -- ``memory_worth``, ``evidence_volume``, ``decayed``, weights.
+* :mod:`~forgetting.worth.taxonomy` -- the four classes and their thresholds (stored once).
+* :mod:`~forgetting.worth.estimator` -- :class:`MemoryWorth`, over any hashable ids.
+* :mod:`~forgetting.worth.contextual` -- :class:`ContextualMemoryWorth`, counters per context.
+* :mod:`~forgetting.worth.discounted` -- :class:`DiscountedMemoryWorth` and its batch forms.
+* :mod:`~forgetting.worth.batch` -- :func:`update_batch`, :class:`WorthArrays`, :func:`add_episodes`.
+"""
+
+from .batch import WorthArrays, add_episodes, update_batch
+from .contextual import ContextualMemoryWorth
+from .discounted import (DEFAULT_DISCOUNT, DiscountedMemoryWorth, discounted_counter_paths,
+                         discounted_counters)
+from .estimator import MemoryWorth
+from .formulas import (DEFAULT_PRIOR, decayed, evidence_volume, memory_worth, oracle_weights,
+                       score_weights, uniform_weights)
+from .taxonomy import (DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, HIGH_VALUE,
+                       LOW_VALUE, MIXED, UNCERTAIN, WORTH_CLASSES, class_counts, worth_class)
+
+__all__ = [
+    "DEFAULT_PRIOR", "DEFAULT_MIN_EVIDENCE", "DEFAULT_HIGH_THRESHOLD", "DEFAULT_LOW_THRESHOLD",
+    "DEFAULT_DISCOUNT", "HIGH_VALUE", "UNCERTAIN", "MIXED", "LOW_VALUE", "WORTH_CLASSES",
+    "memory_worth", "evidence_volume", "worth_class", "class_counts", "decayed",
+    "uniform_weights", "score_weights", "oracle_weights",
+    "MemoryWorth", "ContextualMemoryWorth", "DiscountedMemoryWorth",
+    "discounted_counters", "discounted_counter_paths",
+    "update_batch", "add_episodes", "WorthArrays",
+]

@@ -1,0 +1,186 @@
+"""The vectorized form of Memory Worth over integer ids ``0 .. n - 1``.
+
+Fed the same stream, :func:`update_batch` and :class:`WorthArrays` produce bit-for-bit the same
+counters as :class:`~forgetting.worth.estimator.MemoryWorth`, because they add the same float64
+weights in the same order (episode by episode, and within an episode in retrieval order).
+:func:`add_episodes` is the unchecked kernel, public for simulations that build valid blocks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+import numpy as np
+import numpy.typing as npt
+
+from .._validate import int_problem, raise_problems
+from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
+from .taxonomy import (DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE,
+                       taxonomy_problems, worth_class)
+
+__all__ = ["FloatArray", "IntArray", "BoolArray", "validate_batch", "add_episodes", "update_batch",
+           "WorthArrays"]
+
+FloatArray = npt.NDArray[np.float64]
+"""A float64 numpy array."""
+IntArray = npt.NDArray[np.integer[Any]]
+"""An integer numpy array."""
+BoolArray = npt.NDArray[np.bool_]
+"""A boolean numpy array."""
+
+
+def validate_batch(successes: Any, failures: Any, retrieved_idx: Any, outcomes: Any,
+                   weights: Any) -> tuple[IntArray, BoolArray, FloatArray | None]:
+    """Check a block of episodes against its counter arrays; return ``(index, outcomes, weights)``.
+
+    One ``ValueError`` lists every problem; see :func:`update_batch` for what is allowed.
+    """
+    problems: list[str] = []
+    for name, counter in (("successes", successes), ("failures", failures)):
+        if not isinstance(counter, np.ndarray) or counter.dtype != np.float64 or counter.ndim != 1:
+            problems.append(f"{name} must be a 1-d float64 numpy array (updated in place), got "
+                            f"{getattr(counter, 'dtype', type(counter).__name__)} "
+                            f"shape {getattr(counter, 'shape', None)}")
+    raise_problems(problems)
+    if successes.shape != failures.shape:
+        raise ValueError(f"successes and failures must have the same shape, got {successes.shape} "
+                         f"and {failures.shape}")
+    if np.shares_memory(successes, failures):
+        raise ValueError("successes and failures must be distinct arrays, got the same or overlapping "
+                         "memory (every failure would also be written into the successes)")
+    n_memories = successes.size
+    index = np.asarray(retrieved_idx)
+    outcome = np.asarray(outcomes)
+    if index.ndim != 2 or not np.issubdtype(index.dtype, np.integer) or index.shape[1] == 0:
+        problems.append(f"retrieved_idx must be a 2-d int array (episodes x k, k >= 1), got dtype "
+                        f"{index.dtype} shape {index.shape}")
+    else:
+        if index.size and (index.min() < 0 or index.max() >= n_memories):
+            problems.append(f"retrieved_idx must be in [0, {n_memories}), got values in "
+                            f"[{index.min()}, {index.max()}]")
+        ordered = np.sort(index, axis=1)
+        repeated = np.flatnonzero(np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))
+        if repeated.size:
+            problems.append(f"retrieved_idx must not repeat an id within an episode, episodes "
+                            f"{repeated[:10].tolist()} do")
+    if outcome.dtype != np.bool_ or outcome.ndim != 1:
+        problems.append(f"outcomes must be a 1-d bool array, got dtype {outcome.dtype} shape {outcome.shape}")
+    elif index.ndim == 2 and outcome.shape[0] != index.shape[0]:
+        problems.append(f"outcomes must have one entry per episode: got {outcome.shape[0]} for "
+                        f"{index.shape[0]} episodes")
+    weight = None
+    if weights is not None:
+        weight = np.asarray(weights)
+        if weight.shape != index.shape:
+            problems.append(f"weights must have the shape of retrieved_idx {index.shape}, got {weight.shape}")
+        elif not (np.issubdtype(weight.dtype, np.integer) or np.issubdtype(weight.dtype, np.floating)):
+            problems.append(f"weights must be real numbers, got dtype {weight.dtype}")
+        else:
+            weight = weight.astype(np.float64)
+            if not np.all(np.isfinite(weight)) or np.any(weight < 0):
+                problems.append("weights must be finite and >= 0")
+    raise_problems(problems)
+    return index, outcome, weight
+
+
+def add_episodes(successes: FloatArray, failures: FloatArray, retrieved_idx: IntArray,
+                 outcomes: BoolArray, weights: FloatArray | None = None) -> None:
+    """Add a block of episodes to counter arrays in place, unchecked: the kernel of :func:`update_batch`.
+
+    For every episode ``t`` and column ``j``, ``weights[t, j]`` (1.0 when omitted) is added to
+    ``successes[retrieved_idx[t, j]]`` if ``outcomes[t]`` else to ``failures[...]``, in episode
+    order then column order. Callers guarantee what :func:`validate_batch` checks (distinct
+    in-range ids per row, bool outcomes, distinct float64 counter arrays); simulations that
+    build their own valid blocks call this directly to skip the checks.
+    """
+    if weights is None:
+        weights = np.ones(retrieved_idx.shape)
+    # Row-major ravel keeps episode order, then retrieval order: np.add.at applies the
+    # additions one by one in that order, exactly like the scalar loop.
+    hit = np.repeat(outcomes, retrieved_idx.shape[1])
+    index = retrieved_idx.ravel()
+    weight = weights.ravel()
+    np.add.at(successes, index[hit], weight[hit])
+    np.add.at(failures, index[~hit], weight[~hit])
+
+
+def update_batch(successes: FloatArray, failures: FloatArray, retrieved_idx: npt.ArrayLike,
+                 outcomes: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> None:
+    """Add a block of episodes to counter arrays, in place.
+
+    Parameters
+    ----------
+    successes, failures : ndarray of float64, shape (n_memories,)
+        ``h+`` and ``h-`` of memories ``0 .. n_memories - 1``; modified in place.
+    retrieved_idx : int array, shape (episodes, k)
+        Row ``t`` holds the ``k`` distinct memories retrieved in episode ``t``.
+    outcomes : bool array, shape (episodes,)
+        Success of each episode.
+    weights : array, shape (episodes, k), optional
+        Per-retrieval weights (finite, >= 0); 1.0 when omitted.
+
+    Every counter receives its additions one at a time in episode order and, within an
+    episode, in column order, which is the order in which :meth:`MemoryWorth.update` adds
+    them. The resulting float64 values are therefore identical bit for bit to the scalar
+    estimator fed the same episodes (ids ``i`` mapped to memory ``i``), for any weights.
+    All input is checked before anything is added.
+    """
+    index, outcome, weight = validate_batch(successes, failures, retrieved_idx, outcomes, weights)
+    add_episodes(successes, failures, index, outcome, weight)
+
+
+class WorthArrays:
+    """Memory Worth for memories ``0 .. n_memories - 1`` held in two float64 arrays.
+
+    The vectorized counterpart of :class:`MemoryWorth` (same hyperparameters, same
+    formulas); :meth:`update_batch` takes a whole block of episodes at once.
+
+    >>> arrays = WorthArrays(3).update_batch([[0, 1], [1, 2]], [True, False])
+    >>> arrays.successes_.tolist(), arrays.failures_.tolist(), arrays.worth().tolist()
+    ([1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, 0.5, 0.0])
+    """
+
+    def __init__(self, n_memories: int, prior: float = DEFAULT_PRIOR,
+                 min_evidence: float = DEFAULT_MIN_EVIDENCE,
+                 high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+                 low_threshold: float = DEFAULT_LOW_THRESHOLD) -> None:
+        raise_problems([int_problem("n_memories", n_memories, minimum=1, allow_numpy=True),
+                        *taxonomy_problems(prior, min_evidence, high_threshold, low_threshold)])
+        self.n_memories = int(n_memories)
+        self.prior = prior
+        self.min_evidence = min_evidence
+        self.high_threshold = high_threshold
+        self.low_threshold = low_threshold
+        self.reset()
+
+    def reset(self) -> Self:
+        """Zero all counters."""
+        self.successes_: FloatArray = np.zeros(self.n_memories)
+        self.failures_: FloatArray = np.zeros(self.n_memories)
+        self.n_episodes_ = 0
+        return self
+
+    def update_batch(self, retrieved_idx: npt.ArrayLike, outcomes: npt.ArrayLike,
+                     weights: npt.ArrayLike | None = None) -> Self:
+        """Add a block of episodes (see :func:`update_batch`)."""
+        index, outcome, weight = validate_batch(self.successes_, self.failures_, retrieved_idx,
+                                                outcomes, weights)
+        add_episodes(self.successes_, self.failures_, index, outcome, weight)
+        self.n_episodes_ += index.shape[0]
+        return self
+
+    def worth(self) -> FloatArray:
+        """Memory Worth of every memory (:func:`memory_worth`)."""
+        worth: FloatArray = memory_worth(self.successes_, self.failures_, prior=self.prior)
+        return worth
+
+    def evidence(self) -> FloatArray:
+        """Evidence volume of every memory (:func:`evidence_volume`)."""
+        volume: FloatArray = evidence_volume(self.successes_, self.failures_)
+        return volume
+
+    def classify(self) -> npt.NDArray[np.str_]:
+        """Taxonomy label of every memory (:func:`worth_class`)."""
+        labels: npt.NDArray[np.str_] = worth_class(self.worth(), self.evidence(), self.min_evidence,
+                           self.high_threshold, self.low_threshold)
+        return labels

@@ -1,0 +1,119 @@
+"""Memory Worth conditioned on a context: separate counters per ``(context, mem_id)``.
+
+Conditioning on a context (a task type, a query cluster) compares a memory only with
+episodes of the same kind, which removes a confound when retrieval depends on how hard the
+task is (Experiment 2, :mod:`forgetting.worlds.confound`). Within one context every formula
+is the plain estimator's: ``MW(m | c) = h+(c, m) / (h+(c, m) + h-(c, m))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, Self
+
+from .._validate import is_hashable, raise_problems
+from .estimator import add_weights, plain_id, validate_episode
+from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
+from .taxonomy import (DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE,
+                       taxonomy_problems, worth_class)
+
+__all__ = ["ContextualMemoryWorth"]
+
+
+class ContextualMemoryWorth:
+    """Memory Worth with separate counters per ``(context, mem_id)``.
+
+    Every reading method takes the context next to the memory id; :meth:`pooled_worth`
+    reads the counters summed over contexts (the unconditioned estimate).
+
+    Parameters
+    ----------
+    prior, min_evidence, high_threshold, low_threshold :
+        As in :class:`~forgetting.worth.estimator.MemoryWorth`.
+
+    Attributes
+    ----------
+    successes_, failures_ : dict
+        ``h+`` and ``h-`` keyed by ``(context, mem_id)``, in order of first retrieval.
+    n_episodes_ : int
+        Episodes accepted by :meth:`update`.
+
+    Examples
+    --------
+    >>> cmw = ContextualMemoryWorth()
+    >>> _ = cmw.update(["a"], False, context="hard").update(["a"], True, context="easy")
+    >>> cmw.worth("a", "hard"), cmw.worth("a", "easy"), cmw.pooled_worth("a")
+    (0.0, 1.0, 0.5)
+    """
+
+    def __init__(self, prior: float = DEFAULT_PRIOR, min_evidence: float = DEFAULT_MIN_EVIDENCE,
+                 high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+                 low_threshold: float = DEFAULT_LOW_THRESHOLD) -> None:
+        raise_problems(taxonomy_problems(prior, min_evidence, high_threshold, low_threshold))
+        self.prior = prior
+        self.min_evidence = min_evidence
+        self.high_threshold = high_threshold
+        self.low_threshold = low_threshold
+        self.reset()
+
+    def reset(self) -> Self:
+        """Forget all evidence (hyperparameters stay)."""
+        self.successes_: dict[tuple[Any, Any], float] = {}
+        self.failures_: dict[tuple[Any, Any], float] = {}
+        self.n_episodes_ = 0
+        return self
+
+    def update(self, retrieved: Sequence[Hashable], success: bool,
+               weights: Sequence[float] | None = None, *, context: Hashable) -> Self:
+        """Record one episode of ``context`` (keyword-only, required).
+
+        As :meth:`~forgetting.worth.estimator.MemoryWorth.update`, with the counters of
+        ``(context, id)``; the whole episode is checked before any counter changes.
+        """
+        if not is_hashable(context):
+            raise ValueError(f"context must be hashable, got {context!r}")
+        ids, outcome, values = validate_episode(retrieved, success, weights)
+        key = plain_id(context)
+        add_weights(self.successes_, self.failures_, [(key, m) for m in ids], outcome, values)
+        self.n_episodes_ += 1
+        return self
+
+    def counters(self, mem_id: Hashable, context: Hashable) -> tuple[float, float]:
+        """``(h+, h-)`` of ``mem_id`` within ``context``; ``(0.0, 0.0)`` without evidence there."""
+        key = (plain_id(context), plain_id(mem_id))
+        return self.successes_.get(key, 0.0), self.failures_.get(key, 0.0)
+
+    def worth(self, mem_id: Hashable, context: Hashable) -> float:
+        """Memory Worth of ``mem_id`` within ``context``; the prior without evidence there."""
+        return float(memory_worth(*self.counters(mem_id, context), prior=self.prior))
+
+    def evidence(self, mem_id: Hashable, context: Hashable) -> float:
+        """Evidence volume ``h+ + h-`` of ``mem_id`` within ``context``."""
+        return float(evidence_volume(*self.counters(mem_id, context)))
+
+    def classify(self, mem_id: Hashable, context: Hashable) -> str:
+        """Taxonomy class of ``mem_id`` within ``context``."""
+        return str(worth_class(self.worth(mem_id, context), self.evidence(mem_id, context),
+                               self.min_evidence, self.high_threshold, self.low_threshold))
+
+    def pooled_counters(self, mem_id: Hashable) -> tuple[float, float]:
+        """Counters summed over contexts (in order of first appearance), i.e. the unconditioned ones."""
+        key = plain_id(mem_id)
+        pos = neg = 0.0
+        for pair, value in self.successes_.items():
+            if pair[1] == key:
+                pos += value
+                neg += self.failures_[pair]
+        return pos, neg
+
+    def pooled_worth(self, mem_id: Hashable) -> float:
+        """Worth from the counters summed over all contexts (ignores the conditioning)."""
+        return float(memory_worth(*self.pooled_counters(mem_id), prior=self.prior))
+
+    def contexts(self) -> list[Any]:
+        """Contexts seen so far, in order of first appearance."""
+        return list(dict.fromkeys(c for c, _ in self.successes_))
+
+    def memory_ids(self) -> list[Any]:
+        """Ids retrieved at least once in any context, in order of first retrieval."""
+        return list(dict.fromkeys(m for _, m in self.successes_))

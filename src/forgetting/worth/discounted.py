@@ -1,0 +1,168 @@
+"""Discounted Memory Worth: counters that decay by ``gamma`` every episode.
+
+Direct definition, per episode: first every counter of every memory decays, ``h <- gamma * h``,
+then the retrieved memories add their weights as usual. After ``T`` episodes a memory's
+counter is therefore the closed form::
+
+    h(T) = sum_{t=1..T} gamma**(T - t) * w_t(m)    (w_t(m): its weight in episode t if retrieved
+                                                      with the matching outcome, else 0)
+
+Three computations of that one definition live here, for three uses, and agree to rounding
+error (tested):
+
+* :class:`DiscountedMemoryWorth` -- online, O(retrieved) per episode (a global scale);
+* :func:`discounted_counters` -- the closed form over a block of episodes, final values only;
+* :func:`discounted_counter_paths` -- the recursion over per-episode evidence, every episode's
+  values (a first-order recursive filter).
+
+The price of discounting: with ``gamma < 1`` the strict almost-sure convergence to ``p+(m)``
+is lost; the estimate keeps a variance floor of order ``(1 - gamma)`` instead of shrinking
+like ``1 / n``. ``gamma = 1`` is the plain estimator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, Self
+
+import numpy as np
+import numpy.typing as npt
+from scipy.signal import lfilter
+
+from .._validate import raise_problems, real_problem
+from .estimator import MemoryWorth, plain_id
+from .formulas import DEFAULT_PRIOR, decayed
+from .taxonomy import DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, taxonomy_problems
+
+__all__ = ["DEFAULT_DISCOUNT", "DiscountedMemoryWorth", "discount_problem", "discounted_counters",
+           "discounted_counter_paths"]
+
+DEFAULT_DISCOUNT = 0.99
+"""Per-episode decay ``gamma`` (effective memory ~ ``1 / (1 - gamma)`` episodes)."""
+
+# The discounted estimator stores counters divided by a global scale; when the scale gets this
+# small every stored counter is multiplied back, so that ``weight / scale`` never overflows.
+_RESCALE_BELOW = 1e-120
+
+
+def discount_problem(discount: object) -> str | None:
+    """``None`` if ``discount`` is a real number in (0, 1], else the sentence saying why not."""
+    return real_problem("discount", discount, 0.0, 1.0, low_open=True)
+
+
+class DiscountedMemoryWorth(MemoryWorth):
+    """Memory Worth whose counters decay by ``discount`` every episode.
+
+    Old outcomes fade with weight ``gamma**age``, so the estimate follows a task distribution
+    that shifts (a stale memory loses its worth within about ``1 / (1 - gamma)`` episodes).
+    Evidence decays too, so an unused memory drifts back to ``uncertain``; its rate keeps its
+    last value (both counters shrink together).
+
+    Implementation: counters are stored divided by a global scale ``s`` (``h = stored * s``);
+    an episode multiplies ``s`` by ``gamma`` and adds ``weight / s``, so an update costs
+    O(retrieved) instead of O(all memories). When ``s`` falls below 1e-120 all stored values
+    are multiplied by ``s`` once and ``s`` is reset to 1. Values agree with the direct
+    definition to rounding error (relative 1e-12 over long streams, tested).
+
+    Parameters
+    ----------
+    discount : float, default 0.99
+        ``gamma`` in (0, 1].
+    prior, min_evidence, high_threshold, low_threshold :
+        As in :class:`~forgetting.worth.estimator.MemoryWorth`.
+    """
+
+    def __init__(self, discount: float = DEFAULT_DISCOUNT, prior: float = DEFAULT_PRIOR,
+                 min_evidence: float = DEFAULT_MIN_EVIDENCE,
+                 high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+                 low_threshold: float = DEFAULT_LOW_THRESHOLD) -> None:
+        raise_problems([discount_problem(discount),
+                        *taxonomy_problems(prior, min_evidence, high_threshold, low_threshold)])
+        self.discount = discount
+        super().__init__(prior, min_evidence, high_threshold, low_threshold)
+
+    def reset(self) -> Self:
+        """Forget all evidence (hyperparameters stay)."""
+        self._scaled_successes: dict[Any, float] = {}
+        self._scaled_failures: dict[Any, float] = {}
+        self._scale = 1.0
+        self.n_episodes_ = 0
+        return self
+
+    @property
+    def successes_(self) -> dict[Any, float]:
+        """Discounted ``h+`` per memory id (a new dict computed from the scaled store)."""
+        return {m: v * self._scale for m, v in self._scaled_successes.items()}
+
+    @property
+    def failures_(self) -> dict[Any, float]:
+        """Discounted ``h-`` per memory id (a new dict computed from the scaled store)."""
+        return {m: v * self._scale for m, v in self._scaled_failures.items()}
+
+    def _add(self, keys: list[Any], outcome: bool, values: list[float]) -> None:
+        self._scale = decayed(self._scale, self.discount)
+        if self._scale < _RESCALE_BELOW:
+            for store in (self._scaled_successes, self._scaled_failures):
+                for m in store:
+                    store[m] *= self._scale
+            self._scale = 1.0
+        hit, miss = ((self._scaled_successes, self._scaled_failures) if outcome
+                     else (self._scaled_failures, self._scaled_successes))
+        for key, weight in zip(keys, values):
+            hit[key] = hit.get(key, 0.0) + weight / self._scale
+            miss.setdefault(key, 0.0)
+
+    def counters(self, mem_id: Hashable) -> tuple[float, float]:
+        """Discounted ``(h+, h-)`` of a memory; ``(0.0, 0.0)`` for an id never retrieved."""
+        key = plain_id(mem_id)
+        return (self._scaled_successes.get(key, 0.0) * self._scale,
+                self._scaled_failures.get(key, 0.0) * self._scale)
+
+    def memory_ids(self) -> list[Any]:
+        """Ids retrieved at least once, in order of first retrieval."""
+        return list(self._scaled_successes)
+
+
+def discounted_counters(retrieved_idx: npt.NDArray[np.integer[Any]], outcomes: npt.NDArray[np.bool_],
+                        discount: float, n_memories: int,
+                        ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Discounted ``(h+, h-)`` of memories ``0 .. n_memories - 1`` after a block of episodes.
+
+    The closed form: episode ``t`` (1-based) of ``T`` carries weight ``gamma**(T - t)`` for
+    each memory it retrieved (unit weights; every counter decays once per episode and the
+    episode's own retrievals are added after the decay), summed with ``np.bincount``.
+
+    Parameters
+    ----------
+    retrieved_idx : int array, shape (T, k)
+        Row ``t`` holds the memories retrieved in episode ``t``.
+    outcomes : bool array, shape (T,)
+        Success of each episode.
+    discount : float
+        ``gamma`` in (0, 1] (not checked here: the caller validated it).
+    n_memories : int
+        Length of the returned arrays.
+    """
+    n_episodes, k = retrieved_idx.shape
+    age_weight = float(discount) ** np.arange(n_episodes - 1, -1, -1, dtype=np.float64)
+    weight = np.repeat(age_weight, k)
+    hit = np.repeat(outcomes, k)
+    index = retrieved_idx.ravel()
+    successes = np.bincount(index[hit], weight[hit], minlength=n_memories)
+    failures = np.bincount(index[~hit], weight[~hit], minlength=n_memories)
+    return successes, failures
+
+
+def discounted_counter_paths(evidence: npt.ArrayLike, discount: float) -> npt.NDArray[np.float64]:
+    """Discounted counters after every episode: ``h_t = gamma * h_{t-1} + x_t`` along axis 0.
+
+    ``evidence[t, m]`` is what episode ``t`` adds to memory ``m``'s counter (its weight if
+    retrieved with the matching outcome, else 0); the result has the same shape and row ``t``
+    holds the counters after episode ``t``. Feed it the per-episode ``h+`` and ``h-``
+    increments separately and read worth with :func:`~forgetting.worth.formulas.memory_worth`.
+    Raises ``ValueError`` unless ``discount`` is in (0, 1].
+    """
+    raise_problems([discount_problem(discount)])
+    filtered: npt.NDArray[np.float64] = lfilter([1.0], [1.0, -float(discount)],  # type: ignore[arg-type]
+                                                np.asarray(evidence, dtype=np.float64), axis=0)
+    return filtered

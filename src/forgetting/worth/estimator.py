@@ -1,0 +1,206 @@
+"""The Memory Worth estimator: two weighted counters per memory, worth computed on read.
+
+Per episode, each retrieved memory adds its weight (1.0 by default) to ``h+`` if the episode
+succeeded, else to ``h-`` (:func:`add_weights`); :func:`~forgetting.worth.formulas.memory_worth`
+turns the counters into ``MW = h+ / (h+ + h-)`` when asked.
+
+Outcomes are booleans
+---------------------
+An outcome must be a ``bool`` or a ``numpy.bool_``. Integers (``1``/``0``), floats and strings
+are rejected on purpose: the paper writes outcomes as ``y = +1 / -1``, and ``-1`` is truthy in
+Python, so silently coercing numbers would count failures as successes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, MutableMapping, Sequence
+from typing import Any, Self
+
+import numpy as np
+
+from .._validate import is_hashable, is_real, raise_problems
+from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
+from .taxonomy import (DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE,
+                       taxonomy_problems, worth_class)
+
+__all__ = ["MemoryWorth", "add_weights", "validate_episode", "plain_id"]
+
+
+def add_weights(successes: MutableMapping[Any, float], failures: MutableMapping[Any, float],
+                keys: Sequence[Any], outcome: bool, weights: Sequence[float]) -> None:
+    """Add each key's weight to ``successes`` if ``outcome`` else to ``failures``, in order.
+
+    Both counters of every key exist afterwards (the other one at 0.0 if it was new), so the
+    two mappings keep the same keys in order of first retrieval. Unchecked: callers pass
+    what :func:`validate_episode` returned.
+    """
+    hit, miss = (successes, failures) if outcome else (failures, successes)
+    for key, weight in zip(keys, weights):
+        hit[key] = hit.get(key, 0.0) + weight
+        miss.setdefault(key, 0.0)
+
+
+def _is_outcome(success: object) -> bool:
+    """A ``bool`` or ``numpy.bool_`` (``-1`` is truthy, so numbers are never outcomes)."""
+    return isinstance(success, (bool, np.bool_))
+
+
+def plain_id(mem_id: Any) -> Any:
+    """``mem_id`` as a Python value: numpy scalars hash and compare like Python numbers."""
+    return mem_id.item() if isinstance(mem_id, np.generic) else mem_id
+
+
+def validate_episode(retrieved: Any, success: Any, weights: Any) -> tuple[list[Any], bool, list[float]]:
+    """Check one episode completely; return ``(ids, outcome, weights)`` or raise one ``ValueError``.
+
+    ``retrieved`` is a non-empty sequence (or 1-d array) of distinct hashable ids,
+    ``success`` a ``bool``, ``weights`` ``None`` (all 1.0) or one finite weight >= 0 per id.
+    """
+    problems: list[str] = []
+    ids: list[Any] = []
+    if isinstance(retrieved, (str, bytes)) or not isinstance(retrieved, (Sequence, np.ndarray)):
+        problems.append(f"retrieved must be a sequence of memory ids (list, tuple or 1-d array), "
+                        f"got {type(retrieved).__name__} {retrieved!r}")
+    else:
+        if isinstance(retrieved, np.ndarray) and retrieved.ndim != 1:
+            problems.append(f"retrieved must be 1-d, got an array of shape {retrieved.shape}")
+        flat = not isinstance(retrieved, np.ndarray) or retrieved.ndim == 1
+        ids = [plain_id(m) for m in retrieved] if flat else []
+        if not ids and not problems:
+            problems.append("retrieved must not be empty (an episode with no retrieval updates nothing)")
+        unhashable = [m for m in ids if not is_hashable(m)]
+        if unhashable:
+            problems.append(f"memory ids must be hashable, got {unhashable!r}")
+        elif len(set(ids)) != len(ids):
+            counts: dict[Any, int] = {}
+            for m in ids:
+                counts[m] = counts.get(m, 0) + 1
+            duplicated = [m for m, count in counts.items() if count > 1]
+            problems.append(f"retrieved must not repeat an id, got duplicates {duplicated!r}")
+    if not _is_outcome(success):
+        problems.append(f"success must be a bool (True/False or numpy.bool_), got "
+                        f"{type(success).__name__} {success!r}")
+    values: list[float] = [1.0] * len(ids)
+    if weights is not None:
+        raw = list(np.asarray(weights, dtype=object).ravel()) if isinstance(weights, np.ndarray) \
+            else list(weights) if isinstance(weights, Iterable) and not isinstance(weights, (str, bytes)) \
+            else None
+        if raw is None:
+            problems.append(f"weights must be a sequence of numbers, got {weights!r}")
+        else:
+            if len(raw) != len(ids):
+                problems.append(f"weights must have one entry per retrieved id: got {len(raw)} weights "
+                                f"for {len(ids)} ids")
+            bad = [w for w in raw if not is_real(w) or w < 0]
+            if bad:
+                problems.append(f"weights must be finite real numbers >= 0, got {bad!r}")
+            else:
+                values = [float(w) for w in raw]
+    raise_problems(problems)
+    return ids, bool(success), values
+
+
+class MemoryWorth:
+    """Online Memory Worth over arbitrary hashable memory ids.
+
+    Parameters
+    ----------
+    prior : float, default 0.5
+        Worth reported while a memory has no evidence (``h+ + h- == 0``), in [0, 1].
+    min_evidence : float, default 5.0
+        Evidence volume below which a memory is ``uncertain``, >= 0.
+    high_threshold : float, default 0.7
+        Worth at or above which a memory is ``high-value``, in [0, 1].
+    low_threshold : float, default 0.3
+        Worth at or below which a memory is ``low-value``, in [0, 1], < ``high_threshold``.
+
+    Attributes
+    ----------
+    successes_ : dict
+        ``h+`` per memory id, in order of first retrieval.
+    failures_ : dict
+        ``h-`` per memory id, same keys and order as ``successes_``.
+    n_episodes_ : int
+        Episodes accepted by :meth:`update`.
+
+    Notes
+    -----
+    ``__init__`` stores and checks the hyperparameters and starts from empty counters (a
+    memory store that has seen no episode); nothing is learned until :meth:`update`. Worth is
+    computed when read, from the raw counters, as in scikit-learn's naive Bayes.
+
+    Examples
+    --------
+    >>> mw = MemoryWorth()
+    >>> _ = mw.update(["a", "b"], True).update(["a"], False, weights=[2.0])
+    >>> mw.counters("a"), mw.worth("a"), mw.worth("b"), mw.worth("never seen")
+    ((1.0, 2.0), 0.3333333333333333, 1.0, 0.5)
+    """
+
+    def __init__(self, prior: float = DEFAULT_PRIOR, min_evidence: float = DEFAULT_MIN_EVIDENCE,
+                 high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+                 low_threshold: float = DEFAULT_LOW_THRESHOLD) -> None:
+        raise_problems(taxonomy_problems(prior, min_evidence, high_threshold, low_threshold))
+        self.prior = prior
+        self.min_evidence = min_evidence
+        self.high_threshold = high_threshold
+        self.low_threshold = low_threshold
+        self.reset()
+
+    def reset(self) -> Self:
+        """Forget all evidence (hyperparameters stay)."""
+        self._successes: dict[Any, float] = {}
+        self._failures: dict[Any, float] = {}
+        self.n_episodes_ = 0
+        return self
+
+    @property
+    def successes_(self) -> dict[Any, float]:
+        """``h+`` per memory id, in order of first retrieval (read it, do not write it)."""
+        return self._successes
+
+    @property
+    def failures_(self) -> dict[Any, float]:
+        """``h-`` per memory id, same keys and order as :attr:`successes_`."""
+        return self._failures
+
+    # --- writing --------------------------------------------------------------------------
+    def update(self, retrieved: Sequence[Hashable], success: bool,
+               weights: Sequence[float] | None = None) -> Self:
+        """Record one episode: ``retrieved`` ids, its boolean outcome, optional per-id weights.
+
+        Each retrieved id adds its weight (1.0 by default) to ``h+`` if ``success`` else to
+        ``h-``. The whole episode is checked before any counter changes: on a ``ValueError``
+        (empty or repeated ids, non-boolean outcome, weights of the wrong length, negative,
+        NaN or infinite weights) the estimator is exactly as before.
+        """
+        ids, outcome, values = validate_episode(retrieved, success, weights)
+        self._add(ids, outcome, values)
+        self.n_episodes_ += 1
+        return self
+
+    def _add(self, keys: list[Any], outcome: bool, values: list[float]) -> None:
+        add_weights(self._successes, self._failures, keys, outcome, values)
+
+    # --- reading --------------------------------------------------------------------------
+    def counters(self, mem_id: Hashable) -> tuple[float, float]:
+        """``(h+, h-)`` of a memory; ``(0.0, 0.0)`` for an id never retrieved."""
+        key = plain_id(mem_id)
+        return self._successes.get(key, 0.0), self._failures.get(key, 0.0)
+
+    def worth(self, mem_id: Hashable) -> float:
+        """Memory Worth of ``mem_id`` (:func:`memory_worth`); the prior if never retrieved."""
+        return float(memory_worth(*self.counters(mem_id), prior=self.prior))
+
+    def evidence(self, mem_id: Hashable) -> float:
+        """Evidence volume ``h+ + h-`` of ``mem_id`` (:func:`evidence_volume`)."""
+        return float(evidence_volume(*self.counters(mem_id)))
+
+    def classify(self, mem_id: Hashable) -> str:
+        """``high-value``, ``uncertain``, ``mixed`` or ``low-value`` (:func:`worth_class`)."""
+        return str(worth_class(self.worth(mem_id), self.evidence(mem_id), self.min_evidence,
+                               self.high_threshold, self.low_threshold))
+
+    def memory_ids(self) -> list[Any]:
+        """Ids retrieved at least once, in order of first retrieval."""
+        return list(self._successes)

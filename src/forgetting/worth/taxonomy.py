@@ -1,0 +1,96 @@
+"""The four classes of Memory Worth, from rate and evidence volume, with their thresholds.
+
+The thresholds are stored here and nowhere else; estimators and experiments take them as
+arguments defaulting to these values.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .._validate import real_problem
+
+__all__ = [
+    "DEFAULT_MIN_EVIDENCE", "DEFAULT_HIGH_THRESHOLD", "DEFAULT_LOW_THRESHOLD",
+    "HIGH_VALUE", "UNCERTAIN", "MIXED", "LOW_VALUE", "WORTH_CLASSES",
+    "worth_class", "class_counts", "taxonomy_problems",
+]
+
+DEFAULT_MIN_EVIDENCE = 5.0
+"""Evidence volume below which a memory is *uncertain* (five unit-weight retrievals)."""
+DEFAULT_HIGH_THRESHOLD = 0.7
+"""Worth at or above which a memory with enough evidence is *high-value*."""
+DEFAULT_LOW_THRESHOLD = 0.3
+"""Worth at or below which a memory with enough evidence is *low-value*."""
+
+HIGH_VALUE = "high-value"
+"""High rate, enough evidence."""
+UNCERTAIN = "uncertain"
+"""Too little evidence: never deprecate on it."""
+MIXED = "mixed"
+"""Ambiguous rate, enough evidence."""
+LOW_VALUE = "low-value"
+"""Low rate, enough evidence: candidate for suppression."""
+WORTH_CLASSES = (HIGH_VALUE, UNCERTAIN, MIXED, LOW_VALUE)
+"""The four classes, in the order tables and counts use."""
+
+
+def worth_class(worth: npt.ArrayLike, evidence: npt.ArrayLike, min_evidence: float = DEFAULT_MIN_EVIDENCE,
+                high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+                low_threshold: float = DEFAULT_LOW_THRESHOLD) -> Any:
+    """The taxonomy from rate and volume, checked in this order.
+
+    1. ``uncertain``  if ``evidence < min_evidence`` (never deprecate on it);
+    2. ``high-value`` if ``worth >= high_threshold``;
+    3. ``low-value``  if ``worth <= low_threshold`` (candidate for suppression);
+    4. ``mixed``      otherwise (ambiguous rate with enough evidence).
+
+    Works element-wise on arrays (returns an array of labels); returns a ``str`` for
+    scalar input.
+
+    >>> worth_class(0.7, 5.0)
+    'high-value'
+    >>> worth_class(0.9, 4.0)
+    'uncertain'
+    """
+    rate = np.asarray(worth, dtype=np.float64)
+    volume = np.asarray(evidence, dtype=np.float64)
+    labels = np.select(
+        [volume < min_evidence, rate >= high_threshold, rate <= low_threshold],
+        [UNCERTAIN, HIGH_VALUE, LOW_VALUE], default=MIXED)
+    return str(labels) if labels.ndim == 0 else labels
+
+
+def class_counts(worth: npt.ArrayLike, evidence: npt.ArrayLike, min_evidence: float = DEFAULT_MIN_EVIDENCE,
+                 high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+                 low_threshold: float = DEFAULT_LOW_THRESHOLD) -> npt.NDArray[np.int_]:
+    """How many memories fall in each class, in :data:`WORTH_CLASSES` order (sums to the count).
+
+    >>> class_counts([0.9, 0.5, 0.1, 0.9], [10, 10, 10, 1]).tolist()
+    [1, 1, 1, 1]
+    """
+    labels = worth_class(worth, evidence, min_evidence, high_threshold, low_threshold)
+    return np.array([np.count_nonzero(labels == name) for name in WORTH_CLASSES])
+
+
+def taxonomy_problems(prior: float, min_evidence: float, high_threshold: float,
+                      low_threshold: float) -> list[str]:
+    """One sentence per bad hyperparameter (empty when all are good).
+
+    ``prior``, ``high_threshold`` and ``low_threshold`` are real numbers in [0, 1],
+    ``min_evidence`` a finite real number >= 0, and ``low_threshold < high_threshold``.
+    """
+    problems = [p for p in (
+        real_problem("prior", prior, 0.0, 1.0),
+        real_problem("min_evidence", min_evidence, 0.0, math.inf),
+        real_problem("high_threshold", high_threshold, 0.0, 1.0),
+        real_problem("low_threshold", low_threshold, 0.0, 1.0),
+    ) if p]
+    if not problems and not low_threshold < high_threshold:
+        problems.append(f"low_threshold must be < high_threshold, got low_threshold={low_threshold!r} "
+                        f"and high_threshold={high_threshold!r}")
+    return problems

@@ -1,0 +1,75 @@
+"""Experiment 2: exact p+ of the confound, convergence, the published directions."""
+
+import dataclasses
+import itertools
+
+import numpy as np
+
+from forgetting import worlds as W
+
+
+def assert_results_identical(first, second):
+    for f in dataclasses.fields(first):
+        a, b = getattr(first, f.name), getattr(second, f.name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), f.name
+        else:
+            assert a == b, f.name
+
+
+SMALL = {
+    W.theory_check: W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000)),
+    W.controlled_experiment: W.ControlledWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
+                                               checkpoints=(0, 100, 500)),
+    W.confound_experiment: W.ConfoundWorld(n_generalists=10, n_specialists=10, retrieved_per_episode=3,
+                                           n_episodes=500),
+    W.policy_experiment: W.PolicyWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300),
+    W.co_retrieval_experiment: W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
+                                                  diversities=(0.0, 0.5, 1.0)),
+}
+
+
+def test_confound_p_plus_equals_enumeration():
+    world = W.ConfoundWorld(n_generalists=4, n_specialists=2, retrieved_per_episode=2, hard_fraction=0.3)
+    utilities = np.array([0.1, 0.4, 0.5, 0.9, 0.7, 0.95])
+    overall, by_type = W.confound_p_plus(world, utilities)
+    total, weight = np.zeros(6), np.zeros(6)
+    for c, pool in enumerate([range(4), range(6)]):
+        subsets = list(itertools.combinations(pool, 2))
+        for subset in subsets:  # each subset has probability Pr[c] / len(subsets)
+            p = world.base_rates()[c] + world.memory_effect * (utilities[list(subset)].mean() - 0.5)
+            for m in subset:
+                total[m] += [0.7, 0.3][c] / len(subsets) * p
+                weight[m] += [0.7, 0.3][c] / len(subsets)
+    assert np.allclose(overall, total / weight, rtol=0, atol=1e-14)
+    assert np.isnan(by_type[W.EASY, 4:]).all() and not np.isnan(by_type[W.HARD]).any()
+
+
+def test_confound_worth_converges_to_its_exact_p_plus():
+    world = W.ConfoundWorld(n_generalists=8, n_specialists=4, retrieved_per_episode=3,
+                            n_episodes=200_000, memory_effect=0.4)
+    result = W.confound_experiment(world, n_seeds=1, seed=5)
+    # >= 25 000 retrievals per memory and type: sd <= 0.0032, so 0.016 is a 5-sigma bound
+    assert np.abs(result.worth - result.p_plus).max() < 0.016
+    seen = ~np.isnan(result.p_plus_by_type)
+    assert np.abs(result.worth_by_type[seen] - result.p_plus_by_type[seen]).max() < 0.016
+    assert np.all(result.worth_by_type[:, W.EASY, 8:] == 0.5)   # specialists never seen on easy tasks
+
+
+def test_experiment2_confound_reverses_the_global_sign_and_conditioning_recovers_some():
+    result = W.confound_experiment()
+    assert abs(result.rho_global.mean() - (-0.33)) < 0.1
+    assert abs(result.rho_conditioned.mean() - 0.14) < 0.1
+    assert result.rho_conditioned.mean() > 0 > result.rho_global.mean()
+    assert np.allclose(result.p_plus_rho_conditioned, 1.0)
+    assert result.specialist_low_value_share.mean() > 0.9
+
+
+def test_confound_episode_sweep_is_the_experiment_at_each_episode_count():
+    world = SMALL[W.confound_experiment]
+    sweep = W.confound_episode_sweep((100, 400), world, n_seeds=2, seed=4)
+    assert list(sweep) == [100, 400]
+    for episodes, result in sweep.items():
+        assert result.world.n_episodes == episodes
+        assert_results_identical(result, W.confound_experiment(
+            dataclasses.replace(world, n_episodes=episodes), n_seeds=2, seed=4))

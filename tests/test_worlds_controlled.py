@@ -1,0 +1,81 @@
+"""Experiments 1 and 3: the controlled world and the policy feedback loop."""
+
+import numpy as np
+import pytest
+
+from forgetting import worlds as W
+from forgetting.worth import MemoryWorth, WorthArrays
+
+
+SMALL = {
+    W.theory_check: W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000)),
+    W.controlled_experiment: W.ControlledWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
+                                               checkpoints=(0, 100, 500)),
+    W.confound_experiment: W.ConfoundWorld(n_generalists=10, n_specialists=10, retrieved_per_episode=3,
+                                           n_episodes=500),
+    W.policy_experiment: W.PolicyWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300),
+    W.co_retrieval_experiment: W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
+                                                  diversities=(0.0, 0.5, 1.0)),
+}
+
+
+def test_controlled_counters_match_the_scalar_estimator_fed_the_same_stream():
+    world = W.ControlledWorld(n_memories=15, retrieved_per_episode=4, n_episodes=300, checkpoints=(300,))
+    rng = np.random.default_rng(W.seed_streams(0, 1)[0])
+    utilities = rng.uniform(0.0, 1.0, world.n_memories)
+    rows = W.uniform_retrieval(rng, 300, 15, 4)
+    outcomes = rng.random(300) < W.success_probability(utilities, rows)
+    scalar = MemoryWorth()
+    for row, y in zip(rows, outcomes):
+        scalar.update(row, y)
+    result = W.controlled_experiment(world, n_seeds=1, seed=0)
+    assert np.array_equal(result.utilities[0], utilities)
+    assert [scalar.worth(m) for m in range(15)] == result.worth[0].tolist()
+    assert np.array_equal(WorthArrays(15).update_batch(rows, outcomes).worth(), result.worth[0])
+
+
+@pytest.fixture(scope="module")
+def exp1():
+    return W.controlled_experiment()
+
+
+def test_experiment1_lands_near_the_published_rho(exp1):
+    assert abs(exp1.rho_mean - 0.89) < 0.03          # published 0.89 +- 0.02
+    assert 0.01 < exp1.rho_sd < 0.04
+    assert exp1.baseline_rho == 0.0
+    assert np.all(exp1.rho_at_checkpoints[:, 0] == 0.0)  # before any episode: the constant prior
+    assert np.all(np.diff(exp1.rho_at_checkpoints.mean(axis=0)) > 0)  # improves with every checkpoint
+    assert np.allclose(exp1.p_plus_rho, 1.0)          # the limit ranks perfectly
+    assert exp1.taxonomy.sum(axis=1).tolist() == [100] * 20
+    assert exp1.taxonomy_counts()["mixed"] == 100.0   # k = 10 squeezes p+ into [0.45, 0.55]
+
+
+def test_experiment3_policy_feedback_keeps_rho_and_coverage():
+    result = W.policy_experiment()
+    assert result.rho_mean >= 0.85
+    assert np.all(result.coverage == 1.0) and result.entropy.min() > 0.99
+
+
+def test_policy_success_rate_and_retrieval_ratio():
+    world = SMALL[W.policy_experiment]
+    result = W.policy_experiment(world, n_seeds=2, seed=3)
+    # recount the successes from scratch: same streams, same draws as policy_experiment
+    n, k = world.n_memories, world.retrieved_per_episode
+    rngs = [np.random.default_rng(child) for child in W.seed_streams(3, 2)]
+    utilities = np.stack([rng.uniform(0.0, 1.0, n) for rng in rngs])
+    gumbel = np.stack([rng.gumbel(size=(world.n_episodes, n)) for rng in rngs], axis=1)
+    draws = np.stack([rng.random(world.n_episodes) for rng in rngs], axis=1)
+    arrays = [WorthArrays(n) for _ in range(2)]
+    wins = np.zeros(2)
+    for t in range(world.n_episodes):
+        for s in range(2):
+            row = W.softmax_retrieval(arrays[s].worth(), gumbel[t, s], world.temperature, k)
+            won = bool(draws[t, s] < W.success_probability(utilities[s], row[None, :])[0])
+            arrays[s].update_batch(row[None, :], np.array([won]))
+            wins[s] += won
+    assert np.array_equal(result.success_rate, wins / world.n_episodes)
+    ratio = result.retrieval_ratio(0.1)
+    order = np.argsort(result.utilities[0])
+    assert ratio[0] == pytest.approx(result.retrievals[0, order[-2:]].mean() / result.retrievals[0, order[:2]].mean())
+    with pytest.raises(ValueError, match="share"):
+        result.retrieval_ratio(0.0)

@@ -1,0 +1,69 @@
+"""Experiment 4: exact p+ of the pair, separation needs diversity, thresholds."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from forgetting import worlds as W
+
+
+SMALL = {
+    W.theory_check: W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000)),
+    W.controlled_experiment: W.ControlledWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
+                                               checkpoints=(0, 100, 500)),
+    W.confound_experiment: W.ConfoundWorld(n_generalists=10, n_specialists=10, retrieved_per_episode=3,
+                                           n_episodes=500),
+    W.policy_experiment: W.PolicyWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300),
+    W.co_retrieval_experiment: W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
+                                                  diversities=(0.0, 0.5, 1.0)),
+}
+
+
+def test_co_retrieval_p_plus_equals_enumeration():
+    world = W.CoRetrievalWorld(n_memories=6, retrieved_per_episode=3)
+    utilities = np.array([1.0, 0.0, 0.2, 0.6, 0.3, 0.8])
+    others = range(2, 6)
+    for d in (0.0, 0.3, 1.0):
+        sums = {W.ANCHOR: [0.0, 0.0], W.HITCHHIKER: [0.0, 0.0]}
+        for companions in itertools.combinations(others, 1):  # intact: pair + 1 other
+            p = utilities[[0, 1, *companions]].mean()
+            for m in (0, 1):
+                sums[m][0] += (1 - d) / 4 * p
+                sums[m][1] += (1 - d) / 4
+        for m in (0, 1):  # kept alone: m + 2 others
+            for companions in itertools.combinations(others, 2):
+                sums[m][0] += d / 2 / 6 * utilities[[m, *companions]].mean()
+                sums[m][1] += d / 2 / 6
+        anchor, hitchhiker = W.co_retrieval_p_plus(world, utilities, d)
+        assert anchor == pytest.approx(sums[0][0] / sums[0][1], abs=1e-14)
+        assert hitchhiker == pytest.approx(sums[1][0] / sums[1][1], abs=1e-14)
+
+
+def test_experiment4_hitchhiker_needs_diversity_to_separate():
+    result = W.co_retrieval_experiment()
+    assert np.all(result.gap[:, 0] == 0.0)                 # never apart: identical counters
+    assert np.all(np.diff(result.exact_gap, axis=1) > 0)    # exact gap grows with diversity
+    assert np.abs(result.gap.mean(axis=0) - result.exact_gap.mean(axis=0)).max() < 0.01
+    assert 0.2 <= result.diversity_threshold <= 0.4         # published: about 30 %
+    assert not result.separated[0] and result.separated[-1]
+
+
+def test_co_retrieval_threshold_at_other_z():
+    result = W.co_retrieval_experiment(SMALL[W.co_retrieval_experiment], n_seeds=5, seed=2)
+    assert result.threshold_at(W.SEPARATION_Z) == result.diversity_threshold
+    assert np.array_equal(result.separated_at(W.SEPARATION_Z), result.separated)
+    assert result.threshold_at(1e6) is None and not result.separated_at(1e6).any()
+    # a stricter z can only move the threshold up (or lose it)
+    strict, lax = result.threshold_at(1.96), result.threshold_at(1.645)
+    assert strict is None or (lax is not None and strict >= lax)
+
+
+def test_co_retrieval_share_threshold():
+    result = W.co_retrieval_experiment(SMALL[W.co_retrieval_experiment], n_seeds=6, seed=2)
+    share = result.ranked_first_share
+    assert share[0] == 0.0   # never apart: identical worth, never strictly first
+    assert np.array_equal(share, (result.anchor_worth > result.hitchhiker_worth).mean(axis=0))
+    assert result.share_threshold(0.0) == 0.0 and result.share_threshold(1.01) is None
+    expected = next((float(d) for j, d in enumerate(result.diversities) if (share[j:] >= 0.5).all()), None)
+    assert result.share_threshold(0.5) == expected

@@ -1,0 +1,135 @@
+"""The shared model: rho, exact p+, retrieval, seeds; every experiment is a pure function of its seed."""
+
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from forgetting import worlds as W
+
+
+def assert_results_identical(first, second):
+    for f in dataclasses.fields(first):
+        a, b = getattr(first, f.name), getattr(second, f.name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), f.name
+        else:
+            assert a == b, f.name
+
+
+def test_spearman_matches_scipy_with_ties():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        x = rng.integers(0, 5, 30).astype(float)
+        y = x + rng.integers(0, 3, 30)
+        assert W.spearman_rho(x, y) == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
+
+
+def test_spearman_of_a_constant_is_zero_without_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert W.spearman_rho(np.full(5, 0.5), [1, 2, 3, 4, 5]) == 0.0
+        assert W.spearman_rho([1, 2, 3], [7, 7, 7]) == 0.0
+    assert W.spearman_rho([1, 2, 3], [3, 2, 1]) == -1.0
+    with pytest.raises(ValueError):
+        W.spearman_rho([1, 2], [1, 2, 3])
+
+
+@pytest.mark.parametrize("n, k", [(2, 1), (5, 1), (5, 2), (6, 3), (7, 6)])
+def test_closed_form_p_plus_equals_enumeration(n, k):
+    utilities = np.random.default_rng(n * 10 + k).uniform(0, 1, n)
+    for base, effect in ((0.5, 1.0), (0.2, 0.3)):
+        exact = W.p_plus_by_enumeration(utilities, k, base, effect)
+        assert np.allclose(W.p_plus_uniform(utilities, k, base, effect), exact, rtol=0, atol=1e-14)
+
+
+def test_uniform_retrieval_rows_are_distinct_uniform_and_block_independent():
+    rows = W.uniform_retrieval(np.random.default_rng(1), 3 * W.BLOCK_EPISODES + 17, 12, 4)
+    assert rows.shape == (3 * W.BLOCK_EPISODES + 17, 4)
+    assert rows.min() >= 0 and rows.max() < 12
+    assert (np.sort(rows, axis=1)[:, 1:] != np.sort(rows, axis=1)[:, :-1]).all()
+    # every memory, and the first column alone, is drawn uniformly (generous 6-sigma bands)
+    for counts, per_row in ((np.bincount(rows.ravel(), minlength=12), 4), (np.bincount(rows[:, 0], minlength=12), 1)):
+        expected = rows.shape[0] * per_row / 12
+        assert np.all(np.abs(counts - expected) < 6 * math.sqrt(expected))
+    # the block size is invisible: one shorter call reproduces the first rows
+    assert np.array_equal(W.uniform_retrieval(np.random.default_rng(1), 10, 12, 4), rows[:10])
+    assert np.array_equal(np.sort(W.uniform_retrieval(np.random.default_rng(2), 5, 4, 4), axis=1),
+                          np.tile(np.arange(4), (5, 1)))
+
+
+def test_softmax_retrieval_follows_the_softmax():
+    rng = np.random.default_rng(4)
+    worth = np.array([0.9, 0.5, 0.1])
+    first = W.softmax_retrieval(worth, rng.gumbel(size=(40_000, 3)), 0.5, 1)[:, 0]
+    share = np.bincount(first, minlength=3) / first.size
+    expected = np.exp(worth / 0.5) / np.exp(worth / 0.5).sum()
+    assert np.allclose(share, expected, atol=0.01)
+    both = W.softmax_retrieval(worth, rng.gumbel(size=(100, 3)), 0.5, 2)
+    assert (both[:, 0] != both[:, 1]).all()
+
+
+def test_small_helpers():
+    assert W.loglog_slope([1, 4, 16], [1.0, 0.5, 0.25]) == pytest.approx(-0.5)
+    assert W.retrieval_entropy(np.array([5, 5, 5, 5])) == pytest.approx(1.0)
+    assert W.retrieval_entropy(np.array([7, 0, 0, 0])) == pytest.approx(0.0)
+    assert W.separated([0.1, 0.11, 0.12]) and not W.separated([0.0, 0.1, -0.05])
+    assert W.seed_streams(3, 2)[1].spawn_key == W.seed_streams(3, 5)[1].spawn_key
+
+
+SMALL = {
+    W.theory_check: W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000)),
+    W.controlled_experiment: W.ControlledWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
+                                               checkpoints=(0, 100, 500)),
+    W.confound_experiment: W.ConfoundWorld(n_generalists=10, n_specialists=10, retrieved_per_episode=3,
+                                           n_episodes=500),
+    W.policy_experiment: W.PolicyWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300),
+    W.co_retrieval_experiment: W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
+                                                  diversities=(0.0, 0.5, 1.0)),
+}
+
+
+@pytest.mark.parametrize("experiment", list(SMALL), ids=lambda f: f.__name__)
+def test_same_seed_same_floats_other_seed_other_floats(experiment):
+    world = SMALL[experiment]
+    first = experiment(world, n_seeds=3, seed=9)
+    assert_results_identical(first, experiment(world, n_seeds=3, seed=9))
+    other = experiment(world, n_seeds=3, seed=10)
+    assert any(isinstance(getattr(first, f.name), np.ndarray) and
+               not np.array_equal(getattr(first, f.name), getattr(other, f.name), equal_nan=True)
+               for f in dataclasses.fields(first))
+
+
+@pytest.mark.parametrize("experiment", list(SMALL), ids=lambda f: f.__name__)
+def test_a_seed_does_not_depend_on_how_many_seeds_run(experiment):
+    world = SMALL[experiment]
+    three, two = experiment(world, n_seeds=3, seed=1), experiment(world, n_seeds=2, seed=1)
+    for f in dataclasses.fields(two):
+        value = getattr(two, f.name)
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == 2:
+            assert np.array_equal(value, getattr(three, f.name)[:2], equal_nan=True), f.name
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: W.ControlledWorld(retrieved_per_episode=100), "retrieved_per_episode"),
+    (lambda: W.ControlledWorld(n_memories=1.5), "n_memories"),
+    (lambda: W.ControlledWorld(checkpoints=(0, 500, 200)), "checkpoints"),
+    (lambda: W.ControlledWorld(checkpoints=(0, 20_000)), "checkpoints"),
+    (lambda: W.TheoryWorld(checkpoints=(0, 10)), "checkpoints must be >= 1"),
+    (lambda: W.ConfoundWorld(memory_effect=0.5), "easy_base_rate"),
+    (lambda: W.ConfoundWorld(hard_fraction=1.2), "hard_fraction"),
+    (lambda: W.ConfoundWorld(specialist_utility=(0.9, 0.5)), "specialist_utility"),
+    (lambda: W.PolicyWorld(temperature=0.0), "temperature"),
+    (lambda: W.PolicyWorld(temperature=math.inf), "temperature"),
+    (lambda: W.CoRetrievalWorld(diversities=(0.5, 0.2)), "diversities"),
+    (lambda: W.CoRetrievalWorld(pair_rate=1.5), "pair_rate"),
+    (lambda: W.CoRetrievalWorld(retrieved_per_episode=1), "retrieved_per_episode"),
+    (lambda: W.controlled_experiment(n_seeds=0), "n_seeds"),
+    (lambda: W.co_retrieval_experiment(n_seeds=1), "n_seeds"),
+])
+def test_bad_settings_are_rejected(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()

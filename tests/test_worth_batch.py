@@ -1,0 +1,128 @@
+"""The vectorized form: golden values, bit-for-bit agreement with the scalar estimator, bad input."""
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from forgetting import worth
+from forgetting.worth import UNCERTAIN, ContextualMemoryWorth, MemoryWorth, WorthArrays, update_batch
+
+
+def state(estimator):
+    """Everything an update may change, copied."""
+    if isinstance(estimator, WorthArrays):
+        return (estimator.successes_.copy(), estimator.failures_.copy(), estimator.n_episodes_)
+    return copy.deepcopy((estimator.successes_, estimator.failures_, estimator.n_episodes_))
+
+
+def assert_same_state(before, after):
+    for a, b in zip(before, after):
+        if isinstance(a, np.ndarray):
+            assert np.array_equal(a, b)
+        else:
+            assert a == b
+
+
+def test_update_batch_golden():
+    pos, neg = np.zeros(4), np.zeros(4)
+    update_batch(pos, neg, [[0, 1], [1, 2], [3, 0]], [True, False, True], [[1.0, 0.5], [2.0, 1.0], [0.25, 0.0]])
+    assert pos.tolist() == [1.0, 0.5, 0.0, 0.25]
+    assert neg.tolist() == [0.0, 2.0, 1.0, 0.0]
+    arrays = WorthArrays(4).update_batch([[0, 1], [1, 2]], [True, False])
+    assert arrays.worth().tolist() == [1.0, 0.5, 0.0, 0.5]
+    assert arrays.evidence().tolist() == [1.0, 2.0, 1.0, 0.0]
+    assert arrays.classify().tolist() == [UNCERTAIN] * 4
+    assert arrays.n_episodes_ == 2
+
+
+@st.composite
+def episode_streams(draw):
+    n_memories = draw(st.integers(1, 8))
+    k = draw(st.integers(1, n_memories))
+    n_episodes = draw(st.integers(1, 25))
+    rows = [draw(st.permutations(range(n_memories)))[:k] for _ in range(n_episodes)]
+    outcomes = draw(st.lists(st.booleans(), min_size=n_episodes, max_size=n_episodes))
+    weight = st.floats(0.0, 1e6, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+    weights = draw(st.one_of(st.none(), st.lists(st.lists(weight, min_size=k, max_size=k),
+                                                 min_size=n_episodes, max_size=n_episodes)))
+    return n_memories, rows, outcomes, weights
+
+
+@settings(max_examples=200, deadline=None)
+@given(episode_streams(), st.integers(1, 4))
+def test_vectorized_equals_scalar_bit_for_bit(stream, n_blocks):
+    """Arbitrary float weights: same float64 additions in the same order, so identical bits."""
+    n_memories, rows, outcomes, weights = stream
+    scalar = MemoryWorth()
+    for t, (retrieved, success) in enumerate(zip(rows, outcomes)):
+        scalar.update(retrieved, success, None if weights is None else weights[t])
+    arrays = WorthArrays(n_memories)
+    bounds = np.linspace(0, len(rows), n_blocks + 1).astype(int)  # fed in several blocks
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        if stop > start:
+            arrays.update_batch(np.array(rows[start:stop]), np.array(outcomes[start:stop]),
+                                None if weights is None else np.array(weights[start:stop]))
+    for m in range(n_memories):
+        pos, neg = scalar.counters(m)
+        assert pos.hex() == float(arrays.successes_[m]).hex()
+        assert neg.hex() == float(arrays.failures_[m]).hex()
+        assert scalar.worth(m) == arrays.worth()[m]
+        assert scalar.classify(m) == arrays.classify()[m]
+
+
+def test_vectorized_contextual_layout_matches_contextual_estimator():
+    """Counters of type c for memory m at c * n + m: what the worlds use for Experiment 2."""
+    rng = np.random.default_rng(5)
+    n, k, episodes = 6, 2, 200
+    rows = np.array([rng.choice(n, k, replace=False) for _ in range(episodes)])
+    types = rng.integers(0, 2, episodes)
+    outcomes = rng.random(episodes) < 0.4
+    cmw = ContextualMemoryWorth()
+    for row, c, y in zip(rows, types, outcomes):
+        cmw.update(row, y, context=int(c))
+    pos, neg = np.zeros(2 * n), np.zeros(2 * n)
+    update_batch(pos, neg, rows + (types * n)[:, None], outcomes)
+    for c in (0, 1):
+        for m in range(n):
+            assert cmw.counters(m, c) == (pos[c * n + m], neg[c * n + m])
+
+
+@pytest.mark.parametrize("idx, outcomes, weights, message", [
+    ([[0, 4]], [True], None, r"retrieved_idx must be in \[0, 4\)"),
+    ([[0, -1]], [True], None, r"retrieved_idx must be in"),
+    ([[1, 1]], [True], None, "must not repeat an id within an episode, episodes \\[0\\]"),
+    ([0, 1], [True], None, "2-d int array"),
+    ([[0.0, 1.0]], [True], None, "2-d int array"),
+    ([[0, 1]], [1], None, "outcomes must be a 1-d bool array"),
+    ([[0, 1]], [True, False], None, "one entry per episode"),
+    ([[0, 1]], [True], [[1.0]], "weights must have the shape"),
+    ([[0, 1]], [True], [[1.0, -2.0]], "finite and >= 0"),
+    ([[0, 1]], [True], [[1.0, np.nan]], "finite and >= 0"),
+])
+def test_update_batch_rejects_bad_input_without_touching_counters(idx, outcomes, weights, message):
+    arrays = WorthArrays(4).update_batch([[0, 1]], [True])
+    before = state(arrays)
+    with pytest.raises(ValueError, match=message):
+        arrays.update_batch(idx, outcomes, weights)
+    assert_same_state(before, state(arrays))
+
+
+def test_update_batch_rejects_bad_counter_arrays():
+    with pytest.raises(ValueError, match="successes must be a 1-d float64"):
+        update_batch(np.zeros(3, dtype=np.float32), np.zeros(3), [[0]], [True])
+    with pytest.raises(ValueError, match="same shape"):
+        update_batch(np.zeros(3), np.zeros(4), [[0]], [True])
+    with pytest.raises(ValueError, match="n_memories must be an int >= 1"):
+        WorthArrays(0)
+
+
+@pytest.mark.parametrize("overlap", ["same", "views"])
+def test_update_batch_refuses_aliased_counters_before_writing(overlap):
+    buffer = np.arange(6, dtype=np.float64)
+    successes, failures = (buffer, buffer) if overlap == "same" else (buffer[:4], buffer[2:])
+    before = buffer.copy()
+    with pytest.raises(ValueError, match="successes and failures"):
+        update_batch(successes, failures, [[0, 1], [1, 3]], [True, False])
+    assert np.array_equal(buffer, before)

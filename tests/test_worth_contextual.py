@@ -1,0 +1,85 @@
+"""Contextual Memory Worth: counters per context, pooled back to the plain estimator."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+from forgetting import worth
+from forgetting.worth import UNCERTAIN, ContextualMemoryWorth, MemoryWorth, WorthArrays
+
+
+def state(estimator):
+    """Everything an update may change, copied."""
+    if isinstance(estimator, WorthArrays):
+        return (estimator.successes_.copy(), estimator.failures_.copy(), estimator.n_episodes_)
+    return copy.deepcopy((estimator.successes_, estimator.failures_, estimator.n_episodes_))
+
+
+def assert_same_state(before, after):
+    for a, b in zip(before, after):
+        if isinstance(a, np.ndarray):
+            assert np.array_equal(a, b)
+        else:
+            assert a == b
+
+
+BAD_EPISODES = [
+    pytest.param(["a"], True, [-1.0], "weights", id="negative weight"),
+    pytest.param(["a"], True, [math.nan], "weights", id="nan weight"),
+    pytest.param(["a"], True, [math.inf], "weights", id="inf weight"),
+    pytest.param(["a"], True, [True], "weights", id="bool weight"),
+    pytest.param(["a"], True, ["1"], "weights", id="str weight"),
+    pytest.param(["a", "b"], True, [1.0], "one entry per retrieved id", id="too few weights"),
+    pytest.param(["a"], True, [1.0, 1.0], "one entry per retrieved id", id="too many weights"),
+    pytest.param(["a"], True, 1.0, "weights must be a sequence", id="scalar weights"),
+    pytest.param([], True, None, "must not be empty", id="empty retrieval"),
+    pytest.param(["a", "b", "a"], True, None, "duplicates ['a']", id="duplicate id"),
+    pytest.param([["a"]], True, None, "hashable", id="unhashable id"),
+    pytest.param("ab", True, None, "sequence of memory ids", id="string as retrieval"),
+    pytest.param({"a"}, True, None, "sequence of memory ids", id="set as retrieval"),
+    pytest.param(np.array([[1, 2]]), True, None, "1-d", id="2-d array"),
+    pytest.param(["a"], 1, None, "success must be a bool", id="int 1 outcome"),
+    pytest.param(["a"], 0, None, "success must be a bool", id="int 0 outcome"),
+    pytest.param(["a"], -1, None, "success must be a bool", id="paper-style -1 outcome"),
+    pytest.param(["a"], 1.0, None, "success must be a bool", id="float outcome"),
+    pytest.param(["a"], "yes", None, "success must be a bool", id="str outcome"),
+    pytest.param(["a"], None, None, "success must be a bool", id="None outcome"),
+    pytest.param(["a"], np.int64(1), None, "success must be a bool", id="numpy int outcome"),
+]
+
+
+@pytest.mark.parametrize("retrieved, success, weights, message", BAD_EPISODES)
+def test_contextual_rejects_the_same_episodes(retrieved, success, weights, message):
+    cmw = ContextualMemoryWorth().update(["a"], True, context="x")
+    before = state(cmw)
+    with pytest.raises(ValueError):
+        cmw.update(retrieved, success, weights, context="x")
+    assert_same_state(before, state(cmw))
+
+
+def test_unhashable_context_is_rejected():
+    cmw = ContextualMemoryWorth()
+    with pytest.raises(ValueError, match="context must be hashable"):
+        cmw.update(["a"], True, context=["hard"])
+    assert cmw.successes_ == {}
+
+
+def test_contextual_counters_are_separate_and_pool_to_the_plain_estimator():
+    stream = [(["a", "b"], True, "easy"), (["a"], False, "hard"), (["b", "c"], False, "hard"),
+              (["a", "c"], True, "easy"), (["c"], True, "hard")]
+    cmw, plain = ContextualMemoryWorth(), MemoryWorth()
+    for retrieved, success, context in stream:
+        cmw.update(retrieved, success, context=context)
+        plain.update(retrieved, success)
+    assert cmw.counters("a", "easy") == (2.0, 0.0)
+    assert cmw.counters("a", "hard") == (0.0, 1.0)
+    assert cmw.worth("a", "hard") == 0.0 and cmw.worth("a", "unknown context") == 0.5
+    assert cmw.evidence("c", "hard") == 2.0
+    assert cmw.classify("a", "easy") == UNCERTAIN
+    assert cmw.contexts() == ["easy", "hard"]
+    assert cmw.memory_ids() == ["a", "b", "c"]
+    for m in ("a", "b", "c", "never"):
+        assert cmw.pooled_counters(m) == plain.counters(m)
+        assert cmw.pooled_worth(m) == plain.worth(m)

@@ -1,0 +1,72 @@
+"""Discounted Memory Worth: the online, closed and recursive forms agree with the direct definition."""
+
+import math
+
+import numpy as np
+import pytest
+
+from forgetting import worth
+from forgetting.worth import MIXED, UNCERTAIN, DiscountedMemoryWorth, MemoryWorth, memory_worth
+
+
+@pytest.mark.parametrize("discount", [0, 0.0, -0.5, 1.5, math.nan, True])
+def test_bad_discount(discount):
+    with pytest.raises(ValueError, match="discount must be a real number in \\(0, 1\\]"):
+        DiscountedMemoryWorth(discount=discount)
+
+
+def direct_discounted(stream, discount):
+    """The definition, literally: every counter decays each episode, then the retrieved add."""
+    pos, neg = {}, {}
+    for retrieved, success, weights in stream:
+        for store in (pos, neg):
+            for m in store:
+                store[m] *= discount
+        for m, w in zip(retrieved, weights):
+            pos.setdefault(m, 0.0)
+            neg.setdefault(m, 0.0)
+            (pos if success else neg)[m] += w
+    return pos, neg
+
+
+def random_stream(seed, n_episodes, n_memories=12, k=3):
+    rng = np.random.default_rng(seed)
+    return [(rng.choice(n_memories, size=k, replace=False).tolist(), bool(rng.random() < 0.6),
+             rng.uniform(0.0, 2.0, k).tolist()) for _ in range(n_episodes)]
+
+
+@pytest.mark.parametrize("discount", [0.5, 0.9, 0.99, 1.0])
+def test_discounted_equals_direct_definition(discount):
+    # 0.5 ** 2000 is far below the rescaling point (1e-120): the lazy rescale runs several times
+    stream = random_stream(seed=11, n_episodes=2000)
+    dmw = DiscountedMemoryWorth(discount=discount)
+    for retrieved, success, weights in stream:
+        dmw.update(retrieved, success, weights)
+    pos, neg = direct_discounted(stream, discount)
+    assert list(dmw.successes_) == list(pos)
+    for m in pos:
+        got_pos, got_neg = dmw.counters(m)
+        assert math.isclose(got_pos, pos[m], rel_tol=1e-12, abs_tol=1e-300)
+        assert math.isclose(got_neg, neg[m], rel_tol=1e-12, abs_tol=1e-300)
+        assert math.isclose(dmw.worth(m), memory_worth(pos[m], neg[m]), rel_tol=1e-12)
+        assert dmw.successes_[m] == got_pos
+
+
+def test_discounted_with_discount_one_is_the_plain_estimator_exactly():
+    stream = random_stream(seed=3, n_episodes=300)
+    dmw, plain = DiscountedMemoryWorth(discount=1.0), MemoryWorth()
+    for retrieved, success, weights in stream:
+        dmw.update(retrieved, success, weights)
+        plain.update(retrieved, success, weights)
+    assert dmw.successes_ == plain.successes_ and dmw.failures_ == plain.failures_
+
+
+def test_discounted_evidence_fades_but_rate_stays():
+    dmw = DiscountedMemoryWorth(discount=0.5)
+    dmw.update(["old"], True, weights=[8.0]).update(["old"], False, weights=[8.0])  # h+ 4, h- 8
+    assert dmw.counters("old") == (4.0, 8.0) and dmw.classify("old") == MIXED
+    for _ in range(2):
+        dmw.update(["other"], True)
+    assert dmw.counters("old") == (1.0, 2.0)
+    assert dmw.worth("old") == 1 / 3
+    assert dmw.classify("old") == UNCERTAIN  # evidence 3 < 5
