@@ -95,7 +95,7 @@ def test_engines_match_direct_reading(kind, theta, s0, window, events):
         mem_id = f"m{index}"
         if action == "register":
             if engine.is_present(mem_id):
-                with pytest.raises(ValueError):
+                with pytest.raises(ValueError, match="already registered"):
                     engine.register(mem_id, "", turn)
                 continue
             engine.register(mem_id, "", turn)
@@ -202,3 +202,13 @@ def test_schedule_stays_bounded_under_many_recalls_without_a_step(engine_factory
     assert engine.present_ids() == ["other", "x"]
     # decay: 10^5 reinforcements make x's stability infinite, so only the untouched item goes
     assert engine.step(10**6) == (["other"] if isinstance(engine, EbbinghausEngine) else ["other", "x"])
+
+
+def test_both_engines_satisfy_the_engine_protocol():
+    from forgetting.decay.engines import Engine
+
+    def drive(engine: Engine) -> list[str]:
+        engine.register("a", "", 1)
+        return engine.step(100)
+
+    assert drive(EbbinghausEngine()) == drive(RecencyWindow()) == ["a"]

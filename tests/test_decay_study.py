@@ -1,5 +1,7 @@
 """The decay study: the published numbers of the decay chapters, and determinism."""
 
+import pytest
+
 from forgetting import hashing
 from forgetting.decay import metrics, study
 from forgetting.decay.engines import EbbinghausEngine
@@ -46,3 +48,23 @@ def test_published_sweeps_and_failure_case():
     never = config.replace(recalls_per_foundational=0)
     assert study.headline(never, 20)[0]["frr_mean"] == 0.0
     assert study.headline(never, 20)[1]["frr_mean"] == 0.0
+
+
+def test_mechanism_check_reads_the_published_mechanism():
+    mechanism = study.mechanism_check(SessionConfig(seed=0))
+    assert mechanism["recall_turns"] == "5, 10, 20, 39" and mechanism["recalls"] == 4
+    assert round(mechanism["stability"]) == 292 and mechanism["turns_since"] == 111
+    assert round(mechanism["retention"], 3) == 0.684
+
+
+def test_mechanism_check_needs_a_fact():
+    with pytest.raises(ValueError, match="num_foundational >= 1"):
+        study.mechanism_check(SessionConfig(seed=0, num_foundational=0))
+
+
+def test_headline_runs_are_byte_identical_when_rerun():
+    """The determinism the decay-headline chapter also shows: two runs, one digest."""
+    config = SessionConfig(seed=0)
+    runs = {p.kind: study.run_seeds(p, config, 5) for p in (study.DECAY, study.WINDOW)}
+    again = {p.kind: study.run_seeds(p, config, 5) for p in (study.DECAY, study.WINDOW)}
+    assert hashing.digest(runs) == hashing.digest(again)

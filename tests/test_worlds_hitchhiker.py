@@ -2,6 +2,8 @@
 
 import itertools
 
+import math
+
 import numpy as np
 import pytest
 
@@ -67,3 +69,18 @@ def test_co_retrieval_share_threshold():
     assert result.share_threshold(0.0) == 0.0 and result.share_threshold(1.01) is None
     expected = next((float(d) for j, d in enumerate(result.diversities) if (share[j:] >= 0.5).all()), None)
     assert result.share_threshold(0.5) == expected
+
+
+def test_threshold_sensitivity_rows():
+    world = W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500, diversities=(0.0, 0.5, 1.0))
+    result = W.co_retrieval_experiment(world, n_seeds=4, seed=0)
+    rows = W.threshold_sensitivity(result, 0, 4, 1.645, 1.96, [1], 3, 2, 0.5)
+    assert [r["setting"] for r in rows] == ["headline", "other base seed", "fewer seeds", "fewer seeds",
+                                            "k = 2", "pair rate 0.5"]
+    assert [(r["base_seed"], r["seeds"]) for r in rows] == [(0, 4), (1, 4), (0, 3), (1, 3), (0, 4), (0, 4)]
+    assert rows[0]["threshold_z1.645"] == W.threshold_or_nan(result.threshold_at(1.645))
+    other = W.co_retrieval_experiment(world, n_seeds=4, seed=1)
+    assert rows[1]["threshold_z1.96"] == W.threshold_or_nan(other.threshold_at(1.96)) or \
+        (math.isnan(rows[1]["threshold_z1.96"]) and other.threshold_at(1.96) is None)
+    assert rows[4]["k"] == 2 and rows[5]["pair_rate"] == 0.5
+    assert math.isnan(W.threshold_or_nan(None)) and W.threshold_or_nan(0.3) == 0.3

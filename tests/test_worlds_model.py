@@ -34,7 +34,7 @@ def test_spearman_of_a_constant_is_zero_without_warning():
         assert W.spearman_rho(np.full(5, 0.5), [1, 2, 3, 4, 5]) == 0.0
         assert W.spearman_rho([1, 2, 3], [7, 7, 7]) == 0.0
     assert W.spearman_rho([1, 2, 3], [3, 2, 1]) == -1.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="x and y must be 1-d of equal length"):
         W.spearman_rho([1, 2], [1, 2, 3])
 
 
@@ -133,3 +133,15 @@ def test_a_seed_does_not_depend_on_how_many_seeds_run(experiment):
 def test_bad_settings_are_rejected(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_episodes_to_checkpoints_adds_each_block_once_and_skips_empty_ones():
+    utilities = np.random.default_rng(2).uniform(0, 1, 10)
+    rng, successes, failures = np.random.default_rng(3), np.zeros(10), np.zeros(10)
+    blocks = list(W.model.episodes_to_checkpoints(rng, utilities, 3, (0, 5, 5, 12), successes, failures))
+    assert [(c, r.shape[0], o.shape[0]) for c, r, o in blocks] == [(0, 0, 0), (5, 5, 5), (5, 0, 0), (12, 7, 7)]
+    assert successes.sum() + failures.sum() == 12 * 3
+    # the same stream drawn in one block gives the same retrievals
+    again = np.random.default_rng(3)
+    whole = W.uniform_retrieval(again, 5, 10, 3)
+    assert np.array_equal(whole, blocks[1][1])

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from forgetting import worth
 from forgetting.worth import UNCERTAIN, ContextualMemoryWorth, MemoryWorth, WorthArrays, update_batch
 
 

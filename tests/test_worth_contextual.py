@@ -6,7 +6,6 @@ import math
 import numpy as np
 import pytest
 
-from forgetting import worth
 from forgetting.worth import UNCERTAIN, ContextualMemoryWorth, MemoryWorth, WorthArrays
 
 
@@ -54,7 +53,7 @@ BAD_EPISODES = [
 def test_contextual_rejects_the_same_episodes(retrieved, success, weights, message):
     cmw = ContextualMemoryWorth().update(["a"], True, context="x")
     before = state(cmw)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         cmw.update(retrieved, success, weights, context="x")
     assert_same_state(before, state(cmw))
 

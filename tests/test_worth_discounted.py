@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from forgetting import worth
-from forgetting.worth import MIXED, UNCERTAIN, DiscountedMemoryWorth, MemoryWorth, memory_worth
+from forgetting.worth import (MIXED, UNCERTAIN, discounted_counter_paths, discounted_counters,
+                              DiscountedMemoryWorth, memory_worth, MemoryWorth)
 
 
 @pytest.mark.parametrize("discount", [0, 0.0, -0.5, 1.5, math.nan, True])
@@ -70,3 +70,26 @@ def test_discounted_evidence_fades_but_rate_stays():
     assert dmw.counters("old") == (1.0, 2.0)
     assert dmw.worth("old") == 1 / 3
     assert dmw.classify("old") == UNCERTAIN  # evidence 3 < 5
+
+
+@pytest.mark.parametrize("discount", [0.5, 0.9, 1.0])
+def test_closed_form_recursive_filter_and_online_estimator_agree(discount):
+    rng = np.random.default_rng(5)
+    n, k, episodes = 9, 3, 400
+    retrieved = np.array([rng.choice(n, k, replace=False) for _ in range(episodes)])
+    outcomes = rng.random(episodes) < 0.6
+    pos, neg = discounted_counters(retrieved, outcomes, discount, n)
+    hits, misses = np.zeros((episodes, n)), np.zeros((episodes, n))
+    for t, (row, won) in enumerate(zip(retrieved, outcomes)):
+        (hits if won else misses)[t, row] = 1.0
+    assert np.allclose(discounted_counter_paths(hits, discount)[-1], pos, rtol=1e-12, atol=0)
+    assert np.allclose(discounted_counter_paths(misses, discount)[-1], neg, rtol=1e-12, atol=0)
+    online = DiscountedMemoryWorth(discount)
+    for row, won in zip(retrieved, outcomes):
+        online.update(row.tolist(), bool(won))
+    assert np.allclose([online.counters(i) for i in range(n)], np.column_stack([pos, neg]), rtol=1e-12, atol=0)
+
+
+def test_counter_paths_refuse_a_bad_discount():
+    with pytest.raises(ValueError, match=r"discount must be a real number in \(0, 1\]"):
+        discounted_counter_paths(np.zeros((2, 2)), 0.0)

@@ -6,7 +6,6 @@ import math
 import numpy as np
 import pytest
 
-from forgetting import worth
 from forgetting.worth import UNCERTAIN, DiscountedMemoryWorth, MemoryWorth, WorthArrays
 
 
@@ -106,7 +105,7 @@ def test_bad_episode_is_rejected_without_touching_counters(make, retrieved, succ
 
 
 def test_every_problem_of_an_episode_is_listed_at_once():
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="duplicates") as info:
         MemoryWorth().update(["a", "a"], 1, weights=[-1.0])
     text = str(info.value)
     assert "duplicates" in text and "success must be a bool" in text and "weights" in text
@@ -129,7 +128,7 @@ def test_bad_hyperparameters_name_argument_value_and_range(kwargs, name):
 
 
 def test_all_bad_hyperparameters_are_listed_at_once():
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="prior must be") as info:
         MemoryWorth(prior=2.0, min_evidence=-1.0, high_threshold=7)
     text = str(info.value)
     assert "prior must be a real number in [0, 1], got 2.0" in text

@@ -27,13 +27,18 @@ def test_weight_helpers():
     assert mw.counters("x") == (0.25, 0.0) and mw.counters("y") == (0.75, 0.0)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: score_weights([1.0, -0.2]), lambda: score_weights([0.0, 0.0]), lambda: score_weights([]),
-    lambda: score_weights([1.0, math.nan]), lambda: oracle_weights([3], [0.1, 0.2]),
-    lambda: oracle_weights([0.5], [0.1, 0.2]), lambda: uniform_weights(0), lambda: uniform_weights(True),
+@pytest.mark.parametrize("call, message", [
+    (lambda: score_weights([1.0, -0.2]), "scores must be finite and >= 0"),
+    (lambda: score_weights([0.0, 0.0]), "scores must not all be 0"),
+    (lambda: score_weights([]), "scores must be a non-empty 1-d sequence"),
+    (lambda: score_weights([1.0, math.nan]), "scores must be finite and >= 0"),
+    (lambda: oracle_weights([3], [0.1, 0.2]), "retrieved indices must be in"),
+    (lambda: oracle_weights([0.5], [0.1, 0.2]), "retrieved must be a 1-d sequence of int indices"),
+    (lambda: uniform_weights(0), "n_retrieved must be an int >= 1"),
+    (lambda: uniform_weights(True), "n_retrieved must be an int >= 1"),
 ])
-def test_weight_helpers_reject_bad_input(call):
-    with pytest.raises(ValueError):
+def test_weight_helpers_reject_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
         call()
 
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from forgetting import worth
-from forgetting.worth import HIGH_VALUE, LOW_VALUE, MIXED, UNCERTAIN, MemoryWorth, memory_worth, worth_class
+from forgetting.worth import (HIGH_VALUE, LOW_VALUE, MIXED, UNCERTAIN, WORTH_CLASSES, class_counts,
+                              memory_worth, MemoryWorth, worth_class)
 
 
 @pytest.mark.parametrize("pos, neg, expected", [
@@ -41,3 +42,11 @@ def test_default_constants():
             worth.DEFAULT_LOW_THRESHOLD) == (0.5, 5.0, 0.7, 0.3)
     mw = MemoryWorth()
     assert (mw.prior, mw.min_evidence, mw.high_threshold, mw.low_threshold) == (0.5, 5.0, 0.7, 0.3)
+
+
+def test_class_counts_use_the_same_rule_as_worth_class():
+    worth_values = np.array([0.9, 0.7, 0.5, 0.3, 0.1, 0.9])
+    evidence = np.array([10, 10, 10, 10, 10, 4.9])
+    counts = class_counts(worth_values, evidence)
+    labels = worth_class(worth_values, evidence)
+    assert counts.tolist() == [int((labels == c).sum()) for c in WORTH_CLASSES] == [2, 1, 1, 2]

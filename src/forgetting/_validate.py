@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import cast
 
 import numpy as np
 
@@ -52,9 +53,10 @@ def is_hashable(value: object) -> bool:
 def int_problem(name: str, value: object, minimum: int | None = None, maximum: int | None = None,
                 allow_numpy: bool = False) -> str | None:
     """``None`` if ``value`` is an int in ``[minimum, maximum]``, else the sentence saying why not."""
-    if is_int(value, allow_numpy) and (minimum is None or value >= minimum) \
-            and (maximum is None or value <= maximum):  # type: ignore[operator]
-        return None
+    if is_int(value, allow_numpy):
+        number = int(cast(int, value))
+        if (minimum is None or number >= minimum) and (maximum is None or number <= maximum):
+            return None
     bounds = " and ".join(part for part in (
         f">= {minimum}" if minimum is not None else "", f"<= {maximum}" if maximum is not None else "") if part)
     return f"{name} must be an int{' ' + bounds if bounds else ''}, got {value!r}"
@@ -67,7 +69,7 @@ def real_problem(name: str, value: object, low: float = -math.inf, high: float =
     The interval is ``[low, high]``; ``low_open``/``high_open`` exclude an end.
     """
     if is_real(value):
-        number = float(value)  # type: ignore[arg-type]
+        number = float(cast(float, value))
         above = number > low if low_open else number >= low
         below = number < high if high_open else number <= high
         if above and below:
@@ -94,11 +96,11 @@ def require_int(name: str, value: object, minimum: int | None = None, maximum: i
                 allow_numpy: bool = False) -> int:
     """``value`` as an int, or ``ValueError`` from :func:`int_problem`."""
     raise_problems([int_problem(name, value, minimum, maximum, allow_numpy)])
-    return int(value)  # type: ignore[call-overload]
+    return int(cast(int, value))
 
 
 def require_real(name: str, value: object, low: float = -math.inf, high: float = math.inf, *,
                  low_open: bool = False, high_open: bool = False) -> float:
     """``value`` as a float, or ``ValueError`` from :func:`real_problem`."""
     raise_problems([real_problem(name, value, low, high, low_open=low_open, high_open=high_open)])
-    return float(value)  # type: ignore[arg-type]
+    return float(cast(float, value))

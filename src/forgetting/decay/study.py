@@ -183,7 +183,7 @@ def retention_curves(turns: Sequence[int], recalls: Sequence[int],
 
 
 def grace_period_table(stabilities: Iterable[float],
-                       threshold: float = DEFAULT_EVICTION_THRESHOLD) -> list[dict[str, float]]:
+                       threshold: float = DEFAULT_EVICTION_THRESHOLD) -> list[dict[str, float | None]]:
     """Naive eviction turn ``S0 ln(1/theta)`` and the integer turn the engine evicts at."""
     return [{"baseline_stability": s, "naive_eviction_turn": naive_eviction_turn(s, threshold),
              "eviction_delay": decay_eviction_delay(s, threshold)} for s in stabilities]

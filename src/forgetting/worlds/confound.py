@@ -132,7 +132,8 @@ class ConfoundResult:
 
     @property
     def rho_conditioned(self) -> np.ndarray:
-        return self.rho_by_type.mean(axis=1)
+        value: FloatArray = self.rho_by_type.mean(axis=1)
+        return value
 
     @property
     def specialist_low_value_share(self) -> np.ndarray:
@@ -140,7 +141,8 @@ class ConfoundResult:
         (default thresholds): useful memories a worth-based policy would suppress."""
         specialists = slice(self.world.n_generalists, self.world.n_memories)
         labels = worth_class(self.worth[:, specialists], self.evidence[:, specialists])
-        return (labels == LOW_VALUE).mean(axis=1)
+        value: FloatArray = (labels == LOW_VALUE).mean(axis=1)
+        return value
 
     @property
     def p_plus_rho_global(self) -> np.ndarray:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..progress import progress
 from ..stats import rho_across_seeds
@@ -105,12 +106,12 @@ class ControlledResult(_RhoAcrossSeeds):
         return {name: float(v) for name, v in zip(WORTH_CLASSES, self.taxonomy.mean(axis=0))}
 
 
-def _controlled_run(world: ControlledWorld, seed: Any) -> tuple[FloatArray, ...]:
+def _controlled_run(world: ControlledWorld, seed: Any) -> tuple[npt.NDArray[Any], ...]:
     rng = np.random.default_rng(seed)
     n, k = world.n_memories, world.retrieved_per_episode
     utilities = rng.uniform(0.0, 1.0, n)
     successes, failures = np.zeros(n), np.zeros(n)
-    rhos = []  # at each checkpoint; the last block runs on to n_episodes without a record
+    rhos: list[float] = []  # at each checkpoint; the last block runs on to n_episodes without a record
     for _ in episodes_to_checkpoints(rng, utilities, k, (*world.checkpoints, world.n_episodes),
                                      successes, failures):
         if len(rhos) < len(world.checkpoints):
@@ -200,7 +201,8 @@ class PolicyResult(_RhoAcrossSeeds):
         ``h+ = MW * retrievals`` (rounded to the nearest integer, as uniform weights are 1).
         """
         successes = np.rint(self.worth * self.retrievals).sum(axis=1)
-        return successes / (self.world.retrieved_per_episode * self.world.n_episodes)
+        value: FloatArray = successes / (self.world.retrieved_per_episode * self.world.n_episodes)
+        return value
 
     def retrieval_ratio(self, share: float = 0.1) -> np.ndarray:
         """Per seed, mean retrievals of the top ``share`` of memories by true utility divided by
@@ -210,7 +212,8 @@ class PolicyResult(_RhoAcrossSeeds):
         count = max(1, int(round(share * self.utilities.shape[1])))
         order = np.argsort(self.utilities, axis=1, kind="stable")
         ranked = np.take_along_axis(self.retrievals, order, axis=1)
-        return ranked[:, -count:].mean(axis=1) / ranked[:, :count].mean(axis=1)
+        value: FloatArray = ranked[:, -count:].mean(axis=1) / ranked[:, :count].mean(axis=1)
+        return value
 
 
 def policy_experiment(world: PolicyWorld = PolicyWorld(), n_seeds: int = DEFAULT_N_SEEDS,

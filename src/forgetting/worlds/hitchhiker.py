@@ -98,7 +98,8 @@ class CoRetrievalResult:
 
     @property
     def gap(self) -> np.ndarray:
-        return self.anchor_worth - self.hitchhiker_worth
+        value: FloatArray = self.anchor_worth - self.hitchhiker_worth
+        return value
 
     @property
     def separated(self) -> np.ndarray:
@@ -122,7 +123,8 @@ class CoRetrievalResult:
     def ranked_first_share(self) -> np.ndarray:
         """Per diversity, the share of seeds in which the anchor's worth is strictly above the
         hitchhiker's (the distribution-free counterpart of the normal-approximation criterion)."""
-        return (self.gap > 0).mean(axis=0)
+        value: FloatArray = (self.gap > 0).mean(axis=0)
+        return value
 
     def share_threshold(self, level: float = 0.95) -> float | None:
         """Smallest tested diversity from which on the anchor ranks first in at least ``level``

@@ -92,7 +92,8 @@ def success_probability(utilities: np.ndarray, retrieved_idx: np.ndarray, base_r
     ``retrieved_idx`` has shape (episodes, k); ``base_rate`` is a scalar or one value per
     episode (the task type's base rate). Settings must keep the result in [0, 1].
     """
-    return base_rate + effect * (utilities[retrieved_idx].mean(axis=1) - 0.5)
+    value: FloatArray = base_rate + effect * (utilities[retrieved_idx].mean(axis=1) - 0.5)
+    return value
 
 
 def expected_retrieved_utility(utilities: np.ndarray, pool_total: float, pool_size: int, k: int) -> np.ndarray:
@@ -163,7 +164,8 @@ def retrieval_entropy(retrieval_counts: np.ndarray) -> np.ndarray:
     counts = np.asarray(retrieval_counts, dtype=np.float64)
     share = counts / counts.sum(axis=-1, keepdims=True)
     terms = np.where(share > 0, share * np.log(np.where(share > 0, share, 1.0)), 0.0)
-    return -terms.sum(axis=-1) / math.log(counts.shape[-1])
+    value: FloatArray = -terms.sum(axis=-1) / math.log(counts.shape[-1])
+    return value
 
 
 def loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:

@@ -148,8 +148,8 @@ def discounted_counters(retrieved_idx: npt.NDArray[np.integer[Any]], outcomes: n
     weight = np.repeat(age_weight, k)
     hit = np.repeat(outcomes, k)
     index = retrieved_idx.ravel()
-    successes = np.bincount(index[hit], weight[hit], minlength=n_memories)
-    failures = np.bincount(index[~hit], weight[~hit], minlength=n_memories)
+    successes = np.asarray(np.bincount(index[hit], weight[hit], minlength=n_memories), dtype=np.float64)
+    failures = np.asarray(np.bincount(index[~hit], weight[~hit], minlength=n_memories), dtype=np.float64)
     return successes, failures
 
 
@@ -163,6 +163,6 @@ def discounted_counter_paths(evidence: npt.ArrayLike, discount: float) -> npt.ND
     Raises ``ValueError`` unless ``discount`` is in (0, 1].
     """
     raise_problems([discount_problem(discount)])
-    filtered: npt.NDArray[np.float64] = lfilter([1.0], [1.0, -float(discount)],  # type: ignore[arg-type]
+    filtered: npt.NDArray[np.float64] = lfilter([1.0], [1.0, -float(discount)],
                                                 np.asarray(evidence, dtype=np.float64), axis=0)
     return filtered
