@@ -105,9 +105,11 @@ class ConfoundWorld:
 
     @property
     def n_memories(self) -> int:
+        """Generalists plus specialists."""
         return self.n_generalists + self.n_specialists
 
     def base_rates(self) -> np.ndarray:
+        """``[easy_base_rate, hard_base_rate]``, indexed by task type."""
         return np.array([self.easy_base_rate, self.hard_base_rate])
 
 
@@ -132,6 +134,7 @@ class ConfoundResult:
 
     @property
     def rho_conditioned(self) -> np.ndarray:
+        """Per seed, the mean over the two task types of the within-type rho."""
         value: FloatArray = self.rho_by_type.mean(axis=1)
         return value
 

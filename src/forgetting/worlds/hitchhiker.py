@@ -83,6 +83,7 @@ class CoRetrievalWorld:
 
     @property
     def effective_pair_rate(self) -> float:
+        """``pair_rate``, or ``k / n`` when it is ``None``."""
         return self.retrieved_per_episode / self.n_memories if self.pair_rate is None else float(self.pair_rate)
 
 
@@ -98,6 +99,7 @@ class CoRetrievalResult:
 
     @property
     def gap(self) -> np.ndarray:
+        """``MW(anchor) - MW(hitchhiker)``, shape (seeds, diversities)."""
         value: FloatArray = self.anchor_worth - self.hitchhiker_worth
         return value
 
