@@ -34,7 +34,7 @@ _WORDS = (
 
 _STARTUP_NUMPY = """
 import time; t0 = time.perf_counter()
-from forgetting.embedding import MiniLMEncoder
+from forgetting.text.encoder import MiniLMEncoder
 enc = MiniLMEncoder(dtype={dtype!r})
 enc.encode(["hello world"])
 print(time.perf_counter() - t0)
@@ -44,7 +44,7 @@ _STARTUP_TORCH = """
 import time; t0 = time.perf_counter()
 import os
 os.environ["HF_HUB_OFFLINE"] = "1"
-from forgetting.embedding import locate_model_dir
+from forgetting.text.model_files import locate_model_dir
 from sentence_transformers import SentenceTransformer
 {threads}
 model = SentenceTransformer(str(locate_model_dir()), device="cpu", local_files_only=True)
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np  # after the thread variables
 
-    from forgetting.embedding import MiniLMEncoder, locate_model_dir
+    from forgetting.text import MiniLMEncoder, locate_model_dir
 
     corpus = make_corpus(args.sentences)
     result: dict[str, object] = {

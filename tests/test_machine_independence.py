@@ -6,7 +6,7 @@ copy's embedding cache with the genuine vectors each multiplied elementwise by
 ``1 + 1e-6 u`` (``u`` uniform in [-1, 1), fixed seed), runs the chapter at its published
 parameters on them, and requires every published file to come out byte for byte. The fast,
 unit-level counterparts (the raw cosines and an unrounded ranking do move under such a
-perturbation; the rounded ones do not) are in ``tests/test_realtext.py``.
+perturbation; the rounded ones do not) are in ``tests/test_similarity.py`` and ``tests/test_retrieval.py``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ import numpy as np
 import pytest
 from conftest import copy_book
 
-from forgetting import embedding as emb
 from forgetting import pipeline
-from forgetting import realtext as rt
-from forgetting.corpus import load_corpus
+from forgetting.text.cache import EmbeddingCache
+from forgetting.text.corpus_file import REPOSITORY_CORPUS, load_corpus
+from forgetting.text.model_files import ModelNotInstalledError, locate_model_dir
+from forgetting.text.retrieval import embed_corpus
+from forgetting.text.similarity import FLOAT32_ROUNDING, RELATIVE_PERTURBATION, cosine_matrix
 
 pytestmark = pytest.mark.book
 
@@ -31,23 +33,23 @@ SEED = 20240601
 def _perturbed(vectors: np.ndarray, seed: int = SEED) -> np.ndarray:
     """``vectors * (1 + RELATIVE_PERTURBATION * u)``, ``u ~ uniform[-1, 1)``, back in float32."""
     noise = np.random.default_rng(seed).uniform(-1.0, 1.0, vectors.shape)
-    return (vectors.astype(np.float64) * (1.0 + rt.RELATIVE_PERTURBATION * noise)).astype(np.float32)
+    return (vectors.astype(np.float64) * (1.0 + RELATIVE_PERTURBATION * noise)).astype(np.float32)
 
 
 def test_chapter_results_survive_a_relative_1e6_perturbation_of_the_vectors(tmp_path):
     try:
-        emb.locate_model_dir()
-    except emb.ModelNotInstalledError as exc:
+        locate_model_dir()
+    except ModelNotInstalledError as exc:
         if IN_CI:
             pytest.fail(f"CI is set, refusing to skip: {exc}", pytrace=False)
         pytest.skip(str(exc))
     (tmp_path / "repo").mkdir()
     root = copy_book(tmp_path / "repo")
-    corpus = load_corpus(root / "data" / "exp5" / "corpus.yaml")
+    corpus = load_corpus(root / REPOSITORY_CORPUS)
     texts = [m.text for m in corpus.memories] + [q.text for q in corpus.queries]
 
     # the genuine vectors, computed the way the chapter computes them (one call, same batches)
-    genuine = rt.embed_corpus(corpus, tmp_path / "genuine-cache")
+    genuine = embed_corpus(corpus, tmp_path / "genuine-cache")
     assert genuine.cache_misses == len(set(texts))
     vectors = np.vstack([genuine.memories, genuine.queries])
     moved = _perturbed(vectors)
@@ -56,14 +58,14 @@ def test_chapter_results_survive_a_relative_1e6_perturbation_of_the_vectors(tmp_
     assert moved.dtype == vectors.dtype == np.float32 and moved.shape == vectors.shape
     assert np.mean(moved != vectors) > 0.9
     relative = np.abs(moved.astype(np.float64) / vectors.astype(np.float64) - 1.0)
-    assert relative[vectors != 0].max() <= rt.RELATIVE_PERTURBATION + rt.FLOAT32_ROUNDING * 2
+    assert relative[vectors != 0].max() <= RELATIVE_PERTURBATION + FLOAT32_ROUNDING * 2
     n = len(corpus.memories)
-    raw = rt.cosine_matrix(vectors[:n], vectors[:n])
-    raw_moved = rt.cosine_matrix(moved[:n], moved[:n])
+    raw = cosine_matrix(vectors[:n], vectors[:n])
+    raw_moved = cosine_matrix(moved[:n], moved[:n])
     assert not np.array_equal(raw, raw_moved)  # the unrounded cosines' last digits moved
 
     # the chapter's cache (see book/mw-exp5.ipynb: root/.cache/embeddings) holds the moved ones
-    cache = emb.EmbeddingCache(root / ".cache" / "embeddings")
+    cache = EmbeddingCache(root / ".cache" / "embeddings")
     for text, vector in zip(texts, moved):
         cache.put(text, vector)
     entries = {path: path.read_bytes() for path in cache.directory.rglob("*" + cache.SUFFIX)}

@@ -1,50 +1,36 @@
-"""The Experiment 5 text corpus: memories, task types and queries, validated on load.
-
-The corpus (``data/exp5/corpus.yaml``, described in ``data/exp5/README.md``) is the project
-memory of a coding assistant that works on a small web service. It has four parts:
-
-* ``phases`` -- always ``[before, after]``: the two halves of the run, split by the *shift*;
-* ``types`` -- task types, each with a sampling weight per phase;
-* ``memories`` -- sentences in the store, each with a ``role`` (general, specialist, stale,
-  corrected, hitchhiker, unrelated), the phases in which it is in the store (``phases``) and
-  the phases in which it is true (``valid``);
-* ``queries`` -- phrasings of tasks, each of one type, with the ids of the memories the task
-  needs in each phase (``needs``; a plain list means "the same in both phases").
+"""Reading and validating an Experiment 5 corpus file.
 
 :func:`load_corpus` reads a YAML (or JSON) file and checks everything before returning a
-frozen :class:`Corpus`. A malformed file raises a :class:`CorpusError` (a ``ValueError``) whose
-message names the file, the entry and the reason, e.g. ``corpus.yaml: queries[3] (id
-'tests-write'): needs unknown memory id 'spec-fixturez'``. Every field is type-checked, so no
-malformed entry gets through as a bare ``TypeError``; a mapping that gives a key twice is
-refused (``corpus.yaml: line 12: duplicate key 'text' (first at line 11)``) instead of letting
-the last value win silently.
+frozen :class:`~forgetting.text.corpus.Corpus`. A malformed file raises a
+:class:`CorpusError` (a ``ValueError``) whose message names the file, the entry and the
+reason, e.g. ``corpus.yaml: queries[3] (id 'tests-write'): needs unknown memory id
+'spec-fixturez'``. Every field is type-checked, so no malformed entry gets through as a bare
+``TypeError``; a mapping that gives a key twice is refused (``corpus.yaml: line 12: duplicate
+key 'text' (first at line 11)``) instead of letting the last value win silently.
+
+Where the corpus is: the path is a required argument. The library does not assume it is
+installed from a checkout of the repository; the chapter passes the repository's file,
+``<root>/`` :data:`REPOSITORY_CORPUS` (``data/exp5/corpus.yaml``, described in
+``data/exp5/README.md``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-import numpy as np
 import yaml
 
-__all__ = [
-    "PHASES", "BEFORE", "AFTER", "ROLES", "CORPUS_VERSION",
-    "CorpusError", "Memory", "TaskType", "Query", "Corpus",
-    "default_corpus_path", "load_corpus", "parse_corpus",
-]
+from .corpus import CORPUS_VERSION, PHASES, ROLES, Corpus, Memory, Query, TaskType
 
-BEFORE = "before"
-AFTER = "after"
-PHASES = (BEFORE, AFTER)
-"""Phase tags, in time order: the shift separates them."""
-ROLES = ("general", "specialist", "stale", "corrected", "hitchhiker", "unrelated")
-"""Memory roles, in the order used for grouping in tables and figures."""
-CORPUS_VERSION = 1
+__all__ = ["REPOSITORY_CORPUS", "CorpusError", "load_corpus", "parse_corpus"]
+
+#: Where the repository keeps the Experiment 5 corpus, relative to its root.
+REPOSITORY_CORPUS = Path("data") / "exp5" / "corpus.yaml"
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _TOP_KEYS = {"version", "name", "phases", "types", "memories", "queries"}
@@ -82,109 +68,27 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-@dataclass(frozen=True)
-class Memory:
-    """One sentence in the store."""
+def load_corpus(path: str | os.PathLike[str]) -> Corpus:
+    """Read and validate a corpus file (YAML or JSON).
 
-    id: str
-    role: str
-    text: str
-    phases: tuple[str, ...]      # phases in which it is in the store
-    valid: tuple[str, ...]       # phases in which it is true (subset of ``phases``)
-    resembles: str | None = None  # hitchhikers: the useful memory they are worded like
+    Parameters
+    ----------
+    path : path
+        The corpus file, e.g. ``root / REPOSITORY_CORPUS`` for a checkout at ``root``.
 
-    def available(self, phase: str) -> bool:
-        return phase in self.phases
+    Returns
+    -------
+    Corpus
+        With ``sha256`` the digest of the file's bytes and ``path`` the path given.
 
-    def true_in(self, phase: str) -> bool:
-        return phase in self.valid
-
-
-@dataclass(frozen=True)
-class TaskType:
-    """A kind of task and how often it is drawn in each phase (weights, not yet normalised)."""
-
-    id: str
-    description: str
-    weight: Mapping[str, float]
-
-
-@dataclass(frozen=True)
-class Query:
-    """One phrasing of a task, with the memories the task needs in each phase."""
-
-    id: str
-    type: str
-    text: str
-    needs: Mapping[str, tuple[str, ...]]
-
-    def needed_ever(self) -> tuple[str, ...]:
-        """Every memory this task needs in some phase, in order of first mention."""
-        return tuple(dict.fromkeys(m for phase in PHASES for m in self.needs[phase]))
-
-
-@dataclass(frozen=True)
-class Corpus:
-    """A validated corpus. ``sha256`` is the digest of the file's bytes."""
-
-    name: str
-    path: str
-    sha256: str
-    memories: tuple[Memory, ...]
-    types: tuple[TaskType, ...]
-    queries: tuple[Query, ...]
-
-    @property
-    def memory_ids(self) -> list[str]:
-        return [m.id for m in self.memories]
-
-    @property
-    def query_ids(self) -> list[str]:
-        return [q.id for q in self.queries]
-
-    @property
-    def roles(self) -> np.ndarray:
-        return np.array([m.role for m in self.memories])
-
-    def index(self, memory_id: str) -> int:
-        """Position of a memory in :attr:`memories` (and in every per-memory array)."""
-        for i, memory in enumerate(self.memories):
-            if memory.id == memory_id:
-                return i
-        raise KeyError(f"no memory {memory_id!r} in corpus {self.name!r}")
-
-    def memory(self, memory_id: str) -> Memory:
-        return self.memories[self.index(memory_id)]
-
-    def ids_with_role(self, role: str) -> list[str]:
-        return [m.id for m in self.memories if m.role == role]
-
-    def available(self, phase: str) -> np.ndarray:
-        """Boolean mask over memories: in the store during ``phase``."""
-        return np.array([m.available(phase) for m in self.memories])
-
-    def type_weights(self, phase: str) -> np.ndarray:
-        """Sampling probabilities of the task types in ``phase`` (normalised to sum to 1)."""
-        weights = np.array([t.weight[phase] for t in self.types], dtype=np.float64)
-        return weights / weights.sum()
-
-    def queries_of(self, type_id: str) -> list[int]:
-        """Indices of the queries of a task type, in file order."""
-        return [i for i, q in enumerate(self.queries) if q.type == type_id]
-
-
-def default_corpus_path() -> Path:
-    """``data/exp5/corpus.yaml`` of the repository this package is installed from."""
-    path = Path(__file__).resolve().parents[2] / "data" / "exp5" / "corpus.yaml"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: pass the corpus path explicitly "
-                                "(the package is not installed from a checkout of the repository)")
-    return path
-
-
-def load_corpus(path: str | Path | None = None) -> Corpus:
-    """Read and validate a corpus file (YAML or JSON); see the module docstring."""
-    path = Path(path) if path is not None else default_corpus_path()
+    Raises
+    ------
+    CorpusError
+        The file is not UTF-8 YAML/JSON, gives a key twice, or breaks the schema.
+    FileNotFoundError
+        No file at ``path``.
+    """
+    path = Path(path)
     raw = path.read_bytes()
     try:
         data = yaml.load(raw.decode("utf-8"), Loader=_UniqueKeyLoader)
@@ -197,7 +101,15 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
 
 
 def parse_corpus(data: Any, source: str = "<corpus>", path: str = "", sha256: str = "") -> Corpus:
-    """Validate already-parsed corpus data (a mapping) and build a :class:`Corpus`."""
+    """Validate already-parsed corpus data (a mapping) and build a :class:`~forgetting.text.corpus.Corpus`.
+
+    ``source`` names the data in error messages; ``path`` and ``sha256`` are stored as given.
+
+    Raises
+    ------
+    CorpusError
+        The first problem found, naming ``source``, the entry and the reason.
+    """
     return _Parser(source).corpus(data, path, sha256)
 
 

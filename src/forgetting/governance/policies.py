@@ -1,0 +1,260 @@
+"""The three governance policies, played turn by turn on a :class:`GovernanceSession`.
+
+* ``decay``: the Ebbinghaus engine alone (no outcome signal);
+* ``worth``: Memory Worth deprecation over a store that never evicts;
+* ``combined``: the Ebbinghaus engine for the working set plus Memory Worth deprecation.
+
+Within a turn: registrations, then the deployment task (retrieval, recall of what was
+retrieved, outcome, Memory Worth update), then deprecation of any retrieved fact whose class is
+now ``low-value`` (evidence ``>= min_evidence`` and worth ``<= low_threshold``), then ``step``
+of the engine. A deprecated fact is never retrieved again and no longer counts in the working
+set.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from .._validate import raise_problems, real_problem, require_int
+from ..decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
+from ..worth import DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, LOW_VALUE, MemoryWorth
+from .world import STALE, TRUE, GovernanceSession, GovernanceWorld, generate_governance_session
+
+__all__ = ["POLICIES", "DEPLOYMENT_FACTS", "GovernanceRun", "FactState", "run_governance",
+           "run_governance_seeds", "decay_fact_states"]
+
+POLICIES = ("decay", "worth", "combined")
+"""``decay``: Ebbinghaus engine alone; ``worth``: Memory Worth deprecation over a store that
+never evicts; ``combined``: the Ebbinghaus engine for the working set plus Memory Worth
+deprecation."""
+DEPLOYMENT_FACTS = {STALE: "deploy with tool X", TRUE: "deploy with tool Y"}
+"""The two contradicting facts and their contents."""
+
+
+@dataclass(frozen=True)
+class GovernanceRun:
+    """What one policy did in one session.
+
+    Attributes
+    ----------
+    policy : str
+        One of :data:`POLICIES`.
+    seed, shift_turn : int
+    task_turns : tuple of int
+        The deployment-task turns (the session's).
+    successes : tuple of bool
+        Outcome of each task.
+    retrieved : tuple of tuple of str
+        Deployment facts each task retrieved.
+    working_set : tuple of int
+        Working-set size after each turn ``1 .. session_length`` (deprecated items excluded).
+    worth_trace : tuple of (float, float), or None
+        Memory Worth of ``(A, B)`` after each task (``None`` for ``decay``).
+    stale_removed_turn, true_removed_turn : int or None
+        First turn the fact was no longer in the working set (deprecated or evicted),
+        ``None`` if it never left.
+    """
+
+    policy: str
+    seed: int
+    shift_turn: int
+    task_turns: tuple[int, ...]
+    successes: tuple[bool, ...]
+    retrieved: tuple[tuple[str, ...], ...]
+    working_set: tuple[int, ...]
+    worth_trace: tuple[tuple[float, float], ...] | None
+    stale_removed_turn: int | None
+    true_removed_turn: int | None
+
+    @property
+    def success_after_shift(self) -> float:
+        """Success rate of the deployment tasks after the shift (NaN if there were none)."""
+        after = [s for t, s in zip(self.task_turns, self.successes) if t > self.shift_turn]
+        return float(np.mean(after)) if after else math.nan
+
+    def success_between(self, first_turn: int, last_turn: int) -> float:
+        """Success rate of the deployment tasks in turns ``first_turn .. last_turn`` (NaN if none).
+
+        Raises ``ValueError`` unless both turns are ints >= 0.
+        """
+        require_int("first_turn", first_turn, 0, allow_numpy=True)
+        require_int("last_turn", last_turn, 0, allow_numpy=True)
+        chosen = [s for t, s in zip(self.task_turns, self.successes) if first_turn <= t <= last_turn]
+        return float(np.mean(chosen)) if chosen else math.nan
+
+    @property
+    def mean_working_set(self) -> float:
+        """Mean working-set size over the turns after the shift."""
+        return float(np.mean(self.working_set[self.shift_turn:]))
+
+
+@dataclass(frozen=True)
+class FactState:
+    """A deployment fact in the decay engine at the end of a session.
+
+    ``recalls``: successful recalls after registration (touch count - 1); ``stability``: its
+    stability ``S``; ``retention``: ``exp(-(last turn - last touch) / S)`` at the last turn.
+    """
+
+    recalls: int
+    stability: float
+    retention: float
+
+
+class _Store(Protocol):
+    def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None: ...
+    def recall(self, mem_id: str, turn: int) -> bool: ...
+    def step(self, turn: int) -> list[str]: ...
+    def is_present(self, mem_id: str) -> bool: ...
+    def working_set_size(self) -> int: ...
+
+
+class _NeverEvictingStore:
+    """A store that never evicts (the ``worth`` policy); the subset of the engine interface used."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, None] = {}
+
+    def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
+        self._ids[mem_id] = None
+
+    def recall(self, mem_id: str, turn: int) -> bool:
+        return mem_id in self._ids
+
+    def step(self, turn: int) -> list[str]:
+        return []
+
+    def is_present(self, mem_id: str) -> bool:
+        return mem_id in self._ids
+
+    def working_set_size(self) -> int:
+        return len(self._ids)
+
+
+def _check_rules(session: object, policy: str, eviction_threshold: float, min_evidence: float,
+                 low_threshold: float) -> None:
+    if not isinstance(session, GovernanceSession):
+        raise ValueError(f"session must be a GovernanceSession, got {session!r}")
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    raise_problems([
+        real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True),
+        real_problem("min_evidence", min_evidence, 1.0),
+        real_problem("low_threshold", low_threshold, 0.0, 0.7, high_open=True),
+    ])
+
+
+def _play(session: GovernanceSession, policy: str, eviction_threshold: float, min_evidence: float,
+          low_threshold: float) -> tuple[GovernanceRun, _Store]:
+    """Play ``session`` under ``policy``; the run and the store as it is after the last turn."""
+    _check_rules(session, policy, eviction_threshold, min_evidence, low_threshold)
+    world = session.world
+    engine: _Store = _NeverEvictingStore() if policy == "worth" else EbbinghausEngine(eviction_threshold)
+    worth = None if policy == "decay" else MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
+    deprecated: set[str] = set()
+    removed: dict[str, int] = {}
+    tasks = {t: i for i, t in enumerate(session.task_turns)}
+    successes: list[bool] = []
+    retrieved_log: list[tuple[str, ...]] = []
+    sizes: list[int] = []
+    trace: list[tuple[float, float]] = []
+
+    for turn in range(1, world.session_length + 1):
+        if turn == 1:
+            engine.register(STALE, DEPLOYMENT_FACTS[STALE], turn, is_foundational=True)
+        if turn == world.shift_turn:
+            engine.register(TRUE, DEPLOYMENT_FACTS[TRUE], turn)
+        for j in range(world.noise_per_turn):
+            engine.register(f"noise-{turn}-{j}", "unrelated detail", turn)
+        available = [m for m in (STALE, TRUE) if m not in deprecated and engine.is_present(m)]
+        i = tasks.get(turn)
+        if i is not None:
+            if turn < world.shift_turn:  # one deployment fact: the search always finds it
+                retrieved = [STALE] if STALE in available else []
+                success = session.draw_outcome[i] < world.outcome.probability(bool(retrieved), False)
+            else:
+                retrieved = available
+                if len(retrieved) == 2 and session.draw_both[i] >= world.co_retrieval:
+                    retrieved = [STALE] if session.draw_which[i] < 0.5 else [TRUE]
+                success = session.draw_outcome[i] < world.outcome.probability(TRUE in retrieved,
+                                                                               STALE in retrieved)
+            for mem_id in retrieved:
+                engine.recall(mem_id, turn)
+            if worth is not None and retrieved:
+                worth.update(retrieved, bool(success))
+                for mem_id in retrieved:
+                    if worth.classify(mem_id) == LOW_VALUE:
+                        deprecated.add(mem_id)
+            successes.append(bool(success))
+            retrieved_log.append(tuple(retrieved))
+            if worth is not None:
+                trace.append((worth.worth(STALE), worth.worth(TRUE)))
+        engine.step(turn)
+        for mem_id, born in ((STALE, 1), (TRUE, world.shift_turn)):
+            if turn >= born and mem_id not in removed and (mem_id in deprecated or not engine.is_present(mem_id)):
+                removed[mem_id] = turn
+        sizes.append(engine.working_set_size() - sum(engine.is_present(m) for m in deprecated))
+    run = GovernanceRun(policy, session.seed, world.shift_turn, session.task_turns, tuple(successes),
+                        tuple(retrieved_log), tuple(sizes), None if worth is None else tuple(trace),
+                        removed.get(STALE), removed.get(TRUE))
+    return run, engine
+
+
+def run_governance(session: GovernanceSession, policy: str,
+                   eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+                   min_evidence: float = DEFAULT_MIN_EVIDENCE,
+                   low_threshold: float = DEFAULT_LOW_THRESHOLD) -> GovernanceRun:
+    """Play ``session`` under ``policy`` (one of :data:`POLICIES`); see the module docstring.
+
+    Parameters
+    ----------
+    session : GovernanceSession
+    policy : str
+    eviction_threshold : float
+        The decay engine's ``θ`` in ``(0, 1)``: evict when ``R = exp(-t / S) < θ``.
+    min_evidence : float
+        Evidence ``h+ + h-`` (>= 1) needed before Memory Worth may call a fact low-value.
+    low_threshold : float
+        Deprecate when ``MW <= low_threshold`` (in ``[0, 0.7)``).
+
+    Raises
+    ------
+    ValueError
+        A bad session, policy or rule (naming it).
+    """
+    return _play(session, policy, eviction_threshold, min_evidence, low_threshold)[0]
+
+
+def decay_fact_states(session: GovernanceSession,
+                      eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD) -> dict[str, FactState]:
+    """Each deployment fact's :class:`FactState` in the decay engine after the ``decay`` policy.
+
+    Read from the engine that played the session, at its last turn; a fact the engine evicted
+    has no entry.
+    """
+    _, engine = _play(session, "decay", eviction_threshold, DEFAULT_MIN_EVIDENCE, DEFAULT_LOW_THRESHOLD)
+    assert isinstance(engine, EbbinghausEngine)
+    last = session.world.session_length
+    return {m: FactState(engine.item(m).touch_count - 1, engine.item(m).stability, engine.retention(m, last))
+            for m in DEPLOYMENT_FACTS if engine.is_present(m)}
+
+
+def run_governance_seeds(world: GovernanceWorld, n_seeds: int, base_seed: int = 0,
+                         eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+                         min_evidence: float = DEFAULT_MIN_EVIDENCE,
+                         low_threshold: float = DEFAULT_LOW_THRESHOLD,
+                         policies: Sequence[str] = POLICIES) -> dict[str, list[GovernanceRun]]:
+    """Every policy in ``policies`` on the sessions of seeds ``base_seed .. base_seed + n_seeds - 1``.
+
+    Raises ``ValueError`` unless ``n_seeds >= 1`` and ``base_seed >= 0`` are ints.
+    """
+    require_int("n_seeds", n_seeds, 1, allow_numpy=True)
+    require_int("base_seed", base_seed, 0, allow_numpy=True)
+    sessions = [generate_governance_session(world, base_seed + k) for k in range(n_seeds)]
+    return {p: [run_governance(s, p, eviction_threshold, min_evidence, low_threshold) for s in sessions]
+            for p in policies}

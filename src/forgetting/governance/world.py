@@ -1,0 +1,187 @@
+"""The governance world: one seeded session of deployment tasks around a change of tool.
+
+* Turn 1: *A* (:data:`STALE`, "deploy with tool X") is registered as foundational; it is
+  recalled on a spaced schedule (gaps ``first_gap, 2*first_gap, 4*first_gap, ...``, each
+  multiplied by a uniform factor in ``[1 - JITTER, 1 + JITTER]``) until the shift. Before the
+  shift there is one deployment fact and every scheduled task retrieves it.
+* Turn ``shift_turn``: the world changes, *B* (:data:`TRUE`, "deploy with tool Y") is
+  registered. From then on every later turn holds a deployment task with probability
+  ``task_rate``. A task finds every deployment fact still in the working set; when both are
+  there it retrieves both with probability ``co_retrieval`` and otherwise one of them, each
+  equally likely.
+* Every turn ``noise_per_turn`` never-recalled items arrive (they only load the working set).
+
+All randomness of a session is drawn up front (:func:`generate_governance_session`), so every
+policy faces exactly the same tasks and the same uniform draws (common random numbers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validate import is_int, raise_problems, real_problem, require_int
+
+__all__ = ["STALE", "TRUE", "JITTER", "GovernanceOutcome", "GovernanceWorld", "GovernanceSession",
+           "generate_governance_session"]
+
+STALE = "A"
+"""Id of "deploy with tool X": true until the shift, stale after it."""
+TRUE = "B"
+"""Id of "deploy with tool Y": registered at the shift, true from then on."""
+JITTER = 0.3
+"""Relative jitter of each pre-shift recall gap: a uniform factor in ``[1 - JITTER, 1 + JITTER]``."""
+
+
+def _probability_problem(name: str, value: object) -> str | None:
+    problem = real_problem(name, value, 0.0, 1.0)
+    return None if problem is None else f"{name} must be a probability in [0, 1], got {value!r}"
+
+
+def _int_problem(name: str, value: object, low: int) -> str | None:
+    if is_int(value, allow_numpy=True) and value >= low:  # type: ignore[operator]
+        return None
+    return f"{name} must be an int >= {low}, got {value!r}"
+
+
+@dataclass(frozen=True)
+class GovernanceOutcome:
+    """Success probability of a deployment task from the deployment facts it retrieved.
+
+    Parameters
+    ----------
+    p_ok : float, default 0.9
+        Only the true fact retrieved.
+    p_conflict : float, default 0.25
+        True and stale fact together (the agent is handed a contradiction).
+    p_wrong : float, default 0.05
+        Only the stale fact.
+    p_none : float, default 0.2
+        No deployment fact (the agent must rediscover the answer).
+
+    Raises
+    ------
+    ValueError
+        A value is not a probability in ``[0, 1]`` (every bad one named).
+    """
+
+    p_ok: float = 0.9
+    p_conflict: float = 0.25
+    p_wrong: float = 0.05
+    p_none: float = 0.2
+
+    def __post_init__(self) -> None:
+        raise_problems(_probability_problem(name, getattr(self, name))
+                       for name in ("p_ok", "p_conflict", "p_wrong", "p_none"))
+
+    def probability(self, has_true: bool, has_stale: bool) -> float:
+        """Success probability given whether the true and the stale fact were retrieved."""
+        if has_true:
+            return self.p_conflict if has_stale else self.p_ok
+        return self.p_wrong if has_stale else self.p_none
+
+
+@dataclass(frozen=True)
+class GovernanceWorld:
+    """The session's shape: length, shift, task rate, retrieval noise, noise items, outcomes.
+
+    Parameters
+    ----------
+    session_length : int, default 300
+        Turns ``1 .. session_length`` (>= 2).
+    shift_turn : int, default 40
+        Turn at which *B* is registered and *A* becomes stale (``2 <= shift_turn < session_length``).
+    task_rate : float, default 0.8
+        Chance of a deployment task on each turn after the shift.
+    co_retrieval : float, default 0.5
+        Chance that a task retrieves both facts when both are in the working set.
+    noise_per_turn : int, default 2
+        Never-recalled items registered every turn (>= 0).
+    first_gap : int, default 2
+        First gap of *A*'s spaced pre-shift recalls (>= 1).
+    outcome : GovernanceOutcome
+        Success probabilities.
+
+    Raises
+    ------
+    ValueError
+        Every bad value at once, each named.
+    """
+
+    session_length: int = 300
+    shift_turn: int = 40
+    task_rate: float = 0.8
+    co_retrieval: float = 0.5
+    noise_per_turn: int = 2
+    first_gap: int = 2
+    outcome: GovernanceOutcome = field(default_factory=GovernanceOutcome)
+
+    def __post_init__(self) -> None:
+        problems = [
+            _int_problem("session_length", self.session_length, 2),
+            _int_problem("shift_turn", self.shift_turn, 2),
+            _probability_problem("task_rate", self.task_rate),
+            _probability_problem("co_retrieval", self.co_retrieval),
+            _int_problem("noise_per_turn", self.noise_per_turn, 0),
+            _int_problem("first_gap", self.first_gap, 1),
+        ]
+        if not any(problems[:2]) and self.shift_turn >= self.session_length:
+            problems.append(f"shift_turn must be < session_length, got shift_turn={self.shift_turn} "
+                            f"and session_length={self.session_length}")
+        if not isinstance(self.outcome, GovernanceOutcome):
+            problems.append(f"outcome must be a GovernanceOutcome, got {self.outcome!r}")
+        raise_problems(problems)
+
+
+@dataclass(frozen=True)
+class GovernanceSession:
+    """One session's tasks and every uniform draw the policies will consume.
+
+    Attributes
+    ----------
+    world : GovernanceWorld
+    seed : int
+    task_turns : tuple of int
+        Every deployment-task turn (before and after the shift, increasing).
+    draw_both, draw_which, draw_outcome : tuple of float
+        Per task ``i``: both facts come back if ``draw_both[i] < co_retrieval``; otherwise the
+        stale one alone if ``draw_which[i] < 1/2``; the task succeeds if
+        ``draw_outcome[i] <`` the outcome probability.
+    """
+
+    world: GovernanceWorld
+    seed: int
+    task_turns: tuple[int, ...]
+    draw_both: tuple[float, ...]
+    draw_which: tuple[float, ...]
+    draw_outcome: tuple[float, ...]
+
+
+def generate_governance_session(world: GovernanceWorld, seed: int) -> GovernanceSession:
+    """Draw the session of ``seed`` (any int >= 0) with ``numpy.random.default_rng(seed)``.
+
+    Draw order: the pre-shift gap factors, one uniform per post-shift turn (task if below
+    ``task_rate``), then a ``(3, tasks)`` block of uniforms (both, which, outcome).
+
+    Raises
+    ------
+    ValueError
+        ``world`` is not a :class:`GovernanceWorld` or ``seed`` is not an int >= 0.
+    """
+    if not isinstance(world, GovernanceWorld):
+        raise ValueError(f"world must be a GovernanceWorld, got {world!r}")
+    require_int("seed", seed, 0, allow_numpy=True)
+    rng = np.random.default_rng(int(seed))
+    turns, turn, gap = [], 1, world.first_gap
+    while True:  # spaced recalls of A before the shift
+        turn += max(1, int(round(gap * rng.uniform(1 - JITTER, 1 + JITTER))))
+        if turn >= world.shift_turn:
+            break
+        turns.append(turn)
+        gap *= 2
+    after = np.arange(world.shift_turn + 1, world.session_length + 1)
+    turns += [int(t) for t in after[rng.random(after.size) < world.task_rate]]
+    draws = rng.random((3, len(turns)))
+    return GovernanceSession(world, int(seed), tuple(turns),
+                             *(tuple(float(x) for x in row) for row in draws))

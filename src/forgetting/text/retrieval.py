@@ -1,0 +1,206 @@
+"""Experiment 5's retrieval: corpus vectors, the top-k of every query, and how safe it is.
+
+:func:`embed_corpus` embeds every memory and query once through the on-disk cache.
+:func:`retrieve` ranks the memories in the store by cosine rounded to
+:data:`~forgetting.text.similarity.COSINE_DECIMALS` places, equal ones by id, and turns
+each query's top ``k`` into a success probability (:class:`~forgetting.text.outcome.OutcomeModel`).
+Retrieval is a deterministic function of the query and the phase. :func:`robustness` counts
+the decisions and published cosines that machine noise could change.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .cache import EmbeddingCache
+from .corpus import PHASES, Corpus
+from .encoder import MiniLMEncoder
+from .model_files import MODEL_FILES_SHA256, WEIGHTS_FILE, locate_model_dir, verify_model_dir
+from .outcome import OutcomeModel
+from .similarity import (COSINE_DECIMALS, cosine_change_bound, cosine_matrix, fragile_ranking,
+                         fragile_rounding, rank_candidates)
+
+__all__ = ["CorpusEmbeddings", "Retrieval", "embed_corpus", "retrieve", "robustness"]
+
+
+@dataclass(frozen=True)
+class CorpusEmbeddings:
+    """Unit vectors of the memories and queries (float32, corpus order) and where they came from.
+
+    Attributes
+    ----------
+    memories, queries : numpy.ndarray
+        ``(n_memories, 384)`` and ``(n_queries, 384)``, rows in corpus order.
+    model_sha256 : str
+        Digest of the weights of the model that made (or verified) them.
+    cache_hits, cache_misses : int
+        Texts read from the cache and texts computed by this call.
+    """
+
+    memories: np.ndarray
+    queries: np.ndarray
+    model_sha256: str
+    cache_hits: int
+    cache_misses: int
+
+
+def embed_corpus(corpus: Corpus, cache_dir: str | os.PathLike[str], *,
+                 encoder: MiniLMEncoder | None = None, verify_model: bool = True) -> CorpusEmbeddings:
+    """Embed every memory and query through an :class:`~forgetting.text.cache.EmbeddingCache`.
+
+    Parameters
+    ----------
+    corpus : Corpus
+        Its memory texts, then its query texts, are embedded in one call.
+    cache_dir : path
+        Root of the cache. Vectors already there are read, not recomputed (entries failing
+        their checksum are recomputed); the model is loaded only if some text is missing.
+    encoder : MiniLMEncoder, optional
+        Encoder for missing texts; default the shared one.
+    verify_model : bool, default True
+        Check every model file the encoder reads against
+        :data:`~forgetting.text.model_files.MODEL_FILES_SHA256` even when everything is
+        cached, so the digest reported is the one of the model actually installed.
+
+    Returns
+    -------
+    CorpusEmbeddings
+    """
+    cache = EmbeddingCache(cache_dir, encoder=encoder)
+    if encoder is not None:
+        digest = encoder.model_sha256
+    elif verify_model:
+        digest = verify_model_dir(locate_model_dir(), MODEL_FILES_SHA256)[WEIGHTS_FILE]
+    else:
+        digest = cache.model_sha256
+    texts = [m.text for m in corpus.memories] + [q.text for q in corpus.queries]
+    vectors = cache.encode(texts)
+    n = len(corpus.memories)
+    return CorpusEmbeddings(memories=vectors[:n], queries=vectors[n:], model_sha256=digest,
+                            cache_hits=cache.hits, cache_misses=cache.misses)
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What every query retrieves in one phase, and what that does to the outcome.
+
+    Attributes
+    ----------
+    phase : str
+        ``before`` or ``after``.
+    top : numpy.ndarray
+        ``(n_queries, k)`` memory indices, best first.
+    scores : numpy.ndarray
+        ``(n_queries, k)`` cosine similarities, rounded as ranked.
+    fraction_needed : numpy.ndarray
+        ``(n_queries,)`` share of the memories the query needs in this phase that were retrieved.
+    misled : numpy.ndarray
+        ``(n_queries,)`` bool, by the outcome model's misleading rule.
+    p_success : numpy.ndarray
+        ``(n_queries,)`` success probability of an episode with this query.
+    fragile : numpy.ndarray
+        ``(n_queries,)`` bool: a cosine change within its bound could alter the ordered top k.
+    """
+
+    phase: str
+    top: np.ndarray
+    scores: np.ndarray
+    fraction_needed: np.ndarray
+    misled: np.ndarray
+    p_success: np.ndarray
+    fragile: np.ndarray
+
+
+def retrieve(corpus: Corpus, vectors: CorpusEmbeddings, phase: str, k: int,
+             outcome: OutcomeModel = OutcomeModel(),
+             decimals: int | None = COSINE_DECIMALS,
+             tolerance: float | np.ndarray | None = None) -> Retrieval:
+    """Top-``k`` retrieval of every query in ``phase`` and the resulting success probabilities.
+
+    Raises ``ValueError`` for an unknown phase or a ``k`` larger than the store of the phase.
+
+    Ranks on cosines rounded to ``decimals`` places, equal ones by memory id
+    (:func:`rank_candidates`). ``decimals=None`` ranks on the raw cosines, whose last digits
+    depend on the machine: for comparison only, never for published results.
+    ``Retrieval.fragile`` flags the queries whose ordered top ``k`` a change of up to
+    ``tolerance`` in any cosine could alter (:func:`fragile_ranking`); ``None`` (default): each
+    cosine's own :func:`cosine_change_bound`.
+    """
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {PHASES}, got {phase!r}")
+    available = corpus.available(phase)
+    if k > int(available.sum()):
+        raise ValueError(f"k={k} exceeds the {int(available.sum())} memories in the store in phase {phase!r}")
+    raw = cosine_matrix(vectors.queries, vectors.memories)
+    similarity = raw if decimals is None else np.round(raw, decimals)
+    bound = np.broadcast_to(cosine_change_bound(vectors.queries, vectors.memories)
+                            if tolerance is None else np.asarray(tolerance, dtype=np.float64), raw.shape)
+    candidates = np.flatnonzero(available)
+    candidate_ids = [corpus.memory_ids[i] for i in candidates]
+    top = np.empty((len(corpus.queries), k), dtype=np.intp)
+    fragile = np.zeros(len(corpus.queries), dtype=bool)
+    for row in range(len(corpus.queries)):
+        top[row] = candidates[rank_candidates(similarity[row, candidates], candidate_ids)[:k]]
+        if decimals is not None:
+            fragile[row] = fragile_ranking(raw[row, candidates], candidate_ids, k,
+                                           bound[row, candidates], decimals)
+        else:
+            fragile[row] = True  # unrounded: any change of the last digits may reorder
+    scores = np.take_along_axis(similarity, top, axis=1)
+    index = {m: i for i, m in enumerate(corpus.memory_ids)}
+    valid = np.array([m.true_in(phase) for m in corpus.memories])
+    fraction = np.empty(len(corpus.queries))
+    misled = np.zeros(len(corpus.queries), dtype=bool)
+    for row, query in enumerate(corpus.queries):
+        needed = {index[m] for m in query.needs[phase]}
+        fraction[row] = len(needed & set(top[row].tolist())) / len(needed)
+        if outcome.stale_misleads_any_task:
+            misled[row] = not valid[top[row]].all()
+            continue
+        relevant = {index[m] for m in query.needed_ever()}
+        for memory in top[row]:  # rank order: the first memory that bears on the task decides
+            if memory in relevant:
+                misled[row] = not valid[memory]
+                break
+    return Retrieval(phase, top, scores, fraction, misled, outcome.probability(fraction, misled),
+                     fragile)
+
+
+def robustness(corpus: Corpus, vectors: CorpusEmbeddings, ks: Sequence[int],
+               tolerance: float | None = None, decimals: int = COSINE_DECIMALS) -> dict[str, int]:
+    """How safe the chapter's decisions and published cosines are from machine noise.
+
+    Counts, over both phases, every query and every ``k`` in ``ks``: the retrieval
+    ``decisions`` (ordered top-k lists), the ``fragile_decisions`` that a change of up to
+    ``tolerance`` in any cosine could alter (default: each cosine's
+    :func:`~forgetting.text.similarity.cosine_change_bound`), and the decisions
+    ``changed_by_rounding`` (rounded top-k differs from the unrounded one). Also the
+    ``published_cosines``: every memory-pair cosine (``i <= j``;
+    :func:`~forgetting.text.tables.memory_similarity` shows them all,
+    :func:`~forgetting.text.tables.hitchhiker_table` some), and the ``fragile_cosines`` among
+    them whose rounded value such a change could alter. ``decimals`` other than
+    :data:`~forgetting.text.similarity.COSINE_DECIMALS` answers "what if the chapter rounded
+    differently". The counts are integers; they do not depend on the machine as long as no
+    cosine sits within machine noise of ``tolerance`` from a rounding boundary.
+    """
+    out = {"decisions": 0, "fragile_decisions": 0, "changed_by_rounding": 0}
+    for k in ks:
+        for phase in PHASES:
+            rounded = retrieve(corpus, vectors, phase, k, decimals=decimals, tolerance=tolerance)
+            unrounded = retrieve(corpus, vectors, phase, k, decimals=None)
+            out["decisions"] += len(corpus.queries)
+            out["fragile_decisions"] += int(rounded.fragile.sum())
+            out["changed_by_rounding"] += int(np.any(rounded.top != unrounded.top, axis=1).sum())
+    upper = np.triu_indices(len(corpus.memories))
+    raw = cosine_matrix(vectors.memories, vectors.memories)[upper]
+    bound = (cosine_change_bound(vectors.memories, vectors.memories)[upper] if tolerance is None
+             else tolerance)
+    out["published_cosines"] = int(raw.size)
+    out["fragile_cosines"] = int(fragile_rounding(raw, bound, decimals).sum())
+    return out
+
+

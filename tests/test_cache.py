@@ -1,0 +1,126 @@
+"""forgetting.text.cache: round trips, and a bad entry is recomputed, never returned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from forgetting.text import cache as cache_module
+from forgetting.text.cache import EmbeddingCache, encode_cached, text_sha256
+from forgetting.text.encoder import MiniLMEncoder
+from forgetting.text.model_files import MODEL_SHA256
+
+pytest_plugins = ("text_fixtures",)
+
+
+def test_cache_round_trip(encoder: MiniLMEncoder, tmp_path: Path,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = ["", "alpha", "beta", "alpha", "Crème brûlée 🍮", "x " * 40]
+    first = encode_cached(texts, tmp_path, encoder=encoder)
+    assert first.shape == (len(texts), 384) and first.dtype == np.float32
+    np.testing.assert_array_equal(first[1], first[3])
+    np.testing.assert_allclose(first, encoder.encode(texts), atol=1e-6)
+
+    cache = EmbeddingCache(tmp_path, encoder=encoder)
+    assert cache.directory.parent == tmp_path
+    assert cache.directory.name.startswith(MODEL_SHA256[:16])
+    files = sorted(cache.directory.rglob("*" + EmbeddingCache.SUFFIX))
+    assert len(files) == len(set(texts))
+    for text in set(texts):
+        assert cache.path_for(text).is_file()
+        assert cache.path_for(text).stem == text_sha256(text)
+    assert not list(tmp_path.rglob("*.tmp"))  # atomic writes leave nothing behind
+
+    # second run: nothing may be recomputed
+    def boom(*args: Any, **kwargs: Any) -> np.ndarray:
+        raise AssertionError("encoder called although everything is cached")
+
+    monkeypatch.setattr(encoder, "encode", boom)
+    monkeypatch.setattr(cache_module, "get_encoder", boom)
+    second = encode_cached(texts, tmp_path, encoder=encoder)
+    np.testing.assert_array_equal(first, second)
+    lazy = EmbeddingCache(tmp_path)  # no encoder: a fully cached call never loads one
+    np.testing.assert_array_equal(lazy.encode(texts), first)
+    assert (lazy.hits, lazy.misses) == (len(texts), 0)
+    monkeypatch.undo()
+
+    # only the new text is computed
+    calls: list[list[str]] = []
+    real_encode = encoder.encode
+
+    def counting(sentences: list[str], batch_size: int = 32) -> np.ndarray:
+        calls.append(list(sentences))
+        return real_encode(sentences, batch_size=batch_size)
+
+    monkeypatch.setattr(encoder, "encode", counting)
+    third = encode_cached(texts + ["gamma"], tmp_path, encoder=encoder)
+    assert calls == [["gamma"]]
+    np.testing.assert_array_equal(third[: len(texts)], first)
+
+
+def _overwrite_with_npy(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as handle:  # np.save(path) would append ".npy" to the name
+        np.save(handle, array, allow_pickle=False)
+
+
+def _zero_payload(path: Path) -> None:
+    """Keep the header (text key, dtype, checksum), replace the vector bytes by zeros."""
+    head, _, payload = path.read_bytes().partition(b"\n")
+    path.write_bytes(head + b"\n" + bytes(len(payload)))
+
+
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 7])
+
+
+def _as_float64(path: Path) -> None:
+    """A well-formed entry in every respect except the dtype (float64 where float32 is kept)."""
+    head, _, payload = path.read_bytes().partition(b"\n")
+    vector = np.frombuffer(payload, dtype="<f4").astype("<f8")
+    fields = head.decode().split(" ")
+    fields[2] = "float64"
+    path.write_bytes(" ".join(fields).encode() + b"\n" + vector.tobytes())
+
+
+@pytest.mark.parametrize("damage", [
+    pytest.param(lambda p: _overwrite_with_npy(p, np.zeros(384, dtype=np.float32)), id="npy-zeros"),
+    pytest.param(lambda p: _overwrite_with_npy(p, np.zeros(3, dtype=np.float32)), id="npy-wrong-shape"),
+    pytest.param(_zero_payload, id="zeros-under-a-valid-header"),
+    pytest.param(_truncate, id="truncated"),
+    pytest.param(_as_float64, id="wrong-dtype"),
+    pytest.param(lambda p: p.write_bytes(b""), id="empty"),
+])
+def test_a_bad_cache_entry_is_recomputed_never_returned(encoder: MiniLMEncoder, tmp_path: Path,
+                                                        damage: Any) -> None:
+    texts = ["delta", "epsilon"]
+    good = EmbeddingCache(tmp_path, encoder=encoder).encode(texts)
+    path = EmbeddingCache(tmp_path, encoder=encoder).path_for("delta")
+    damage(path)
+
+    cache = EmbeddingCache(tmp_path, encoder=encoder)
+    assert cache.get("delta") is None  # the bad entry is never handed out
+    again = cache.encode(texts)
+    assert (cache.hits, cache.misses) == (1, 1)  # only the damaged entry was recomputed
+    np.testing.assert_array_equal(again, good)
+    assert np.all(np.linalg.norm(again, axis=1) > 0.99)
+
+    rewritten = EmbeddingCache(tmp_path, encoder=encoder)  # and it was rewritten, valid
+    np.testing.assert_array_equal(rewritten.get("delta"), good[0])
+    np.testing.assert_array_equal(rewritten.encode(texts), good)
+    assert (rewritten.hits, rewritten.misses) == (2, 0)
+
+
+def test_a_cache_entry_filed_under_another_text_is_refused(encoder: MiniLMEncoder,
+                                                           tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path, encoder=encoder)
+    cache.encode(["delta", "epsilon"])
+    # a valid entry, but for another text: its header names the other text's key
+    cache.path_for("delta").write_bytes(cache.path_for("epsilon").read_bytes())
+    fresh = EmbeddingCache(tmp_path, encoder=encoder)
+    assert fresh.get("delta") is None
+    fresh.encode(["delta"])
+    assert (fresh.hits, fresh.misses) == (0, 1)

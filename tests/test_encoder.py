@@ -1,0 +1,294 @@
+"""forgetting.text.encoder: the numpy all-MiniLM-L6-v2 against sentence-transformers, and what it refuses."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from forgetting.text.encoder import MiniLMEncoder
+from forgetting.text.model_files import MODEL_FILES_SHA256, MODEL_SHA256, ModelDigestError, file_sha256, verify_model_dir, verify_model_file
+
+from text_fixtures import import_or_skip_unless_ci
+
+pytest_plugins = ("text_fixtures",)
+
+
+LONG_ENGLISH = " ".join(
+    f"Sentence {i} of a very long paragraph about memory, forgetting and retrieval in agents."
+    for i in range(40)
+)  # ~600 tokens
+
+
+LONG_MIXED = "Überprüfung der Gedächtnis-Zerfallsrate 🧠 " * 60 + "東京で寿司を食べました。" * 10
+
+
+NEAR_LIMIT = " ".join(["token"] * 254)  # 254 words -> exactly 256 with [CLS]/[SEP]
+
+
+JUST_OVER = " ".join(["token"] * 255)  # one over the limit
+
+
+SENTENCES = [
+    "",
+    "   ",
+    "a",
+    "Hello world!",
+    "hello world",
+    "Hello world!",  # duplicate
+    "The cat sat on the mat.",
+    "The cat sat on the mat.",  # duplicate
+    "A cat was sitting on a mat.",
+    "Dogs are loyal companions.",
+    "The stock market fell by 3.2% on Tuesday.",
+    "In 2024, 1,234,567 people visited the museum.",
+    "π ≈ 3.14159, e ≈ 2.71828 and √2 ≈ 1.41421",
+    "Call me at +1 (555) 012-3456 before 9:30 p.m.",
+    "Version 2.13.0+cpu was released on 2025-01-01T12:00:00Z.",
+    "Crème brûlée is a French dessert.",
+    "Creme brulee is a French dessert.",
+    "Ça va? Très bien, merci — et toi?",
+    "Señor Muñoz comió jalapeños en Düsseldorf.",
+    "Straße, Fußgänger, Grüße aus Köln.",
+    "Привет, как дела?",
+    "Καλημέρα κόσμε",
+    "مرحبا بالعالم",
+    "שלום עולם",
+    "नमस्ते दुनिया",
+    "東京は日本の首都です。",
+    "我喜欢学习机器学习。",
+    "한국어 문장도 포함합니다.",
+    "I love pizza 🍕🍕🍕 and tacos 🌮!",
+    "😀😃😄😁😆😅😂🤣",
+    "👩‍👩‍👧‍👦 family emoji with zero-width joiners",
+    "Tabs\tand\nnewlines\r\nin text",
+    "ALL CAPS SENTENCE ABOUT FORGETTING",
+    "MiXeD cAsE sEnTeNcE",
+    "def forget(item): return item.stability < theta  # python code",
+    "https://example.org/path?query=1&x=%20y",
+    "user@example.com wrote: <b>bold</b> & <i>italic</i>",
+    "!!!???...,,,;;;",
+    "supercalifragilisticexpialidocious antidisestablishmentarianism",
+    "Memory decay follows an exponential retention curve.",
+    "Retention decays exponentially unless the item is recalled.",
+    "Spaced repetition strengthens long-term memory.",
+    "An agent should forget stale facts that lead to failures.",
+    "Outcome-based memory worth tracks success and failure counts.",
+    "The weather in Paris is sunny today.",
+    "Quantum computers use qubits instead of bits.",
+    "Photosynthesis converts light energy into chemical energy.",
+    "The mitochondria is the powerhouse of the cell.",
+    "She sells sea shells by the sea shore.",
+    "To be, or not to be, that is the question.",
+    "1 2 3 4 5 6 7 8 9 10",
+    "0.000001 1e-12 -42 +17 0x1F",
+    LONG_ENGLISH,
+    LONG_MIXED,
+    NEAR_LIMIT,
+    JUST_OVER,
+    "the " * 300,
+]
+
+
+QUERIES = [
+    "How does memory decay over time?",
+    "a cat on a mat",
+    "Hello world!",
+    "French desserts",
+    "numbers and statistics",
+    "greetings in other languages",
+    "emoji food",
+    "biology of cells",
+    "programming code",
+    "",
+]
+
+
+def _check_topk(ref_c: np.ndarray, ref_q: np.ndarray, np_c: np.ndarray, np_q: np.ndarray,
+                k: int = 5, tie: float = 1e-6) -> int:
+    """Same top-k order up to exact ties; returns how many tie groups were exercised."""
+    ref_scores = ref_q.astype(np.float64) @ ref_c.astype(np.float64).T
+    np_scores = np_q.astype(np.float64) @ np_c.astype(np.float64).T
+    ties = 0
+    for qi in range(len(ref_q)):
+        ref_sorted = np.sort(ref_scores[qi])[::-1]
+        np_top = np.argsort(-np_scores[qi], kind="stable")[:k]
+        for rank, item in enumerate(np_top):
+            # the item numpy puts at `rank` must score (by the reference) what the reference's
+            # own item at `rank` scores: items within `tie` of each other are interchangeable
+            assert abs(ref_scores[qi, item] - ref_sorted[rank]) <= tie, (
+                f"query {qi} rank {rank}: numpy picked corpus item {item} "
+                f"(ref score {ref_scores[qi, item]:.9f}), reference has {ref_sorted[rank]:.9f}"
+            )
+        close = np.abs(np.diff(ref_sorted[: k + 1])) <= tie
+        ties += int(close.any())
+    return ties
+
+
+def test_tampered_copy_is_refused(model_dir: Path, tmp_path: Path) -> None:
+    import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+    copy_dir = tmp_path / "model"
+    shutil.copytree(model_dir, copy_dir)
+    weights = copy_dir / "model.safetensors"
+    with open(weights, "r+b") as handle:  # flip one byte in the middle of the tensor data
+        handle.seek(weights.stat().st_size // 2)
+        byte = handle.read(1)
+        handle.seek(-1, os.SEEK_CUR)
+        handle.write(bytes([byte[0] ^ 0x01]))
+    with pytest.raises(ModelDigestError, match="SHA-256"):
+        verify_model_file(weights)
+    with pytest.raises(ValueError, match="SHA-256"):  # ModelDigestError is a ValueError
+        MiniLMEncoder(copy_dir)
+
+    with open(weights, "r+b") as handle:  # truncated file
+        handle.truncate(1000)
+    with pytest.raises(ModelDigestError):
+        MiniLMEncoder(copy_dir)
+
+
+def test_every_file_the_encoder_reads_has_a_digest(model_dir: Path, tmp_path: Path) -> None:
+    import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+    assert verify_model_dir(model_dir) == MODEL_FILES_SHA256
+    assert MODEL_FILES_SHA256["model.safetensors"] == MODEL_SHA256
+    assert sorted(MODEL_FILES_SHA256) == sorted(["model.safetensors", *CONFIG_FILES])
+    # a folder holding only the listed files is enough: the encoder opens nothing else
+    only = tmp_path / "model"
+    for name in MODEL_FILES_SHA256:
+        (only / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(model_dir / name, only / name)
+    assert sorted(str(p.relative_to(only)) for p in only.rglob("*") if p.is_file()) == sorted(
+        MODEL_FILES_SHA256)
+    texts = ["The cat sat on the mat.", "Hello world!"]
+    np.testing.assert_array_equal(MiniLMEncoder(only).encode(texts),
+                                  MiniLMEncoder(model_dir).encode(texts))
+
+
+def test_a_config_edited_to_five_layers_is_refused(model_dir: Path, tmp_path: Path) -> None:
+    import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+    copy_dir = tmp_path / "model"
+    shutil.copytree(model_dir, copy_dir)
+    config = copy_dir / "config.json"
+    text = config.read_text()
+    assert '"num_hidden_layers": 6' in text
+    config.write_text(text.replace('"num_hidden_layers": 6', '"num_hidden_layers": 5'))
+    found = file_sha256(config)
+    expected = MODEL_FILES_SHA256["config.json"]
+    with pytest.raises(ModelDigestError) as info:
+        MiniLMEncoder(copy_dir)
+    message = str(info.value)
+    assert "config.json" in message and expected in message and found in message
+    with pytest.raises(ModelDigestError, match="config.json"):
+        verify_model_dir(copy_dir)
+
+
+CONFIG_FILES = ["config.json", "sentence_bert_config.json", "modules.json", "1_Pooling/config.json",
+                "tokenizer.json"]  # every file the encoder reads besides the weights
+
+
+@pytest.mark.parametrize("name", CONFIG_FILES)
+def test_any_edited_or_missing_model_file_is_refused(model_dir: Path, tmp_path: Path, name: str) -> None:
+    import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+    copy_dir = tmp_path / "model"
+    shutil.copytree(model_dir, copy_dir)
+    edited = copy_dir / name
+    edited.write_bytes(edited.read_bytes() + b" ")  # still valid JSON, different bytes
+    with pytest.raises(ModelDigestError) as info:
+        MiniLMEncoder(copy_dir)
+    assert name in str(info.value) and MODEL_FILES_SHA256[name] in str(info.value)
+    edited.unlink()
+    with pytest.raises(ModelDigestError, match="missing"):
+        MiniLMEncoder(copy_dir)
+
+
+def test_tokenizer_truncates_to_256_not_128(encoder: MiniLMEncoder, model_dir: Path) -> None:
+    from tokenizers import Tokenizer
+
+    shipped = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    assert len(shipped.encode(LONG_ENGLISH).ids) == 128  # the trap we avoid
+
+    assert encoder.max_seq_length == 256
+    ids = encoder.token_ids([LONG_ENGLISH, JUST_OVER, NEAR_LIMIT, "", "a b"])
+    assert [len(x) for x in ids] == [256, 256, 256, 2, 4]
+    cls_id, sep_id = shipped.token_to_id("[CLS]"), shipped.token_to_id("[SEP]")
+    assert ids[0][0] == cls_id and ids[0][-1] == sep_id
+    assert ids[3] == [cls_id, sep_id]  # empty string -> [CLS] [SEP]
+
+    batch_ids, mask = encoder.tokenize(["a", "a b c"])
+    assert batch_ids.shape == mask.shape == (2, 5)  # longest in batch, not 128
+    assert mask.tolist() == [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]
+    assert batch_ids[0, 3:].tolist() == [0, 0]
+
+
+def test_architecture_read_from_config(encoder: MiniLMEncoder) -> None:
+    assert (encoder.num_layers, encoder.num_heads, encoder.hidden_size) == (6, 12, 384)
+    assert encoder.layer_norm_eps == 1e-12
+    assert encoder.model_sha256 == MODEL_SHA256
+
+
+def test_encode_shapes_norms_and_determinism(encoder: MiniLMEncoder) -> None:
+    texts = ["", "hello", "hello", "x " * 400, "a somewhat longer sentence of ten tokens or so"]
+    out = encoder.encode(texts, batch_size=2)
+    assert out.shape == (5, 384) and out.dtype == np.float32
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-6)
+    np.testing.assert_array_equal(out[1], out[2])  # duplicates: computed once
+    np.testing.assert_array_equal(out, encoder.encode(texts, batch_size=2))  # deterministic
+    assert encoder.encode([]).shape == (0, 384)
+    assert encoder.encode("hello").shape == (1, 384)
+    # batch composition (padding) only changes float rounding
+    single = np.vstack([encoder.encode([s]) for s in ["", "hello", texts[4]]])
+    np.testing.assert_allclose(single, out[[0, 1, 4]], atol=1e-6)
+    with pytest.raises(TypeError):
+        encoder.encode([None])  # type: ignore[list-item]
+
+
+def test_matches_sentence_transformers(encoder: MiniLMEncoder, reference: Any) -> None:
+    import torch
+
+    assert len(SENTENCES) >= 50
+    # the reference really runs on the same weights
+    ref_words = reference[0].auto_model.embeddings.word_embeddings.weight.detach().numpy()
+    np.testing.assert_array_equal(ref_words, encoder.word_embeddings)
+    assert reference.max_seq_length == 256
+
+    # identical token ids (reference tokenizer: transformers' fast BertTokenizer)
+    ref_tok = reference[0].tokenizer(
+        SENTENCES, truncation=True, max_length=reference.max_seq_length, padding=True
+    )
+    ours, mask = encoder.tokenize(SENTENCES)
+    np.testing.assert_array_equal(np.asarray(ref_tok["input_ids"]), ours)
+    np.testing.assert_array_equal(np.asarray(ref_tok["attention_mask"]), mask)
+
+    with torch.inference_mode():
+        ref = reference.encode(SENTENCES, batch_size=32, convert_to_numpy=True)
+    got = encoder.encode(SENTENCES, batch_size=32)
+    assert got.shape == ref.shape == (len(SENTENCES), 384)
+    diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+    print(f"\nmax abs diff numpy float32 vs sentence-transformers: {diff.max():.3e}")
+    assert diff.max() <= 1e-5, f"max abs diff {diff.max():.3e} at row {diff.max(axis=1).argmax()}"
+
+    with torch.inference_mode():
+        ref_q = reference.encode(QUERIES, batch_size=32, convert_to_numpy=True)
+    got_q = encoder.encode(QUERIES)
+    assert np.abs(got_q - ref_q).max() <= 1e-5
+    ties = _check_topk(ref, ref_q, got, got_q, k=5)
+    assert ties >= 1  # duplicates in the corpus: the tie rule was exercised
+
+
+def test_float64_matches_float64_reference(model_dir: Path, reference: Any) -> None:
+    import torch
+
+    subset = ["", "Hello world!", "Hello world!", "Crème brûlée 🍮 東京", LONG_ENGLISH]
+    ref64 = copy.deepcopy(reference).to(torch.float64)
+    with torch.inference_mode():
+        ref = ref64.encode(subset, batch_size=32, convert_to_numpy=True)
+    got = MiniLMEncoder(model_dir, dtype=np.float64).encode(subset)
+    assert got.dtype == np.float64 and ref.dtype == np.float64
+    diff = np.abs(got - ref).max()
+    print(f"\nmax abs diff numpy float64 vs torch float64: {diff:.3e}")
+    assert diff <= 1e-12

@@ -1,0 +1,95 @@
+"""forgetting.text.retrieval: the corpus vectors, the top-k of each phase, robustness."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from forgetting.text import cache as cache_module
+from forgetting.text.corpus import AFTER, BEFORE
+from forgetting.text.exp5 import RealTextWorld, run_episodes
+from forgetting.text.model_files import EMBEDDING_DIM, MODEL_SHA256
+from forgetting.text.retrieval import embed_corpus, retrieve, robustness
+from forgetting.text.similarity import COSINE_DECIMALS, COSINE_TOLERANCE, RELATIVE_PERTURBATION, cosine_change_bound, cosine_matrix
+from forgetting.text.summary import summarise
+from forgetting.text.tables import hitchhiker_table, memory_similarity
+
+pytest_plugins = ("text_fixtures",)
+
+
+def test_cache_is_reused_without_loading_the_model(corpus, cache_dir, first_embedding, monkeypatch):
+    n_texts = len(corpus.memories) + len(corpus.queries)
+    assert first_embedding.cache_misses == n_texts and first_embedding.cache_hits == 0
+    assert first_embedding.model_sha256 == MODEL_SHA256
+    assert first_embedding.memories.shape == (len(corpus.memories), EMBEDDING_DIM)
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded although every text is cached")
+
+    monkeypatch.setattr(cache_module, "get_encoder", no_model)
+    again = embed_corpus(corpus, cache_dir, verify_model=False)
+    assert again.cache_hits == n_texts and again.cache_misses == 0
+    assert np.array_equal(again.memories, first_embedding.memories)
+    assert np.array_equal(again.queries, first_embedding.queries)
+
+
+def test_retrieval_respects_the_store_of_each_phase(corpus, vectors):
+    fixed = corpus.index("fix-kubernetes")
+    before = retrieve(corpus, vectors, BEFORE, 3)
+    after = retrieve(corpus, vectors, AFTER, 3)
+    assert not np.any(before.top == fixed)
+    assert np.any(after.top == fixed)
+    assert np.all(np.diff(before.scores, axis=1) <= 0)  # best first
+    assert not before.misled.any()  # nothing is wrong before the shift
+
+
+def test_equal_rounded_cosines_go_to_the_memory_whose_id_sorts_first(corpus, vectors):
+    memories = vectors.memories.copy()
+    memories[5] = memories[2]  # memory 5 now ties with memory 2 for every query
+    tied = replace(vectors, memories=memories)
+    retrieval = retrieve(corpus, tied, BEFORE, len(corpus.memories) - 1)
+    ids = corpus.memory_ids
+    first, second = sorted([2, 5], key=lambda i: ids[i])
+    for row, scores in zip(retrieval.top, retrieval.scores):
+        positions = {int(m): p for p, m in enumerate(row)}
+        assert positions[first] < positions[second]
+        # anything in between ties with them after rounding and has an id in between
+        for between in range(positions[first] + 1, positions[second]):
+            assert scores[between] == scores[positions[first]]
+            assert ids[first] < ids[row[between]] < ids[second]
+
+
+def test_corpus_decisions_and_published_cosines_are_clear_of_rounding_boundaries(corpus, vectors):
+    report = robustness(corpus, vectors, (2, 3, 4))
+    assert report["decisions"] == 2 * 3 * len(corpus.queries)
+    assert report["fragile_decisions"] == 0 and report["fragile_cosines"] == 0
+    assert report["changed_by_rounding"] == 0  # rounding keeps every decision the raw cosines made
+    n = len(corpus.memories)
+    assert report["published_cosines"] == n * (n + 1) // 2  # every memory pair, as in the figure
+    # one decimal more would not be safe: some memory-pair cosines lie within their bound
+    assert robustness(corpus, vectors, (3,), decimals=COSINE_DECIMALS + 1)["fragile_cosines"] >= 1
+
+
+def _perturb(array, rng):
+    """Every component times (1 + 1e-6 u), u uniform in [-1, 1): a relative 1e-6 perturbation."""
+    return (array.astype(np.float64) * (1 + RELATIVE_PERTURBATION * rng.uniform(-1, 1, array.shape))
+            ).astype(np.float32)
+
+
+def test_a_relative_1e6_perturbation_moves_raw_cosines_but_no_result(corpus, vectors):
+    rng = np.random.default_rng(2024)
+    moved = replace(vectors, memories=_perturb(vectors.memories, rng), queries=_perturb(vectors.queries, rng))
+    assert not np.array_equal(moved.memories, vectors.memories)
+    raw, raw_moved = (cosine_matrix(v.memories, v.memories) for v in (vectors, moved))
+    assert not np.array_equal(raw, raw_moved)  # the last digits do move ...
+    assert np.all(np.abs(raw - raw_moved) <= cosine_change_bound(vectors.memories, vectors.memories))
+    assert cosine_change_bound(vectors.memories, vectors.memories).max() <= COSINE_TOLERANCE
+    for phase in (BEFORE, AFTER):  # ... the rounded cosines and decisions do not
+        for k in (2, 3, 4):
+            a, b = retrieve(corpus, vectors, phase, k), retrieve(corpus, moved, phase, k)
+            assert np.array_equal(a.top, b.top) and np.array_equal(a.scores, b.scores)
+    run, run_moved = (run_episodes(corpus, v, RealTextWorld()) for v in (vectors, moved))
+    assert hitchhiker_table(run, vectors) == hitchhiker_table(run_moved, moved)
+    assert summarise(run) == summarise(run_moved)
+    assert np.array_equal(memory_similarity(corpus, vectors)[0], memory_similarity(corpus, moved)[0])
