@@ -14,8 +14,6 @@ import pytest
 from forgetting.text.encoder import MiniLMEncoder
 from forgetting.text.model_files import MODEL_FILES_SHA256, MODEL_SHA256, ModelDigestError, file_sha256, verify_model_dir, verify_model_file
 
-from text_fixtures import import_or_skip_unless_ci
-
 pytest_plugins = ("text_fixtures",)
 
 
@@ -130,8 +128,7 @@ def _check_topk(ref_c: np.ndarray, ref_q: np.ndarray, np_c: np.ndarray, np_q: np
     return ties
 
 
-def test_tampered_copy_is_refused(model_dir: Path, tmp_path: Path) -> None:
-    import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+def test_tampered_copy_is_refused(encoder_runtime: None, model_dir: Path, tmp_path: Path) -> None:
     copy_dir = tmp_path / "model"
     shutil.copytree(model_dir, copy_dir)
     weights = copy_dir / "model.safetensors"
@@ -151,8 +148,7 @@ def test_tampered_copy_is_refused(model_dir: Path, tmp_path: Path) -> None:
         MiniLMEncoder(copy_dir)
 
 
-def test_every_file_the_encoder_reads_has_a_digest(model_dir: Path, tmp_path: Path) -> None:
-    import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+def test_every_file_the_encoder_reads_has_a_digest(encoder_runtime: None, model_dir: Path, tmp_path: Path) -> None:
     assert verify_model_dir(model_dir) == MODEL_FILES_SHA256
     assert MODEL_FILES_SHA256["model.safetensors"] == MODEL_SHA256
     assert sorted(MODEL_FILES_SHA256) == sorted(["model.safetensors", *CONFIG_FILES])
@@ -168,8 +164,7 @@ def test_every_file_the_encoder_reads_has_a_digest(model_dir: Path, tmp_path: Pa
                                   MiniLMEncoder(model_dir).encode(texts))
 
 
-def test_a_config_edited_to_five_layers_is_refused(model_dir: Path, tmp_path: Path) -> None:
-    import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+def test_a_config_edited_to_five_layers_is_refused(encoder_runtime: None, model_dir: Path, tmp_path: Path) -> None:
     copy_dir = tmp_path / "model"
     shutil.copytree(model_dir, copy_dir)
     config = copy_dir / "config.json"
@@ -191,8 +186,7 @@ CONFIG_FILES = ["config.json", "sentence_bert_config.json", "modules.json", "1_P
 
 
 @pytest.mark.parametrize("name", CONFIG_FILES)
-def test_any_edited_or_missing_model_file_is_refused(model_dir: Path, tmp_path: Path, name: str) -> None:
-    import_or_skip_unless_ci("tokenizers", "pip install tokenizers safetensors")
+def test_any_edited_or_missing_model_file_is_refused(encoder_runtime: None, model_dir: Path, tmp_path: Path, name: str) -> None:
     copy_dir = tmp_path / "model"
     shutil.copytree(model_dir, copy_dir)
     edited = copy_dir / name

@@ -62,6 +62,13 @@ def model_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def encoder_runtime() -> None:
+    """Skip (fail in CI) unless the encoder's runtime, ``tokenizers`` and ``safetensors``, imports."""
+    for name in ("tokenizers", "safetensors"):
+        import_or_skip_unless_ci(name, "pip install tokenizers safetensors")
+
+
+@pytest.fixture(scope="session")
 def encoder(model_dir: Path) -> MiniLMEncoder:
     for name in ("tokenizers", "safetensors"):
         import_or_skip_unless_ci(name, "pip install tokenizers safetensors")

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.special import erf  # type: ignore[import-untyped, unused-ignore]
 
+from .layers import gelu_erf_, layer_norm_
 from .model_files import (MODEL_FILES_SHA256, MODEL_SHA256, WEIGHTS_FILE, ModelNotInstalledError,
                           locate_model_dir, read_verified)
 
@@ -56,28 +56,6 @@ def _import_runtime() -> tuple[Any, Any]:
             "Install them with:\n    pip install tokenizers safetensors"
         ) from exc
     return load_safetensors, Tokenizer
-
-
-def _layer_norm_(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float,
-                 scratch: np.ndarray) -> np.ndarray:
-    """LayerNorm over the last axis, in place in ``x`` (``scratch``: same shape, clobbered)."""
-    x -= x.mean(axis=-1, keepdims=True)
-    var = np.square(x, out=scratch).mean(axis=-1, keepdims=True)
-    var += eps
-    x /= np.sqrt(var)
-    x *= weight
-    x += bias
-    return x
-
-
-def _gelu_erf_(x: np.ndarray, scratch: np.ndarray) -> np.ndarray:
-    """Exact GELU ``0.5 x (1 + erf(x / sqrt 2))`` (BERT's ``hidden_act = "gelu"``), in place."""
-    t = np.multiply(x, x.dtype.type(1.0 / np.sqrt(2.0)), out=scratch)
-    erf(t, out=t)
-    t += 1.0
-    x *= t
-    x *= 0.5  # exact (power of two): same value as 0.5 * x * (1 + erf)
-    return x
 
 
 class MiniLMEncoder:
@@ -308,7 +286,7 @@ class MiniLMEncoder:
         h3 = h.reshape(batch, length, hidden)
         h3 += self.position_embeddings[:length]
         h3 += self.token_type_row0
-        _layer_norm_(h, *self.emb_ln, eps, scratch_h)
+        layer_norm_(h, *self.emb_ln, eps, scratch_h)
 
         mask = attention_mask.astype(dt)
         # additive mask like transformers: 0 for tokens, dtype-min for padding
@@ -338,16 +316,16 @@ class MiniLMEncoder:
             np.matmul(context_flat.reshape(n, hidden), w, out=other)
             other += b
             other += h
-            h, other = _layer_norm_(other, *layer["attn_ln"], eps, scratch_h), h
+            h, other = layer_norm_(other, *layer["attn_ln"], eps, scratch_h), h
             w, b = layer["ffn_in"]
             np.matmul(h, w, out=inner)
             inner += b
-            _gelu_erf_(inner, scratch_i)
+            gelu_erf_(inner, scratch_i)
             w, b = layer["ffn_out"]
             np.matmul(inner, w, out=other)
             other += b
             other += h
-            h, other = _layer_norm_(other, *layer["ffn_ln"], eps, scratch_h), h
+            h, other = layer_norm_(other, *layer["ffn_ln"], eps, scratch_h), h
 
         # mean pooling over real tokens, then L2 normalisation (sentence-transformers' eps)
         summed = np.einsum("bld,bl->bd", h.reshape(batch, length, hidden), mask)
