@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from forgetting import study
-from forgetting.decay import EbbinghausEngine, RecencyWindow, scan_evictions
-from forgetting.sessions import SessionConfig, generate_session
-from forgetting.simulation import simulate
+from forgetting.decay import study
+from forgetting.decay.engines import scan_evictions
+from forgetting.decay.sessions import SessionConfig, generate_session
+from forgetting.decay.simulation import simulate
 
 
 class ScanningEngine:

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from forgetting.worth import MemoryWorth, WorthArrays, _add_episodes
+from forgetting.worth import MemoryWorth, WorthArrays, add_episodes
 
 
 def distinct_rows(rng: np.random.Generator, n_episodes: int, n_memories: int, k: int) -> np.ndarray:
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
             WorthArrays(size).update_batch(rows, outcomes)
 
         def core() -> None:
-            _add_episodes(np.zeros(size), np.zeros(size), rows, outcomes)
+            add_episodes(np.zeros(size), np.zeros(size), rows, outcomes)
 
         batch_rate = n_updates / best_time(checked, args.repeats)
         core_rate = n_updates / best_time(core, args.repeats)

@@ -14,8 +14,8 @@ import papermill
 import pytest
 
 from forgetting import pipeline
-from forgetting.chapters import CHAPTERS, spec
-from forgetting.paths import figures_dir, results_dir, runs_dir
+from forgetting.pipeline.chapters import CHAPTERS, spec
+from forgetting.pipeline.paths import figures_dir, results_dir, runs_dir
 from conftest import ROOT, copy_book
 
 pytestmark = pytest.mark.book

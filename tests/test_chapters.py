@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from forgetting.chapters import CHAPTERS, Param, spec
+from forgetting.pipeline.chapters import CHAPTERS, Param, spec
 
 ROOT = Path(__file__).resolve().parents[1]
 

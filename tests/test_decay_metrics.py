@@ -2,7 +2,6 @@
 
 import pytest
 
-from forgetting import stats
 from forgetting.decay import metrics, study
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
 from forgetting.decay.sessions import SessionConfig, generate_session

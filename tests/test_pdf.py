@@ -7,13 +7,12 @@ Chromium or chromedriver (``apt-get install chromium chromium-driver``) the test
 
 from __future__ import annotations
 
-import io
 import os
 import re
 
 import pytest
 
-from forgetting import pdf, publish
+from forgetting.pipeline import pdf, publish
 
 pytestmark = pytest.mark.book
 

@@ -13,10 +13,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from forgetting import cli, pipeline, safeio
-from forgetting.book import command_option
-from forgetting.chapters import CHAPTERS, spec
-from forgetting.paths import repo_root, run_figures, run_results
+from forgetting import pipeline, safeio
+from forgetting.pipeline import cli
+from forgetting.pipeline import promotion as promote_module
+from forgetting.pipeline.chapter import command_option
+from forgetting.pipeline.chapters import CHAPTERS, spec
+from forgetting.pipeline.paths import repo_root, run_figures, run_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -233,7 +235,7 @@ def test_a_full_disk_during_promotion_leaves_the_published_set(tmp_path, monkeyp
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
         return real(path, write)
 
-    monkeypatch.setattr(pipeline, "write_temp", fills_up)
+    monkeypatch.setattr(promote_module, "write_temp", fills_up)
     with pytest.raises(OSError):
         pipeline.promote(root, run)
     assert sorted((p.name, p.read_text()) for p in published.iterdir()) == [

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from forgetting import cli, publish
+from forgetting.pipeline import cli, publish
 
 TOC = {"format": "jb-book", "root": "intro",
        "parts": [{"caption": "Part one", "chapters": [{"file": "chapter"}]}]}

@@ -6,7 +6,9 @@ import os
 import sys
 from typing import Any, Iterable
 
-from .paths import PROGRESS_ENV
+#: Environment variable naming the terminal a chapter kernel may draw progress bars on (set by
+#: the pipeline, which runs chapters in kernels whose own stderr Jupyter captures).
+PROGRESS_ENV = "FORGETTING_PROGRESS_TTY"
 
 
 def progress(iterable: Iterable[Any], label: str) -> Iterable[Any]:

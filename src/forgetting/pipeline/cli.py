@@ -23,10 +23,11 @@ from typing import Any, Sequence
 
 import yaml
 
-from . import pdf, pipeline, publish
+from .. import pipeline
+from . import pdf, publish
 from .chapters import chapter_names, spec
 from .paths import default_output_dir, repo_root
-from .safeio import is_disk_full
+from ..safeio import is_disk_full
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 

@@ -14,7 +14,7 @@ does not know, which papermill itself only warns about), and returns a
   table digests and one digest over all of it (``chapter.save``).
 
 ``<run>`` is the private folder the pipeline gives this kernel (see
-:func:`forgetting.paths.chapter_run_dir`); run outside the pipeline (plain papermill or
+:func:`forgetting.pipeline.paths.chapter_run_dir`); run outside the pipeline (plain papermill or
 Jupyter), a chapter writes to ``_build/runs/<chapter>/``. A chapter never writes to the
 published ``data/results/`` or ``figures/``: only :mod:`forgetting.pipeline` promotes a
 complete run at published parameters there.
@@ -33,8 +33,8 @@ from typing import Any, Mapping, Sequence
 
 from .chapters import ChapterSpec, spec
 from .paths import chapter_run_dir, repo_root, run_figures, run_results
-from .safeio import atomic_write
-from .hashing import digest
+from ..hashing import digest
+from ..safeio import atomic_write
 
 STYLE = "forgetting.mplstyle"
 FIGURE_FORMATS = ("png", "pdf", "svg")

@@ -17,8 +17,6 @@ from pathlib import Path
 
 #: Environment variable through which the pipeline tells a chapter kernel where to write.
 RUN_DIR_ENV = "FORGETTING_RUN_DIR"
-#: Environment variable naming the terminal a chapter kernel may draw progress bars on.
-PROGRESS_ENV = "FORGETTING_PROGRESS_TTY"
 
 
 def repo_root(start: Path | None = None) -> Path:

@@ -1,0 +1,114 @@
+"""Compare a run with the published files: per file ``identical`` or where it first differs.
+
+A published file belongs to the chapter whose name is the longest prefix of its stem
+(``decay-headline-summary.csv`` -> ``decay-headline``); a file that belongs to none is a stray.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .chapters import chapter_names
+from .paths import results_dir
+
+if TYPE_CHECKING:
+    from .run import ChapterRun
+
+IDENTICAL = "identical"
+
+
+def owner(file_name: str, names: Iterable[str] | None = None) -> str | None:
+    """The chapter a published file belongs to: the longest chapter name it starts with."""
+    stem = file_name.split(".", 1)[0]
+    matches = [n for n in (names or chapter_names()) if stem == n or stem.startswith(n + "-")]
+    return max(matches, key=len) if matches else None
+
+
+def published_files(folder: Path, name: str) -> list[Path]:
+    """The files of ``folder`` that belong to chapter ``name`` (hidden files excluded)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir()
+                  if not p.name.startswith(".") and p.is_file() and owner(p.name) == name)
+
+
+def strays(root: Path) -> list[Path]:
+    """Files in ``data/results/`` that belong to no chapter (left by an older layout or tool)."""
+    folder = results_dir(root)
+    return sorted(p for p in folder.iterdir() if owner(p.name) is None) if folder.is_dir() else []
+
+
+def first_difference(name: str, new: bytes, old: bytes) -> str:
+    """Where two versions of a published file first differ, in the reader's terms."""
+    if name.endswith(".json"):
+        try:
+            found = _json_difference(json.loads(new), json.loads(old), "")
+        except ValueError:
+            found = None
+        if found:
+            return found
+    if name.endswith(".csv"):
+        new_rows, old_rows = (list(csv.reader(io.StringIO(b.decode()))) for b in (new, old))
+        header = old_rows[0] if old_rows else []
+        for index, (a, b) in enumerate(zip(new_rows, old_rows)):
+            if a != b:
+                for column, (x, y) in enumerate(zip(a, b)):
+                    if x != y:
+                        label = header[column] if column < len(header) else column
+                        return f"row {index}, column {label}: {x} (published {y})"
+                return f"row {index}: {len(a)} fields (published {len(b)})"
+        return f"{len(new_rows)} rows (published {len(old_rows)})"
+    for offset, (a, b) in enumerate(zip(new, old)):
+        if a != b:
+            return f"first differing byte at offset {offset}"
+    return f"{len(new)} bytes (published {len(old)})"
+
+
+def _json_difference(new: Any, old: Any, where: str) -> str | None:
+    if isinstance(new, dict) and isinstance(old, dict):
+        for key in sorted(set(new) | set(old)):
+            here = f"{where}.{key}" if where else key
+            if key not in old:
+                return f"{here}: new, not published"
+            if key not in new:
+                return f"{here}: published, not produced"
+            found = _json_difference(new[key], old[key], here)
+            if found:
+                return found
+        return None
+    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+        for index, (a, b) in enumerate(zip(new, old)):
+            found = _json_difference(a, b, f"{where}[{index}]")
+            if found:
+                return found
+        return None
+    if new != old or type(new) is not type(old):
+        return f"{where}: {json.dumps(new)} (published {json.dumps(old)})"
+    return None
+
+
+def file_report(root: Path, run: ChapterRun) -> list[tuple[str, str]]:
+    """Each file of the run or of the published set, with ``identical`` or how it differs."""
+    staged = {p.name: p for p in run.results}
+    published = {p.name: p for p in published_files(results_dir(root), run.name)}
+    report = []
+    for file_name in sorted(set(staged) | set(published)):
+        new, old = staged.get(file_name), published.get(file_name)
+        if new is None:
+            report.append((file_name, "published but not produced"))
+        elif old is None:
+            report.append((file_name, "produced but never published"))
+        elif new.read_bytes() != old.read_bytes():
+            report.append((file_name, first_difference(file_name, new.read_bytes(), old.read_bytes())))
+        else:
+            report.append((file_name, IDENTICAL))
+    return report
+
+
+def compare(root: Path, run: ChapterRun) -> list[str]:
+    """Differences between a run and the chapter's published set (empty if identical)."""
+    return [f"{name}: {status}" for name, status in file_report(root, run) if status != IDENTICAL]

@@ -1,0 +1,189 @@
+"""Execute chapters with papermill, compare and promote published results, render the book.
+
+Every run gets a private folder (``_executed/runs/<chapter>-<random>/``) that its kernel
+writes to: the executed notebook, ``results/`` (record and tables) and ``figures/``. The
+pipeline adds ``results/<chapter>-figures.json``, the SHA-256 of every figure file. Nothing
+else is written while the kernel runs, so concurrent runs cannot mix their files.
+
+* :func:`run_chapter` validates the parameters (each alone and the chapter's cross-parameter
+  rules) *before* a kernel starts, then executes the chapter into a fresh run folder.
+* :func:`compare` reports, per published file, ``identical`` or its first differing value.
+* :func:`promote` replaces a chapter's published set -- ``data/results/<chapter>*`` and
+  ``figures/<chapter>-*`` -- as a whole, stray files removed, under an exclusive lock, and
+  only for a complete run at published parameters.
+* :func:`export` moves a run to a folder the user names (custom parameters never publish).
+* :func:`build_site` runs ``jupyter-book build -W -n`` on what the site renders.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from ..progress import PROGRESS_ENV
+from .chapters import chapter_names, spec
+from .paths import RUN_DIR_ENV, run_figures, run_results, runs_dir
+from .promotion import promote, show_in_site
+
+KERNEL = "python3"
+FIGURES_MANIFEST = "{name}-figures.json"
+
+
+class ChapterFailed(RuntimeError):
+    """A chapter's notebook raised; the message names the cell's error in one line."""
+
+
+@dataclass
+class ChapterRun:
+    """One finished run: where its files are and whether it ran at published parameters."""
+
+    name: str
+    seconds: float
+    folder: Path
+    published: bool
+
+    @property
+    def notebook(self) -> Path:
+        return self.folder / f"{self.name}.ipynb"
+
+    @property
+    def results(self) -> list[Path]:
+        """Record, tables and figure manifest, sorted by name."""
+        return sorted(run_results(self.folder).glob("*"))
+
+    @property
+    def figures(self) -> list[Path]:
+        return sorted(run_figures(self.folder).glob("*"))
+
+    def discard(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _environment(values: Mapping[str, str | None]) -> Iterator[None]:
+    """Set (or unset, for None) environment variables for the kernel this process starts."""
+    saved = {key: os.environ.get(key) for key in values}
+    try:
+        for key, value in values.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _terminal() -> str | None:
+    """The user's terminal (for progress bars drawn from inside the kernel), if any."""
+    for stream in (sys.stderr, sys.stdout):
+        try:
+            if stream.isatty():
+                return os.ttyname(stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            continue
+    return None
+
+
+def remove_orphans(root: Path) -> None:
+    """Remove run folders whose process is gone (a run killed with SIGKILL leaves its folder)."""
+    folder = runs_dir(root)
+    for run in folder.glob("*.*.*") if folder.is_dir() else []:
+        try:
+            pid = int(run.name.split(".")[1])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(run, ignore_errors=True)
+        except (ValueError, IndexError, PermissionError):
+            continue
+
+
+def run_chapter(root: Path, name: str, overrides: Mapping[str, Any] | None = None,
+                quick: bool = False, progress: bool = False) -> ChapterRun:
+    """Execute ``book/<name>.ipynb`` into a new private run folder; the caller owns the run.
+
+    ``quick`` applies the chapter's smoke parameters under ``overrides``. Raises
+    ``ValueError`` (bad parameters, before any kernel) or :class:`ChapterFailed`; on any
+    failure, Ctrl-C included, the run folder is removed.
+    """
+    import papermill
+
+    root = Path(root).resolve()  # the kernel runs in book/: every path it gets is absolute
+    chapter = spec(name)
+    params = chapter.validate({**(chapter.quick if quick else {}), **dict(overrides or {})})
+    remove_orphans(root)
+    folder = runs_dir(root) / f"{name}.{os.getpid()}.{secrets.token_hex(6)}"
+    folder.mkdir(parents=True)
+    start = time.perf_counter()
+    env = {RUN_DIR_ENV: str(folder), PROGRESS_ENV: _terminal() if progress else None}
+    try:
+        with _environment(env):
+            papermill.execute_notebook(
+                str(root / "book" / f"{name}.ipynb"), str(folder / f"{name}.ipynb"),
+                parameters=params, kernel_name=KERNEL, cwd=str(root / "book"),
+                progress_bar=False, log_output=False,
+                extra_arguments=["--log-level=CRITICAL"])  # no TCP-transport notice on the terminal
+        _write_figure_manifest(folder, name)
+    except papermill.PapermillExecutionError as error:
+        shutil.rmtree(folder, ignore_errors=True)
+        detail = f"{error.ename}: {error.evalue}".splitlines()[0]
+        raise ChapterFailed(f"chapter {name} failed in cell {error.exec_count}: {detail}") from error
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    record = json.loads((run_results(folder) / f"{name}.json").read_text())
+    published = bool(record.get("published_parameters")) and record["parameters"] == chapter.defaults
+    return ChapterRun(name, time.perf_counter() - start, folder, published)
+
+
+def _write_figure_manifest(folder: Path, name: str) -> None:
+    """``results/<name>-figures.json``: SHA-256 of each figure file, so figures are compared
+    and published like numbers (the files themselves are not committed)."""
+    digests = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(run_figures(folder).glob("*"))}
+    text = json.dumps(digests, indent=2, sort_keys=True) + "\n"
+    target = run_results(folder) / FIGURES_MANIFEST.format(name=name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+
+
+def run_all(root: Path, names: Iterable[str] | None = None, quick: bool = False,
+            publish: bool = False, echo: Callable[[str], Any] = print,
+            progress: bool = False) -> list[ChapterRun]:
+    """Execute chapters in book order; each success is shown in the site and, with
+    ``publish``, a run at published parameters is promoted. The run folders are removed."""
+    runs = []
+    names = list(names or chapter_names())
+    for index, name in enumerate(names, 1):
+        echo(f"[{index}/{len(names)}] {name} ...")
+        run = run_chapter(root, name, quick=quick, progress=progress)
+        try:
+            show_in_site(root, run)
+            if publish and run.published:
+                promote(root, run)
+        finally:
+            run.discard()
+        echo(f"[{index}/{len(names)}] {name} done in {run.seconds:.1f} s")
+        runs.append(run)
+    return runs
+
+
+def timing_table(runs: Iterable[ChapterRun], status: Mapping[str, str] | None = None) -> str:
+    """A plain-text table: chapter, status, seconds."""
+    lines = [f"{'chapter':<22} {'status':<10} {'seconds':>8}"]
+    for run in runs:
+        state = (status or {}).get(run.name, "ok")
+        lines.append(f"{run.name:<22} {state:<10} {run.seconds:>8.1f}")
+    return "\n".join(lines)

@@ -1,0 +1,57 @@
+"""Render the book: copy its pages next to the executed chapters and run ``jupyter-book build -W -n``."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from .chapters import chapter_names
+from .paths import book_dir, site_output_dir, site_source_dir
+
+
+class BuildFailed(RuntimeError):
+    """``jupyter-book build`` failed; the message gives its first warning and the log file."""
+
+
+#: What the site takes from ``book/`` besides the executed chapters.
+SITE_PAGES = ("*.md", "references.bib", "images/*")
+
+
+def prepare_site(root: Path) -> Path:
+    """Copy the book's pages, bibliography and images into the site's source folder."""
+    site = site_source_dir(root)
+    for pattern in SITE_PAGES:
+        for source in sorted(book_dir(root).glob(pattern)):
+            target = site / source.relative_to(book_dir(root))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = source.read_bytes()
+            if not target.exists() or target.read_bytes() != data:
+                target.write_bytes(data)
+    return site
+
+
+def build_site(root: Path, builder: str = "html") -> Path:
+    """``jupyter-book build -W -n`` of the site's source folder, with the repository's
+    ``_config.yml`` and ``_toc.yml``; its output goes to ``_build/jupyter-book.log``."""
+    site = prepare_site(root)
+    missing = [n for n in chapter_names() if not (site / f"{n}.ipynb").exists()]
+    if missing:
+        raise BuildFailed(f"no executed notebook for {', '.join(missing)}: run `forgetting build` "
+                          "(or `forgetting build --quick`) first")
+    command = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(site),
+               "--path-output", str(root), "--config", str(root / "_config.yml"),
+               "--toc", str(root / "_toc.yml"), "-W", "-n", "--keep-going", "--builder", builder]
+    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    log = root / "_build" / "jupyter-book.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as handle:
+        code = subprocess.run(command, env=env, stdout=handle, stderr=subprocess.STDOUT).returncode
+    if code:
+        lines = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace")).splitlines()
+        first = next((line for line in lines if "WARNING" in line or "ERROR" in line),
+                     lines[-1] if lines else "no output")
+        raise BuildFailed(f"jupyter-book build failed ({first.strip()}); full log: {log}")
+    return site_output_dir(root, builder) / "index.html"
