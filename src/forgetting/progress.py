@@ -27,4 +27,5 @@ def progress(iterable: Iterable[Any], label: str) -> Iterable[Any]:
         stream = open(terminal, "w", encoding="utf-8") if terminal else sys.stderr  # noqa: SIM115
     except OSError:
         return iterable
-    return tqdm(iterable, desc=label, leave=False, file=stream, mininterval=0.5)
+    bar: Iterable[Any] = tqdm(iterable, desc=label, leave=False, file=stream, mininterval=0.5)
+    return bar

@@ -29,7 +29,7 @@ import json
 import shlex
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, BinaryIO, Callable, Mapping, Sequence
 
 from .chapters import ChapterSpec, spec
 from .paths import chapter_run_dir, repo_root, run_figures, run_results
@@ -136,9 +136,7 @@ class Chapter:
             metadata = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Creator": None,
                                                            "Producer": None},
                         "svg": {"Date": None, "Creator": None}}[fmt]
-            atomic_write(stem.with_suffix(f".{fmt}"),
-                          lambda handle, fmt=fmt, metadata=metadata: fig.savefig(
-                              handle, format=fmt, metadata=metadata))
+            atomic_write(stem.with_suffix(f".{fmt}"), _saver(fig, fmt, metadata))
         self.figures.append(stem.name)
         glue(name, fig, display=False)
         plt.close(fig)
@@ -178,12 +176,16 @@ class Chapter:
 
         rows = "\n".join(f"| `{k}` | `{json.dumps(v)}` | {self.spec.param(k).help} |"
                          for k, v in self.params.items())
-        return Markdown(
+        return Markdown(  # type: ignore[no-untyped-call, unused-ignore]
             f":::{{admonition}} Reproduce this chapter\n:class: tip\n\n"
             f"```bash\n{self.command}\n```\n\n"
             f"or, with papermill alone, `papermill book/{self.name}.ipynb out.ipynb -k python3 "
             f"--cwd book -p NAME VALUE`. This page ran with:\n\n"
             f"| parameter | value | meaning |\n|---|---|---|\n{rows}\n:::\n")
+
+
+def _saver(fig: Any, fmt: str, metadata: dict[str, Any]) -> Callable[[BinaryIO], None]:
+    return lambda handle: fig.savefig(handle, format=fmt, metadata=metadata)
 
 
 def command_option(name: str, value: Any) -> str:

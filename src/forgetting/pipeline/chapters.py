@@ -146,11 +146,12 @@ def _interval(values: Sequence[float]) -> bool:
 
 
 _W = "W of the recency window: evict when turn - last touch > W"
-_THETA = dict(low=0.001, high=0.999, help="theta of the decay engine: evict when retention < theta")
+_THETA_HELP = "theta of the decay engine: evict when retention < theta"
+_THETA_LOW, _THETA_HIGH = 0.001, 0.999
 CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
     ChapterSpec("decay-retention", "Retention curves", (
         _p("baseline_stability", 8.0, "float", 0.01, 1e6, help="S0, stability of a new item (turns)"),
-        _p("eviction_threshold", 0.20, "float", **_THETA),
+        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("window_size", 15, "int", 1, 10_000, help=_W),
         _p("reinforced_recalls", 4, "int", 0, 50, help="recalls of the reinforced item"),
         _p("max_turns", 150, "int", 2, 10_000, help="turns since the last touch on the x axis"),
@@ -161,7 +162,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("num_foundational", 3, "int", 1, 1000, help="foundational facts per session"),
         _p("recalls_per_foundational", 4, "int", 0, 6, help="scheduled recalls per fact"),
         _p("noise_per_turn", 3, "int", 0, 1000, help="never-recalled items registered per turn"),
-        _p("eviction_threshold", 0.20, "float", **_THETA),
+        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("window_size", 15, "int", 1, 10_000, help=_W),
     )),
     ChapterSpec("decay-sweeps", "Noise, sensitivity and the failure case", (
@@ -171,9 +172,9 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("recalls_per_foundational", 4, "int", 0, 6),
         _p("noise_per_turn", 3, "int", 0, 1000, help="noise of the sensitivity sweep and failure case"),
         _p("noise_levels", [1, 5, 10, 20], "int-list", 0, 1000, quick=[1, 5]),
-        _p("thresholds", [0.10, 0.20, 0.30], "float-list", **_THETA),
+        _p("thresholds", [0.10, 0.20, 0.30], "float-list", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("windows", [10, 15, 20, 30, 50], "int-list", 1, 10_000),
-        _p("eviction_threshold", 0.20, "float", **_THETA),
+        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("window_size", 15, "int", 1, 10_000, help=_W),
     )),
     ChapterSpec("decay-trace", "One session, step by step", (
@@ -182,14 +183,14 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("recalls_per_foundational", 4, "int", 0, 6),
         _p("noise_per_turn", 3, "int", 0, 1000),
         _p("checkpoint_turn", 30, "int", 1, 100_000),
-        _p("eviction_threshold", 0.20, "float", **_THETA),
+        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("window_size", 15, "int", 1, 10_000, help=_W),
     ), (
         Rule("checkpoint_turn <= session_length", ("checkpoint_turn", "session_length"), lambda c, n: c <= n),
     )),
     ChapterSpec("decay-postmortems", "Two bugs that almost lied", (
         _p("stabilities", [2.0, 4.0, 6.0, 8.0], "float-list", 0.01, 1e6),
-        _p("eviction_threshold", 0.20, "float", **_THETA),
+        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("n_seeds", 50, "int", 2, 100_000, quick=5),
         _p("session_length", 150, "int", 1, 100_000),
         _p("num_foundational", 3, "int", 1, 1000),
@@ -316,7 +317,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("p_conflict", 0.25, "float", 0.0, 1.0, help="success probability with both facts"),
         _p("p_wrong", 0.05, "float", 0.0, 1.0, help="success probability with only the stale fact"),
         _p("p_none", 0.2, "float", 0.0, 1.0, help="success probability with no deployment fact"),
-        _p("eviction_threshold", 0.20, "float", **_THETA),
+        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("min_evidence", 5.0, "float", 1.0, 1e6, help="Memory Worth evidence needed before deprecation"),
         _p("low_threshold", 0.3, "float", 0.0, 0.69, help="deprecate when Memory Worth <= this"),
         _p("co_retrievals", [0.0, 0.25, 0.5, 0.75, 1.0], "float-list", 0.0, 1.0, quick=[0.0, 1.0],

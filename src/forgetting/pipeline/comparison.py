@@ -62,8 +62,8 @@ def first_difference(name: str, new: bytes, old: bytes) -> str:
                         return f"row {index}, column {label}: {x} (published {y})"
                 return f"row {index}: {len(a)} fields (published {len(b)})"
         return f"{len(new_rows)} rows (published {len(old_rows)})"
-    for offset, (a, b) in enumerate(zip(new, old)):
-        if a != b:
+    for offset, (byte, published) in enumerate(zip(new, old)):
+        if byte != published:
             return f"first differing byte at offset {offset}"
     return f"{len(new)} bytes (published {len(old)})"
 

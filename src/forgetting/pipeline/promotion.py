@@ -13,7 +13,7 @@ import secrets
 import shutil
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
 
 from ..safeio import check_inside, exclusive_lock, write_temp
 from .comparison import published_files, strays
@@ -42,6 +42,10 @@ def _no_interrupts() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+def _writer(data: bytes) -> Callable[[BinaryIO], object]:
+    return lambda handle: handle.write(data)
+
+
 def replace_set(root: Path, folder: Path, name: str, sources: list[Path]) -> None:
     """Make ``folder``'s files of chapter ``name`` exactly ``sources`` (by name).
 
@@ -55,7 +59,7 @@ def replace_set(root: Path, folder: Path, name: str, sources: list[Path]) -> Non
     try:
         for source in sources:
             target = folder / source.name
-            temps.append((write_temp(target, lambda h, data=source.read_bytes(): h.write(data)), target))
+            temps.append((write_temp(target, _writer(source.read_bytes())), target))
         with _no_interrupts():
             for tmp, target in temps:
                 os.replace(tmp, target)
