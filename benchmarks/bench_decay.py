@@ -49,8 +49,10 @@ def workload():
     for theta in (0.1, 0.2, 0.3):
         for window in (10, 15, 20, 30, 50):
             for seed in range(20):
-                jobs += [(study.Policy("decay", theta), base.replace(seed=seed)),
-                         (study.Policy("window", window), base.replace(seed=seed))]
+                jobs += [
+                    (study.Policy("decay", theta), base.replace(seed=seed)),
+                    (study.Policy("window", window), base.replace(seed=seed)),
+                ]
     for seed in range(20):
         never = base.replace(seed=seed, recalls_per_foundational=0)
         jobs += [(study.DECAY, never), (study.WINDOW, never)]
@@ -78,7 +80,9 @@ def main() -> None:
     print(f"{'engine':<28} {'best of ' + str(args.repeat):>12}")
     print(f"{'scheduled (forgetting)':<28} {scheduled:>10.3f} s")
     print(f"{'full scan every turn':<28} {scanning:>10.3f} s")
-    print(f"ratio scan / scheduled: {scanning / scheduled:.2f}x   (article's scripts: 1.3 s for this workload)")
+    print(
+        f"ratio scan / scheduled: {scanning / scheduled:.2f}x   (article's scripts: 1.3 s for this workload)"
+    )
 
 
 if __name__ == "__main__":

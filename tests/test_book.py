@@ -13,10 +13,10 @@ import nbformat
 import papermill
 import pytest
 
+from conftest import ROOT, copy_book
 from forgetting import pipeline
 from forgetting.pipeline.chapters import CHAPTERS, spec
 from forgetting.pipeline.paths import figures_dir, results_dir, runs_dir
-from conftest import ROOT, copy_book
 
 pytestmark = pytest.mark.book
 FORGETTING = str(Path(sys.executable).parent / "forgetting")
@@ -83,13 +83,23 @@ def test_failed_run_leaves_published_results_untouched(tmp_path):
     published = snapshot(root)
     # plain papermill only warns about an unknown parameter; the chapter itself refuses it
     with pytest.raises(papermill.PapermillExecutionError, match="unknown parameter"):
-        papermill.execute_notebook(str(root / "book" / "decay-headline.ipynb"), str(tmp_path / "out.ipynb"),
-                                   parameters={"n_seed": 3}, kernel_name="python3", cwd=str(root / "book"),
-                                   progress_bar=False)
+        papermill.execute_notebook(
+            str(root / "book" / "decay-headline.ipynb"),
+            str(tmp_path / "out.ipynb"),
+            parameters={"n_seed": 3},
+            kernel_name="python3",
+            cwd=str(root / "book"),
+            progress_bar=False,
+        )
     with pytest.raises(papermill.PapermillExecutionError, match="n_seeds=1"):
-        papermill.execute_notebook(str(root / "book" / "decay-headline.ipynb"), str(tmp_path / "o.ipynb"),
-                                   parameters={"n_seeds": 1}, kernel_name="python3",
-                                   cwd=str(root / "book"), progress_bar=False)
+        papermill.execute_notebook(
+            str(root / "book" / "decay-headline.ipynb"),
+            str(tmp_path / "o.ipynb"),
+            parameters={"n_seeds": 1},
+            kernel_name="python3",
+            cwd=str(root / "book"),
+            progress_bar=False,
+        )
     assert snapshot(root) == published
 
 
@@ -115,8 +125,12 @@ def test_custom_runs_write_only_where_the_user_says(tmp_path):
     root = copy_book(tmp_path)
     published = snapshot(root)
     out = tmp_path / "mine"
-    done = subprocess.run([FORGETTING, "run", "decay-retention", "-p", "max_turns", "0150", "-o", str(out)],
-                          cwd=root, capture_output=True, text=True)
+    done = subprocess.run(
+        [FORGETTING, "run", "decay-retention", "-p", "max_turns", "0150", "-o", str(out)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     record = json.loads((out / "results" / "decay-retention.json").read_text())
     assert record["parameters"]["max_turns"] == 150 and record["published_parameters"] is True
@@ -129,7 +143,10 @@ def kernels_of(folder):
     found = []
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and f"FORGETTING_RUN_DIR={folder}".encode() in (proc / "environ").read_bytes():
+            if (
+                proc.name.isdigit()
+                and f"FORGETTING_RUN_DIR={folder}".encode() in (proc / "environ").read_bytes()
+            ):
                 found.append(int(proc.name))
         except OSError:
             continue
@@ -137,8 +154,9 @@ def kernels_of(folder):
 
 
 def start_and_wait_for_kernel(root, *command):
-    process = subprocess.Popen([FORGETTING, *command], cwd=root, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [FORGETTING, *command], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     for _ in range(600):
         folders = list(runs_dir(root).glob("*")) if runs_dir(root).is_dir() else []
         if folders and kernels_of(folders[0]):
@@ -157,7 +175,8 @@ def test_ctrl_c_stops_the_kernel_cleans_up_and_publishes_nothing(tmp_path):
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, (out, err)
     assert "Traceback" not in err and err.strip().splitlines() == [
-        "forgetting: error: interrupted; nothing was published and no run folder was left behind"]
+        "forgetting: error: interrupted; nothing was published and no run folder was left behind"
+    ]
     assert not folder.exists() and snapshot(root) == published
     time.sleep(1)
     assert kernels_of(folder) == []
@@ -185,24 +204,36 @@ def test_races_between_publishing_and_custom_runs_keep_the_published_set(tmp_pat
     root = copy_book(tmp_path)
     expected = snapshot(root)
     (root / "data" / "results" / "decay-headline-summary.csv").write_text("corrupted\n")
-    build = ("from pathlib import Path; from forgetting import pipeline; "
-             "pipeline.run_all(Path('.'), ['decay-headline'], publish=True, echo=lambda s: None)")
+    build = (
+        "from pathlib import Path; from forgetting import pipeline; "
+        "pipeline.run_all(Path('.'), ['decay-headline'], publish=True, echo=lambda s: None)"
+    )
     for _ in range(3):
         processes = [
-            subprocess.Popen([FORGETTING, "verify", "--update", "decay-headline"], cwd=root,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
-            subprocess.Popen([FORGETTING, "run", "decay-headline", "-p", "n_seeds", "2"], cwd=root,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
-            subprocess.Popen([sys.executable, "-c", build], cwd=root, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE),
+            subprocess.Popen(
+                [FORGETTING, "verify", "--update", "decay-headline"],
+                cwd=root,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            ),
+            subprocess.Popen(
+                [FORGETTING, "run", "decay-headline", "-p", "n_seeds", "2"],
+                cwd=root,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            ),
+            subprocess.Popen(
+                [sys.executable, "-c", build], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            ),
         ]
         for process in processes:
             _, err = process.communicate(timeout=300)
             assert process.returncode == 0, err
         after = snapshot(root)
         headline = {k: v for k, v in after.items() if "decay-headline" in k}
-        assert {k: v for k, v in expected.items() if "decay-headline" in k and k.startswith("data")} == \
-            {k: v for k, v in headline.items() if k.startswith("data")}
+        assert {k: v for k, v in expected.items() if "decay-headline" in k and k.startswith("data")} == {
+            k: v for k, v in headline.items() if k.startswith("data")
+        }
         manifest = json.loads(after["data/results/decay-headline-figures.json"])
         figures = {k.split("/")[-1]: v for k, v in headline.items() if k.startswith("figures")}
         assert {k: hashlib.sha256(v).hexdigest() for k, v in figures.items()} == manifest

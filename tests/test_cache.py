@@ -16,8 +16,7 @@ from forgetting.text.model_files import MODEL_SHA256
 pytest_plugins = ("text_fixtures",)
 
 
-def test_cache_round_trip(encoder: MiniLMEncoder, tmp_path: Path,
-                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cache_round_trip(encoder: MiniLMEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     texts = ["", "alpha", "beta", "alpha", "Crème brûlée 🍮", "x " * 40]
     first = encode_cached(texts, tmp_path, encoder=encoder)
     assert first.shape == (len(texts), 384) and first.dtype == np.float32
@@ -86,16 +85,20 @@ def _as_float64(path: Path) -> None:
     path.write_bytes(" ".join(fields).encode() + b"\n" + vector.tobytes())
 
 
-@pytest.mark.parametrize("damage", [
-    pytest.param(lambda p: _overwrite_with_npy(p, np.zeros(384, dtype=np.float32)), id="npy-zeros"),
-    pytest.param(lambda p: _overwrite_with_npy(p, np.zeros(3, dtype=np.float32)), id="npy-wrong-shape"),
-    pytest.param(_zero_payload, id="zeros-under-a-valid-header"),
-    pytest.param(_truncate, id="truncated"),
-    pytest.param(_as_float64, id="wrong-dtype"),
-    pytest.param(lambda p: p.write_bytes(b""), id="empty"),
-])
-def test_a_bad_cache_entry_is_recomputed_never_returned(encoder: MiniLMEncoder, tmp_path: Path,
-                                                        damage: Any) -> None:
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda p: _overwrite_with_npy(p, np.zeros(384, dtype=np.float32)), id="npy-zeros"),
+        pytest.param(lambda p: _overwrite_with_npy(p, np.zeros(3, dtype=np.float32)), id="npy-wrong-shape"),
+        pytest.param(_zero_payload, id="zeros-under-a-valid-header"),
+        pytest.param(_truncate, id="truncated"),
+        pytest.param(_as_float64, id="wrong-dtype"),
+        pytest.param(lambda p: p.write_bytes(b""), id="empty"),
+    ],
+)
+def test_a_bad_cache_entry_is_recomputed_never_returned(
+    encoder: MiniLMEncoder, tmp_path: Path, damage: Any
+) -> None:
     texts = ["delta", "epsilon"]
     good = EmbeddingCache(tmp_path, encoder=encoder).encode(texts)
     path = EmbeddingCache(tmp_path, encoder=encoder).path_for("delta")
@@ -114,8 +117,7 @@ def test_a_bad_cache_entry_is_recomputed_never_returned(encoder: MiniLMEncoder, 
     assert (rewritten.hits, rewritten.misses) == (2, 0)
 
 
-def test_a_cache_entry_filed_under_another_text_is_refused(encoder: MiniLMEncoder,
-                                                           tmp_path: Path) -> None:
+def test_a_cache_entry_filed_under_another_text_is_refused(encoder: MiniLMEncoder, tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path, encoder=encoder)
     cache.encode(["delta", "epsilon"])
     # a valid entry, but for another text: its header names the other text's key

@@ -40,11 +40,19 @@ def test_every_notebook_is_registered_and_in_the_table_of_contents():
     assert sorted([toc["root"]] + [e for e in entries if e not in CHAPTERS]) == pages  # every page, once
 
 
-@pytest.mark.parametrize("param, value", [
-    (Param("n", 5, "int", 1, 10), 0), (Param("n", 5, "int", 1, 10), 2.0), (Param("n", 5, "int", 1, 10), True),
-    (Param("x", 0.2, "float", 0.0, 1.0), float("nan")), (Param("x", 0.2, "float", 0.0, 1.0), "0.2"),
-    (Param("b", False, "bool"), 1), (Param("l", [1], "int-list", 0), []), (Param("l", [1], "int-list", 0), [1, -1]),
-])
+@pytest.mark.parametrize(
+    "param, value",
+    [
+        (Param("n", 5, "int", 1, 10), 0),
+        (Param("n", 5, "int", 1, 10), 2.0),
+        (Param("n", 5, "int", 1, 10), True),
+        (Param("x", 0.2, "float", 0.0, 1.0), float("nan")),
+        (Param("x", 0.2, "float", 0.0, 1.0), "0.2"),
+        (Param("b", False, "bool"), 1),
+        (Param("l", [1], "int-list", 0), []),
+        (Param("l", [1], "int-list", 0), [1, -1]),
+    ],
+)
 def test_bad_parameter_values_are_named(param, value):
     with pytest.raises(ValueError, match=rf"parameter {param.name}=.* expected"):
         param.validate(value)

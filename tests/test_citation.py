@@ -47,22 +47,37 @@ def cffconvert() -> str:
     if not executable.exists():
         shutil.rmtree(TOOL_VENV, ignore_errors=True)
         try:
-            subprocess.run([sys.executable, "-m", "venv", str(TOOL_VENV)], check=True,
-                           capture_output=True, timeout=300)
-            subprocess.run([str(_venv_executable(TOOL_VENV, "python")), "-m", "pip", "install",
-                            "--quiet", "--disable-pip-version-check", CFFCONVERT_REQUIREMENT],
-                           check=True, capture_output=True, timeout=600)
+            subprocess.run(
+                [sys.executable, "-m", "venv", str(TOOL_VENV)], check=True, capture_output=True, timeout=300
+            )
+            subprocess.run(
+                [
+                    str(_venv_executable(TOOL_VENV, "python")),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    CFFCONVERT_REQUIREMENT,
+                ],
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
         except (subprocess.SubprocessError, OSError) as error:
             shutil.rmtree(TOOL_VENV, ignore_errors=True)
             detail = getattr(error, "stderr", b"") or b""
-            _unavailable(f"could not install {CFFCONVERT_REQUIREMENT} into {TOOL_VENV}: {error} "
-                         f"{detail.decode(errors='replace')[-500:]}")
+            _unavailable(
+                f"could not install {CFFCONVERT_REQUIREMENT} into {TOOL_VENV}: {error} "
+                f"{detail.decode(errors='replace')[-500:]}"
+            )
     return str(executable)
 
 
 def _validate(cffconvert: str, path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([cffconvert, "--validate", "-i", str(path)], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [cffconvert, "--validate", "-i", str(path)], capture_output=True, text=True, timeout=120
+    )
 
 
 def _citation() -> dict:

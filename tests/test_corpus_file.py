@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import yaml
@@ -46,6 +47,7 @@ def _set(path: tuple[Any, ...], value: Any) -> Callable[[dict[str, Any]], None]:
         for key in path[:-1]:
             target = target[key]
         target[path[-1]] = value
+
     return edit
 
 
@@ -55,6 +57,7 @@ def _delete(path: tuple[Any, ...]) -> Callable[[dict[str, Any]], None]:
         for key in path[:-1]:
             target = target[key]
         del target[path[-1]]
+
     return edit
 
 
@@ -128,37 +131,105 @@ CASES = [
     ("wrong version", _set(("version",), 2), ["version", "must be 1"]),
     ("bad phases", _set(("phases",), ["before", "later"]), ["phases", "before", "after"]),
     ("empty memories", _set(("memories",), []), ["memories", "non-empty list"]),
-    ("memory missing text", _delete(("memories", 0, "text")), ["memories[0] (id 'gen-check')", "missing field", "text"]),
-    ("memory unknown field", _set(("memories", 0, "colour"), "red"), ["memories[0]", "unknown field", "colour"]),
+    (
+        "memory missing text",
+        _delete(("memories", 0, "text")),
+        ["memories[0] (id 'gen-check')", "missing field", "text"],
+    ),
+    (
+        "memory unknown field",
+        _set(("memories", 0, "colour"), "red"),
+        ["memories[0]", "unknown field", "colour"],
+    ),
     ("memory bad id", _set(("memories", 0, "id"), "Gen Check"), ["memories[0]", "id must be"]),
     ("memory id not a string", _set(("memories", 0, "id"), 7), ["memories[0]", "id must be"]),
     ("duplicate memory id", _duplicate_memory_id, ["memories[1] (id 'gen-check')", "duplicate memory id"]),
     ("duplicate text", _duplicate_text, ["memories[1]", "same text as memory 'gen-check'"]),
     ("empty text", _set(("memories", 0, "text"), "  "), ["memories[0]", "text must be a non-empty string"]),
     ("bad role", _set(("memories", 0, "role"), "trivia"), ["memories[0]", "role must be one of", "trivia"]),
-    ("bad phase tag", _set(("memories", 0, "phases"), ["before", "during"]), ["memories[0]", "invalid phase tag", "during"]),
-    ("repeated phase", _set(("memories", 0, "phases"), ["before", "before"]), ["memories[0]", "repeats a phase"]),
+    (
+        "bad phase tag",
+        _set(("memories", 0, "phases"), ["before", "during"]),
+        ["memories[0]", "invalid phase tag", "during"],
+    ),
+    (
+        "repeated phase",
+        _set(("memories", 0, "phases"), ["before", "before"]),
+        ["memories[0]", "repeats a phase"],
+    ),
     ("valid outside phases", _valid_outside, ["memories[0]", "subset of phases"]),
     ("stale but always valid", _stale_everywhere, ["id 'stale-heroku'", "stale memory must be wrong"]),
     ("wrong but not stale", _wrong_but_not_stale, ["memories[0]", "only a memory with role 'stale'"]),
     ("no stale memory", _no_stale, ["memories", "no memory has role 'stale'"]),
     ("hitchhiker without resembles", _hitchhiker_without_anchor, ["hitchhiker must name", "resembles"]),
-    ("resembles unknown", _set(("memories", 0, "resembles"), "nope"), ["memories[0]", "resembles unknown memory id 'nope'"]),
-    ("type bad weight", _set(("types", 0, "weight"), {"before": 1}), ["types[0] (id 'tests')", "weight must map"]),
-    ("type negative weight", _set(("types", 0, "weight"), {"before": -1, "after": 1}), ["types[0]", "weight[before]", ">= 0"]),
-    ("type bool weight", _set(("types", 0, "weight"), {"before": True, "after": 1}), ["types[0]", "weight[before]"]),
+    (
+        "resembles unknown",
+        _set(("memories", 0, "resembles"), "nope"),
+        ["memories[0]", "resembles unknown memory id 'nope'"],
+    ),
+    (
+        "type bad weight",
+        _set(("types", 0, "weight"), {"before": 1}),
+        ["types[0] (id 'tests')", "weight must map"],
+    ),
+    (
+        "type negative weight",
+        _set(("types", 0, "weight"), {"before": -1, "after": 1}),
+        ["types[0]", "weight[before]", ">= 0"],
+    ),
+    (
+        "type bool weight",
+        _set(("types", 0, "weight"), {"before": True, "after": 1}),
+        ["types[0]", "weight[before]"],
+    ),
     ("weights sum to zero", _zero_weights, ["types", "phase 'after'", "sum to 0"]),
     ("duplicate type id", _duplicate_type_id, ["types[1]", "duplicate type id"]),
     ("type without query", _type_without_query, ["id 'docs'", "has no query"]),
-    ("query unknown type", _set(("queries", 0, "type"), "docs"), ["queries[0] (id 'tests-run')", "unknown type 'docs'"]),
-    ("query unknown memory", _set(("queries", 0, "needs"), ["gen-check", "spec-fixturez"]), ["queries[0] (id 'tests-run')", "needs unknown memory id 'spec-fixturez'"]),
-    ("query bad phase tag", _set(("queries", 0, "needs"), {"before": ["gen-check"], "later": ["gen-check"]}), ["queries[0]", "invalid phase tag", "later"]),
-    ("query phase missing", _set(("queries", 0, "needs"), {"before": ["gen-check"]}), ["queries[0]", "no list for phase", "after"]),
-    ("query empty needs", _set(("queries", 0, "needs"), []), ["queries[0]", "needs[before] must be a non-empty list"]),
-    ("query repeated need", _set(("queries", 0, "needs"), ["gen-check", "gen-check"]), ["queries[0]", "repeats a memory id"]),
-    ("query needs not a list", _set(("queries", 0, "needs"), "gen-check"), ["queries[0]", "needs must be a list"]),
-    ("needs memory not in store", _needs_removed_memory, ["queries[0]", "'fix-kubernetes' in phase 'before'", "not in the store"]),
-    ("needs memory that is wrong", _needs_wrong_memory, ["queries[0]", "'stale-heroku' in phase 'after'", "wrong"]),
+    (
+        "query unknown type",
+        _set(("queries", 0, "type"), "docs"),
+        ["queries[0] (id 'tests-run')", "unknown type 'docs'"],
+    ),
+    (
+        "query unknown memory",
+        _set(("queries", 0, "needs"), ["gen-check", "spec-fixturez"]),
+        ["queries[0] (id 'tests-run')", "needs unknown memory id 'spec-fixturez'"],
+    ),
+    (
+        "query bad phase tag",
+        _set(("queries", 0, "needs"), {"before": ["gen-check"], "later": ["gen-check"]}),
+        ["queries[0]", "invalid phase tag", "later"],
+    ),
+    (
+        "query phase missing",
+        _set(("queries", 0, "needs"), {"before": ["gen-check"]}),
+        ["queries[0]", "no list for phase", "after"],
+    ),
+    (
+        "query empty needs",
+        _set(("queries", 0, "needs"), []),
+        ["queries[0]", "needs[before] must be a non-empty list"],
+    ),
+    (
+        "query repeated need",
+        _set(("queries", 0, "needs"), ["gen-check", "gen-check"]),
+        ["queries[0]", "repeats a memory id"],
+    ),
+    (
+        "query needs not a list",
+        _set(("queries", 0, "needs"), "gen-check"),
+        ["queries[0]", "needs must be a list"],
+    ),
+    (
+        "needs memory not in store",
+        _needs_removed_memory,
+        ["queries[0]", "'fix-kubernetes' in phase 'before'", "not in the store"],
+    ),
+    (
+        "needs memory that is wrong",
+        _needs_wrong_memory,
+        ["queries[0]", "'stale-heroku' in phase 'after'", "wrong"],
+    ),
     ("duplicate query id", _duplicate_query_id, ["queries[1]", "duplicate query id"]),
 ]
 
@@ -191,9 +262,16 @@ def test_not_utf8_names_the_file(tmp_path):
 
 
 NESTED = [
-    ("needs nested list", _set(("queries", 0, "needs"), [["gen-check"]]), ["queries[0]", "needs[before]", "memory id"]),
-    ("needs phase nested", _set(("queries", 0, "needs"), {"before": [["gen-check"]], "after": ["gen-check"]}),
-     ["queries[0]", "needs[before]"]),
+    (
+        "needs nested list",
+        _set(("queries", 0, "needs"), [["gen-check"]]),
+        ["queries[0]", "needs[before]", "memory id"],
+    ),
+    (
+        "needs phase nested",
+        _set(("queries", 0, "needs"), {"before": [["gen-check"]], "after": ["gen-check"]}),
+        ["queries[0]", "needs[before]"],
+    ),
     ("needs a number", _set(("queries", 0, "needs"), [7]), ["queries[0]", "needs[before]"]),
     ("query type a list", _set(("queries", 0, "type"), ["tests"]), ["queries[0]", "type"]),
     ("query type a mapping", _set(("queries", 0, "type"), {"tests": 1}), ["queries[0]", "type"]),
@@ -217,11 +295,14 @@ def test_wrong_types_give_the_clear_error_not_a_type_error(tmp_path, raw, label,
         assert fragment in message, f"{label}: {fragment!r} not in {message!r}"
 
 
-@pytest.mark.parametrize("text, key, line", [
-    ("version: 1\nname: a\nname: b\n", "name", 3),
-    ("version: 1\nmemories:\n  - id: a\n    role: general\n    id: b\n", "id", 5),
-    ('{"version": 1, "version": 1}\n', "version", 1),
-])
+@pytest.mark.parametrize(
+    "text, key, line",
+    [
+        ("version: 1\nname: a\nname: b\n", "name", 3),
+        ("version: 1\nmemories:\n  - id: a\n    role: general\n    id: b\n", "id", 5),
+        ('{"version": 1, "version": 1}\n', "version", 1),
+    ],
+)
 def test_duplicate_mapping_keys_are_refused_naming_file_key_and_line(tmp_path, text, key, line):
     path = tmp_path / "dup.yaml"
     path.write_text(text, encoding="utf-8")
@@ -234,7 +315,9 @@ def test_yaml_merge_keys_are_not_duplicates(tmp_path, raw):
     merged = text.replace("types:\n", "defaults: &w {weight: {before: 1, after: 1}}\ntypes:\n", 1)
     path = tmp_path / "merged.yaml"
     path.write_text(merged.replace("- id: tests\n", "- <<: *w\n  id: tests\n", 1), encoding="utf-8")
-    with pytest.raises(ValueError, match="unknown field.*defaults"):  # merges parse; the extra field is refused
+    with pytest.raises(
+        ValueError, match="unknown field.*defaults"
+    ):  # merges parse; the extra field is refused
         load_corpus(path)
 
 
@@ -252,6 +335,7 @@ def test_loading_does_not_depend_on_where_the_package_is(tmp_path, monkeypatch):
     corpus = load_corpus(copied)
     assert corpus.sha256 == load_corpus(CORPUS_PATH).sha256 and corpus.path == str(copied)
     import forgetting.text.corpus_file as module
+
     assert "__file__" not in Path(module.__file__).read_text(encoding="utf-8")
 
 

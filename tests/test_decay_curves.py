@@ -1,8 +1,14 @@
 """The forgetting curve and eviction delays: published numbers and the boundary property."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from forgetting.decay.curves import decay_eviction_delay, naive_eviction_turn, retention, stability_after_recalls
+from forgetting.decay.curves import (
+    decay_eviction_delay,
+    naive_eviction_turn,
+    retention,
+    stability_after_recalls,
+)
 
 
 def test_published_retention_numbers():

@@ -3,7 +3,8 @@
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow, scan_evictions
 
@@ -83,9 +84,13 @@ event = st.tuples(st.integers(0, 3), st.sampled_from(["register", "recall", "ste
 
 
 @settings(max_examples=150, deadline=None)
-@given(kind=st.sampled_from(["decay", "window"]),
-       theta=st.floats(0.01, 0.99), s0=st.floats(0.3, 40.0), window=st.integers(1, 30),
-       events=st.lists(event, max_size=120))
+@given(
+    kind=st.sampled_from(["decay", "window"]),
+    theta=st.floats(0.01, 0.99),
+    s0=st.floats(0.3, 40.0),
+    window=st.integers(1, 30),
+    events=st.lists(event, max_size=120),
+)
 def test_engines_match_direct_reading(kind, theta, s0, window, events):
     engine = EbbinghausEngine(theta, s0) if kind == "decay" else RecencyWindow(window)
     direct = DirectEngine(kind, theta if kind == "decay" else window, s0)
@@ -112,22 +117,31 @@ def test_engines_match_direct_reading(kind, theta, s0, window, events):
                 assert engine.item(mem_id).stability == item["S"]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"eviction_threshold": 0.0}, "eviction_threshold"), ({"eviction_threshold": 1.0}, "eviction_threshold"),
-    ({"eviction_threshold": float("nan")}, "eviction_threshold"), ({"eviction_threshold": True}, "eviction_threshold"),
-    ({"baseline_stability": 0.0}, "baseline_stability"), ({"baseline_stability": -2}, "baseline_stability"),
-    ({"baseline_stability": float("inf")}, "baseline_stability"),
-    ({"baseline_stability": 10**400}, "baseline_stability"), ({"baseline_stability": -10**400}, "baseline_stability"),
-    ({"eviction_threshold": 10**400}, "eviction_threshold"), ({"baseline_stability": float("nan")}, "baseline_stability"),
-    ({"baseline_stability": True}, "baseline_stability"), ({"baseline_stability": "8"}, "baseline_stability"),
-    ({"eviction_threshold": None}, "eviction_threshold"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"eviction_threshold": 0.0}, "eviction_threshold"),
+        ({"eviction_threshold": 1.0}, "eviction_threshold"),
+        ({"eviction_threshold": float("nan")}, "eviction_threshold"),
+        ({"eviction_threshold": True}, "eviction_threshold"),
+        ({"baseline_stability": 0.0}, "baseline_stability"),
+        ({"baseline_stability": -2}, "baseline_stability"),
+        ({"baseline_stability": float("inf")}, "baseline_stability"),
+        ({"baseline_stability": 10**400}, "baseline_stability"),
+        ({"baseline_stability": -(10**400)}, "baseline_stability"),
+        ({"eviction_threshold": 10**400}, "eviction_threshold"),
+        ({"baseline_stability": float("nan")}, "baseline_stability"),
+        ({"baseline_stability": True}, "baseline_stability"),
+        ({"baseline_stability": "8"}, "baseline_stability"),
+        ({"eviction_threshold": None}, "eviction_threshold"),
+    ],
+)
 def test_bad_decay_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         EbbinghausEngine(**kwargs)
 
 
-@pytest.mark.parametrize("window", [0, -3, 2.5, True, "15", float("nan"), float("inf"), None, -10**400])
+@pytest.mark.parametrize("window", [0, -3, 2.5, True, "15", float("nan"), float("inf"), None, -(10**400)])
 def test_bad_window(window):
     with pytest.raises(ValueError, match="window_size"):
         RecencyWindow(window)
@@ -162,10 +176,19 @@ def test_bad_calls_leave_no_partial_state(engine_factory):
 
 
 @pytest.mark.parametrize("engine_factory", [EbbinghausEngine, RecencyWindow])
-@pytest.mark.parametrize("mem_id, turn, message", [
-    (None, 100, "mem_id"), (7, 100, "mem_id"), (["a"], 100, "mem_id"), ("", 100, "mem_id"),
-    ("a", 4, "turn"), ("a", 100.0, "turn"), ("a", True, "turn"), (None, 4, "turn|mem_id"),
-])
+@pytest.mark.parametrize(
+    "mem_id, turn, message",
+    [
+        (None, 100, "mem_id"),
+        (7, 100, "mem_id"),
+        (["a"], 100, "mem_id"),
+        ("", 100, "mem_id"),
+        ("a", 4, "turn"),
+        ("a", 100.0, "turn"),
+        ("a", True, "turn"),
+        (None, 4, "turn|mem_id"),
+    ],
+)
 def test_refused_recall_moves_nothing_not_even_the_clock(engine_factory, mem_id, turn, message):
     engine = engine_factory()
     engine.register("a", "", 5)

@@ -4,17 +4,28 @@ import math
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from forgetting.decay.sessions import SessionConfig, generate_session, RECALL_BASE_OFFSETS
+from forgetting.decay.sessions import RECALL_BASE_OFFSETS, SessionConfig, generate_session
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10**6), length=st.integers(1, 400), facts=st.integers(0, 4),
-       recalls=st.integers(0, 6), noise=st.integers(0, 3))
+@given(
+    seed=st.integers(0, 10**6),
+    length=st.integers(1, 400),
+    facts=st.integers(0, 4),
+    recalls=st.integers(0, 6),
+    noise=st.integers(0, 3),
+)
 def test_spaced_schedule_matches_rules(seed, length, facts, recalls, noise):
-    config = SessionConfig(seed=seed, session_length=length, num_foundational=facts,
-                           recalls_per_foundational=recalls, noise_per_turn=noise)
+    config = SessionConfig(
+        seed=seed,
+        session_length=length,
+        num_foundational=facts,
+        recalls_per_foundational=recalls,
+        noise_per_turn=noise,
+    )
     session = generate_session(config)
     rng = random.Random(seed)  # the rules, read directly
     for fid in session.foundational_ids:
@@ -30,8 +41,9 @@ def test_spaced_schedule_matches_rules(seed, length, facts, recalls, noise):
     assert turns == sorted(turns) and all(1 <= t <= length for t in turns)
     noise_events = [e for e in session.events if e[2].startswith("noise")]
     assert len(noise_events) == noise * length and not any(e[3] for e in noise_events)
-    assert [e for e in session.events if e[1] == "register" and e[3]] == \
-        [(1, "register", fid, True) for fid in session.foundational_ids]
+    assert [e for e in session.events if e[1] == "register" and e[3]] == [
+        (1, "register", fid, True) for fid in session.foundational_ids
+    ]
 
 
 def test_uniform_schedule_draws_distinct_turns_in_range():
@@ -41,12 +53,19 @@ def test_uniform_schedule_draws_distinct_turns_in_range():
         assert len(turns) == 4 == len(set(turns)) and all(10 <= t <= 150 for t in turns)
 
 
-@pytest.mark.parametrize("changes, name", [
-    ({"session_length": 0}, "session_length"), ({"noise_per_turn": -1}, "noise_per_turn"),
-    ({"num_foundational": 1.5}, "num_foundational"), ({"schedule": "random"}, "schedule"),
-    ({"recall_jitter": (1.3, 0.7)}, "recall_jitter"), ({"recall_base_offsets": ()}, "recall_base_offsets"),
-    ({"seed": "0"}, "seed"), ({"uniform_range": (0, 10)}, "uniform_range"),
-])
+@pytest.mark.parametrize(
+    "changes, name",
+    [
+        ({"session_length": 0}, "session_length"),
+        ({"noise_per_turn": -1}, "noise_per_turn"),
+        ({"num_foundational": 1.5}, "num_foundational"),
+        ({"schedule": "random"}, "schedule"),
+        ({"recall_jitter": (1.3, 0.7)}, "recall_jitter"),
+        ({"recall_base_offsets": ()}, "recall_base_offsets"),
+        ({"seed": "0"}, "seed"),
+        ({"uniform_range": (0, 10)}, "uniform_range"),
+    ],
+)
 def test_bad_session_parameters(changes, name):
     with pytest.raises(ValueError, match=name):
         SessionConfig.from_dict({"seed": 0, **changes})
@@ -59,29 +78,49 @@ def test_unknown_session_parameter_is_named():
         SessionConfig(seed=0).replace(noise_per_turn=-5)
 
 
-@pytest.mark.parametrize("changes, name", [
-    ({"recall_jitter": (0.5, float("inf"))}, "recall_jitter"), ({"recall_jitter": (1,)}, "recall_jitter"),
-    ({"recall_jitter": (float("nan"), 1.0)}, "recall_jitter"), ({"recall_jitter": (0.5, "1")}, "recall_jitter"),
-    ({"recall_jitter": None}, "recall_jitter"), ({"recall_jitter": (0.7, 1.3, 2.0)}, "recall_jitter"),
-    ({"recall_jitter": (True, 1.3)}, "recall_jitter"), ({"recall_jitter": (0.7, 10**400)}, "recall_jitter"),
-    ({"uniform_range": (10.0, 150.0)}, "uniform_range"), ({"uniform_range": (10,)}, "uniform_range"),
-    ({"uniform_range": None}, "uniform_range"), ({"uniform_range": (True, 150)}, "uniform_range"),
-    ({"recall_base_offsets": (3.0, 8.0)}, "recall_base_offsets"), ({"recall_base_offsets": None}, "recall_base_offsets"),
-    ({"recall_base_offsets": "38"}, "recall_base_offsets"), ({"recall_base_offsets": (3, "a")}, "recall_base_offsets"),
-    ({"recall_jitter": (0.7, 1e308)}, "recall_jitter"), ({"recall_base_offsets": (3, 10**400)}, "recall_jitter"),
-    ({"recalls_per_foundational": 7}, r"recalls_per_foundational must be <= 6"),
-    ({"recalls_per_foundational": 3, "recall_base_offsets": (3, 8)}, r"recalls_per_foundational must be <= 2"),
-    ({"recalls_per_foundational": 5, "schedule": "uniform", "uniform_range": (10, 12)},
-     r"recalls_per_foundational must be <= 3"),
-])
+@pytest.mark.parametrize(
+    "changes, name",
+    [
+        ({"recall_jitter": (0.5, float("inf"))}, "recall_jitter"),
+        ({"recall_jitter": (1,)}, "recall_jitter"),
+        ({"recall_jitter": (float("nan"), 1.0)}, "recall_jitter"),
+        ({"recall_jitter": (0.5, "1")}, "recall_jitter"),
+        ({"recall_jitter": None}, "recall_jitter"),
+        ({"recall_jitter": (0.7, 1.3, 2.0)}, "recall_jitter"),
+        ({"recall_jitter": (True, 1.3)}, "recall_jitter"),
+        ({"recall_jitter": (0.7, 10**400)}, "recall_jitter"),
+        ({"uniform_range": (10.0, 150.0)}, "uniform_range"),
+        ({"uniform_range": (10,)}, "uniform_range"),
+        ({"uniform_range": None}, "uniform_range"),
+        ({"uniform_range": (True, 150)}, "uniform_range"),
+        ({"recall_base_offsets": (3.0, 8.0)}, "recall_base_offsets"),
+        ({"recall_base_offsets": None}, "recall_base_offsets"),
+        ({"recall_base_offsets": "38"}, "recall_base_offsets"),
+        ({"recall_base_offsets": (3, "a")}, "recall_base_offsets"),
+        ({"recall_jitter": (0.7, 1e308)}, "recall_jitter"),
+        ({"recall_base_offsets": (3, 10**400)}, "recall_jitter"),
+        ({"recalls_per_foundational": 7}, r"recalls_per_foundational must be <= 6"),
+        (
+            {"recalls_per_foundational": 3, "recall_base_offsets": (3, 8)},
+            r"recalls_per_foundational must be <= 2",
+        ),
+        (
+            {"recalls_per_foundational": 5, "schedule": "uniform", "uniform_range": (10, 12)},
+            r"recalls_per_foundational must be <= 3",
+        ),
+    ],
+)
 def test_config_refuses_what_generate_session_would_fail_on_or_cap(changes, name):
     with pytest.raises(ValueError, match=name):
         SessionConfig.from_dict({"seed": 0, **changes})
 
 
 def test_every_accepted_config_generates():
-    for changes in ({"recall_jitter": [0.5, 2]}, {"uniform_range": [1, 1], "recalls_per_foundational": 1,
-                                                   "schedule": "uniform"}, {"recalls_per_foundational": 6}):
+    for changes in (
+        {"recall_jitter": [0.5, 2]},
+        {"uniform_range": [1, 1], "recalls_per_foundational": 1, "schedule": "uniform"},
+        {"recalls_per_foundational": 6},
+    ):
         config = SessionConfig.from_dict({"seed": 1, **changes})
         assert generate_session(config).config == config
 
@@ -90,18 +129,34 @@ number = st.one_of(st.integers(-5, 10**6), st.floats(allow_nan=True, allow_infin
 
 
 @settings(max_examples=300, deadline=None)
-@given(jitter=st.one_of(st.tuples(st.floats(0.1, 3.0), st.one_of(st.floats(0.1, 3.0), st.sampled_from([math.inf, 1e308]))),
-                        st.lists(number, max_size=3)),
-       offsets=st.one_of(st.lists(st.integers(1, 200), min_size=1, max_size=7), st.lists(number, max_size=7)),
-       span=st.one_of(st.tuples(st.integers(1, 80), st.integers(1, 80)), st.tuples(st.floats(1, 80), st.floats(1, 80)),
-                      st.lists(number, max_size=3)),
-       recalls=st.one_of(st.integers(0, 7), number),
-       schedule=st.sampled_from(["spaced", "uniform"]), length=st.integers(1, 60))
+@given(
+    jitter=st.one_of(
+        st.tuples(st.floats(0.1, 3.0), st.one_of(st.floats(0.1, 3.0), st.sampled_from([math.inf, 1e308]))),
+        st.lists(number, max_size=3),
+    ),
+    offsets=st.one_of(st.lists(st.integers(1, 200), min_size=1, max_size=7), st.lists(number, max_size=7)),
+    span=st.one_of(
+        st.tuples(st.integers(1, 80), st.integers(1, 80)),
+        st.tuples(st.floats(1, 80), st.floats(1, 80)),
+        st.lists(number, max_size=3),
+    ),
+    recalls=st.one_of(st.integers(0, 7), number),
+    schedule=st.sampled_from(["spaced", "uniform"]),
+    length=st.integers(1, 60),
+)
 def test_an_accepted_config_always_generates(jitter, offsets, span, recalls, schedule, length):
     try:
-        config = SessionConfig(seed=0, session_length=length, num_foundational=2, noise_per_turn=0,
-                               recall_jitter=tuple(jitter), recall_base_offsets=tuple(offsets),
-                               uniform_range=tuple(span), recalls_per_foundational=recalls, schedule=schedule)
+        config = SessionConfig(
+            seed=0,
+            session_length=length,
+            num_foundational=2,
+            noise_per_turn=0,
+            recall_jitter=tuple(jitter),
+            recall_base_offsets=tuple(offsets),
+            uniform_range=tuple(span),
+            recalls_per_foundational=recalls,
+            schedule=schedule,
+        )
     except ValueError:
         return
     session = generate_session(config)

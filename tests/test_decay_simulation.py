@@ -1,7 +1,8 @@
 """Replaying a session: the trace is deterministic and presence runs encode it exactly."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
 from forgetting.decay.sessions import SessionConfig, generate_session
@@ -10,8 +11,9 @@ from forgetting.decay.simulation import simulate
 
 def test_same_session_same_trace():
     config = SessionConfig(seed=7)
-    assert simulate(EbbinghausEngine(), generate_session(config)) == \
-        simulate(EbbinghausEngine(), generate_session(config))
+    assert simulate(EbbinghausEngine(), generate_session(config)) == simulate(
+        EbbinghausEngine(), generate_session(config)
+    )
 
 
 def test_published_trace_spans():
@@ -32,7 +34,7 @@ def test_presence_spans_are_the_run_length_encoding_of_presence(seed, window, le
         rebuilt = [False] * length
         for start, count in spans:
             assert count >= 1 and (start == 1 or not rebuilt[start - 2])
-            rebuilt[start - 1:start - 1 + count] = [True] * count
+            rebuilt[start - 1 : start - 1 + count] = [True] * count
         assert rebuilt == trace.presence(mem_id)
 
 

@@ -14,8 +14,9 @@ def test_determinism_same_seed_same_trace():
     first = simulate(EbbinghausEngine(), generate_session(config))
     second = simulate(EbbinghausEngine(), generate_session(config))
     assert first == second
-    assert hashing.digest(study.run_seeds(study.DECAY, config, 3)) == \
-        hashing.digest(study.run_seeds(study.DECAY, config, 3))
+    assert hashing.digest(study.run_seeds(study.DECAY, config, 3)) == hashing.digest(
+        study.run_seeds(study.DECAY, config, 3)
+    )
 
 
 def test_published_headline():

@@ -11,8 +11,10 @@ import forgetting.worlds
 import forgetting.worth
 
 MODULES = ["forgetting._validate", "forgetting.stats", "forgetting.hashing"] + [
-    module.name for package in (forgetting.decay, forgetting.worth, forgetting.worlds)
-    for module in pkgutil.iter_modules(package.__path__, package.__name__ + ".")]
+    module.name
+    for package in (forgetting.decay, forgetting.worth, forgetting.worlds)
+    for module in pkgutil.iter_modules(package.__path__, package.__name__ + ".")
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

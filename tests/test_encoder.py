@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 
 from forgetting.text.encoder import MiniLMEncoder
-from forgetting.text.model_files import MODEL_FILES_SHA256, MODEL_SHA256, ModelDigestError, file_sha256, verify_model_dir, verify_model_file
+from forgetting.text.model_files import (
+    MODEL_FILES_SHA256,
+    MODEL_SHA256,
+    ModelDigestError,
+    file_sha256,
+    verify_model_dir,
+    verify_model_file,
+)
 
 pytest_plugins = ("text_fixtures",)
 
@@ -107,8 +114,9 @@ QUERIES = [
 ]
 
 
-def _check_topk(ref_c: np.ndarray, ref_q: np.ndarray, np_c: np.ndarray, np_q: np.ndarray,
-                k: int = 5, tie: float = 1e-6) -> int:
+def _check_topk(
+    ref_c: np.ndarray, ref_q: np.ndarray, np_c: np.ndarray, np_q: np.ndarray, k: int = 5, tie: float = 1e-6
+) -> int:
     """Same top-k order up to exact ties; returns how many tie groups were exercised."""
     ref_scores = ref_q.astype(np.float64) @ ref_c.astype(np.float64).T
     np_scores = np_q.astype(np.float64) @ np_c.astype(np.float64).T
@@ -148,7 +156,9 @@ def test_tampered_copy_is_refused(encoder_runtime: None, model_dir: Path, tmp_pa
         MiniLMEncoder(copy_dir)
 
 
-def test_every_file_the_encoder_reads_has_a_digest(encoder_runtime: None, model_dir: Path, tmp_path: Path) -> None:
+def test_every_file_the_encoder_reads_has_a_digest(
+    encoder_runtime: None, model_dir: Path, tmp_path: Path
+) -> None:
     assert verify_model_dir(model_dir) == MODEL_FILES_SHA256
     assert MODEL_FILES_SHA256["model.safetensors"] == MODEL_SHA256
     assert sorted(MODEL_FILES_SHA256) == sorted(["model.safetensors", *CONFIG_FILES])
@@ -158,13 +168,15 @@ def test_every_file_the_encoder_reads_has_a_digest(encoder_runtime: None, model_
         (only / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(model_dir / name, only / name)
     assert sorted(str(p.relative_to(only)) for p in only.rglob("*") if p.is_file()) == sorted(
-        MODEL_FILES_SHA256)
+        MODEL_FILES_SHA256
+    )
     texts = ["The cat sat on the mat.", "Hello world!"]
-    np.testing.assert_array_equal(MiniLMEncoder(only).encode(texts),
-                                  MiniLMEncoder(model_dir).encode(texts))
+    np.testing.assert_array_equal(MiniLMEncoder(only).encode(texts), MiniLMEncoder(model_dir).encode(texts))
 
 
-def test_a_config_edited_to_five_layers_is_refused(encoder_runtime: None, model_dir: Path, tmp_path: Path) -> None:
+def test_a_config_edited_to_five_layers_is_refused(
+    encoder_runtime: None, model_dir: Path, tmp_path: Path
+) -> None:
     copy_dir = tmp_path / "model"
     shutil.copytree(model_dir, copy_dir)
     config = copy_dir / "config.json"
@@ -181,12 +193,19 @@ def test_a_config_edited_to_five_layers_is_refused(encoder_runtime: None, model_
         verify_model_dir(copy_dir)
 
 
-CONFIG_FILES = ["config.json", "sentence_bert_config.json", "modules.json", "1_Pooling/config.json",
-                "tokenizer.json"]  # every file the encoder reads besides the weights
+CONFIG_FILES = [
+    "config.json",
+    "sentence_bert_config.json",
+    "modules.json",
+    "1_Pooling/config.json",
+    "tokenizer.json",
+]  # every file the encoder reads besides the weights
 
 
 @pytest.mark.parametrize("name", CONFIG_FILES)
-def test_any_edited_or_missing_model_file_is_refused(encoder_runtime: None, model_dir: Path, tmp_path: Path, name: str) -> None:
+def test_any_edited_or_missing_model_file_is_refused(
+    encoder_runtime: None, model_dir: Path, tmp_path: Path, name: str
+) -> None:
     copy_dir = tmp_path / "model"
     shutil.copytree(model_dir, copy_dir)
     edited = copy_dir / name

@@ -14,8 +14,17 @@ from forgetting.worth import DiscountedMemoryWorth, MemoryWorth
 pytest_plugins = ("text_fixtures",)
 
 
-@pytest.mark.parametrize("kwargs", [dict(n_episodes=1), dict(shift_episode=0), dict(shift_episode=3000),
-                                    dict(k=0), dict(seed=-1), dict(type_weights_after=(0.0, 0.0))])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(n_episodes=1),
+        dict(shift_episode=0),
+        dict(shift_episode=3000),
+        dict(k=0),
+        dict(seed=-1),
+        dict(type_weights_after=(0.0, 0.0)),
+    ],
+)
 def test_bad_world_settings_are_rejected(kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         RealTextWorld(**kwargs)

@@ -11,16 +11,27 @@ import math
 
 import pytest
 
-from forgetting.governance.policies import (POLICIES, decay_fact_states, run_governance,
-                                            run_governance_seeds)
+from forgetting.governance.policies import POLICIES, decay_fact_states, run_governance, run_governance_seeds
 from forgetting.governance.world import STALE, TRUE, GovernanceWorld, generate_governance_session
 
 #: (stale_removed_turn, true_removed_turn) per seed 0..11 of ``GovernanceWorld()`` with the
 #: default rules; regression pins of this code, checked against the published chapter's digest.
 GOLDEN_REMOVALS = {
     "decay": [(None, None)] * 12,
-    "worth": [(115, None), (57, None), (100, None), (68, None), (64, None), (52, None), (133, None),
-              (61, 53), (47, 47), (56, 51), (82, 53), (53, 48)],
+    "worth": [
+        (115, None),
+        (57, None),
+        (100, None),
+        (68, None),
+        (64, None),
+        (52, None),
+        (133, None),
+        (61, 53),
+        (47, 47),
+        (56, 51),
+        (82, 53),
+        (53, 48),
+    ],
 }
 GOLDEN_REMOVALS["combined"] = GOLDEN_REMOVALS["worth"]
 
@@ -32,7 +43,9 @@ def small_world(**changes):
 def test_golden_removal_turns_of_every_policy():
     runs = run_governance_seeds(GovernanceWorld(), 12)
     for policy in POLICIES:
-        assert [(r.stale_removed_turn, r.true_removed_turn) for r in runs[policy]] == GOLDEN_REMOVALS[policy], policy
+        assert [(r.stale_removed_turn, r.true_removed_turn) for r in runs[policy]] == GOLDEN_REMOVALS[
+            policy
+        ], policy
 
 
 def test_combined_governance_can_lose_the_true_fact_and_says_when():
@@ -70,8 +83,9 @@ def test_working_set_excludes_deprecated_items_and_worth_alone_keeps_the_noise()
     runs = run_governance_seeds(small_world(co_retrieval=0.0), 3)
     for worth_run in runs["worth"]:
         assert worth_run.worth_trace is not None
-        assert worth_run.working_set[-1] == 1 + 200 * 1 + 1 - (worth_run.stale_removed_turn is not None) \
-            - (worth_run.true_removed_turn is not None)
+        assert worth_run.working_set[-1] == 1 + 200 * 1 + 1 - (worth_run.stale_removed_turn is not None) - (
+            worth_run.true_removed_turn is not None
+        )
     assert all(r.worth_trace is None for r in runs["decay"])
 
 
@@ -85,18 +99,33 @@ def test_success_between_checks_its_turns():
         run.success_between(1, "10")
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: run_governance("session", "decay"), "session"),
-    (lambda: run_governance(generate_governance_session(GovernanceWorld(), 0), "oracle"), "policy"),
-    (lambda: run_governance(generate_governance_session(GovernanceWorld(), 0), "combined", eviction_threshold=1.0),
-     "eviction_threshold"),
-    (lambda: run_governance(generate_governance_session(GovernanceWorld(), 0), "combined", min_evidence=0),
-     "min_evidence"),
-    (lambda: run_governance(generate_governance_session(GovernanceWorld(), 0), "combined", low_threshold=0.8),
-     "low_threshold"),
-    (lambda: run_governance_seeds(GovernanceWorld(), 0), "n_seeds"),
-    (lambda: run_governance_seeds(GovernanceWorld(), 1, -3), "base_seed"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: run_governance("session", "decay"), "session"),
+        (lambda: run_governance(generate_governance_session(GovernanceWorld(), 0), "oracle"), "policy"),
+        (
+            lambda: run_governance(
+                generate_governance_session(GovernanceWorld(), 0), "combined", eviction_threshold=1.0
+            ),
+            "eviction_threshold",
+        ),
+        (
+            lambda: run_governance(
+                generate_governance_session(GovernanceWorld(), 0), "combined", min_evidence=0
+            ),
+            "min_evidence",
+        ),
+        (
+            lambda: run_governance(
+                generate_governance_session(GovernanceWorld(), 0), "combined", low_threshold=0.8
+            ),
+            "low_threshold",
+        ),
+        (lambda: run_governance_seeds(GovernanceWorld(), 0), "n_seeds"),
+        (lambda: run_governance_seeds(GovernanceWorld(), 1, -3), "base_seed"),
+    ],
+)
 def test_bad_inputs_raise_value_error_naming_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from forgetting.governance.world import (GovernanceOutcome, GovernanceWorld, generate_governance_session)
+from forgetting.governance.world import GovernanceOutcome, GovernanceWorld, generate_governance_session
 
 
 def test_outcome_probability_by_what_was_retrieved():
     model = GovernanceOutcome(0.9, 0.25, 0.05, 0.2)
-    assert [model.probability(t, s) for t, s in [(True, False), (True, True), (False, True), (False, False)]] \
-        == [0.9, 0.25, 0.05, 0.2]
+    assert [
+        model.probability(t, s) for t, s in [(True, False), (True, True), (False, True), (False, False)]
+    ] == [0.9, 0.25, 0.05, 0.2]
 
 
 def test_sessions_are_a_function_of_world_and_seed():
@@ -27,26 +28,34 @@ def test_pre_shift_recalls_are_spaced_and_post_shift_tasks_follow_the_rate():
     assert all(later > earlier for earlier, later in zip(gaps, gaps[1:]))  # gaps grow
     after = [t for t in session.task_turns if t > world.shift_turn]
     assert list(session.task_turns) == sorted(session.task_turns)
-    assert len(session.draw_both) == len(session.draw_which) == len(session.draw_outcome) == len(session.task_turns)
+    assert (
+        len(session.draw_both)
+        == len(session.draw_which)
+        == len(session.draw_outcome)
+        == len(session.task_turns)
+    )
     assert 0.6 < len(after) / (world.session_length - world.shift_turn) < 1.0
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: GovernanceOutcome(p_ok=1.5), "p_ok"),
-    (lambda: GovernanceOutcome(p_conflict=float("nan")), "p_conflict"),
-    (lambda: GovernanceOutcome(p_wrong=True), "p_wrong"),
-    (lambda: GovernanceOutcome(p_none="0.2"), "p_none"),
-    (lambda: GovernanceWorld(session_length=1), "session_length"),
-    (lambda: GovernanceWorld(shift_turn=300, session_length=300), "shift_turn"),
-    (lambda: GovernanceWorld(task_rate=-0.1), "task_rate"),
-    (lambda: GovernanceWorld(co_retrieval=2), "co_retrieval"),
-    (lambda: GovernanceWorld(noise_per_turn=-1), "noise_per_turn"),
-    (lambda: GovernanceWorld(first_gap=0), "first_gap"),
-    (lambda: GovernanceWorld(outcome=0.5), "outcome"),
-    (lambda: generate_governance_session("world", 0), "world"),
-    (lambda: generate_governance_session(GovernanceWorld(), -1), "seed"),
-    (lambda: generate_governance_session(GovernanceWorld(), 1.0), "seed"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: GovernanceOutcome(p_ok=1.5), "p_ok"),
+        (lambda: GovernanceOutcome(p_conflict=float("nan")), "p_conflict"),
+        (lambda: GovernanceOutcome(p_wrong=True), "p_wrong"),
+        (lambda: GovernanceOutcome(p_none="0.2"), "p_none"),
+        (lambda: GovernanceWorld(session_length=1), "session_length"),
+        (lambda: GovernanceWorld(shift_turn=300, session_length=300), "shift_turn"),
+        (lambda: GovernanceWorld(task_rate=-0.1), "task_rate"),
+        (lambda: GovernanceWorld(co_retrieval=2), "co_retrieval"),
+        (lambda: GovernanceWorld(noise_per_turn=-1), "noise_per_turn"),
+        (lambda: GovernanceWorld(first_gap=0), "first_gap"),
+        (lambda: GovernanceWorld(outcome=0.5), "outcome"),
+        (lambda: generate_governance_session("world", 0), "world"),
+        (lambda: generate_governance_session(GovernanceWorld(), -1), "seed"),
+        (lambda: generate_governance_session(GovernanceWorld(), 1.0), "seed"),
+    ],
+)
 def test_bad_inputs_raise_value_error_naming_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()

@@ -15,8 +15,8 @@ import os
 
 import numpy as np
 import pytest
-from conftest import copy_book
 
+from conftest import copy_book
 from forgetting import pipeline
 from forgetting.text.cache import EmbeddingCache
 from forgetting.text.corpus_file import REPOSITORY_CORPUS, load_corpus

@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from forgetting.text import model_files as model_files_module
-from forgetting.text.model_files import MODEL_PACKAGE, MODEL_SHA256, ModelNotInstalledError, file_sha256, locate_model_dir, verify_model_file
+from forgetting.text.model_files import (
+    MODEL_PACKAGE,
+    MODEL_SHA256,
+    ModelNotInstalledError,
+    file_sha256,
+    locate_model_dir,
+    verify_model_file,
+)
 
 pytest_plugins = ("text_fixtures",)
 

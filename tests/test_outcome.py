@@ -28,12 +28,15 @@ def test_outcome_rules(corpus, vectors):
     # without a misleading memory: p_none + (p_all - p_none) * fraction of needs retrieved
     model = OutcomeModel()
     clean = ~broad.misled
-    assert np.allclose(broad.p_success[clean],
-                       model.p_none + (model.p_all - model.p_none) * broad.fraction_needed[clean])
+    assert np.allclose(
+        broad.p_success[clean], model.p_none + (model.p_all - model.p_none) * broad.fraction_needed[clean]
+    )
 
 
-@pytest.mark.parametrize("kwargs", [dict(p_all=1.5), dict(p_stale=-0.1), dict(p_none=float("nan")),
-                                    dict(stale_misleads_any_task=1)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(p_all=1.5), dict(p_stale=-0.1), dict(p_none=float("nan")), dict(stale_misleads_any_task=1)],
+)
 def test_bad_outcome_settings_are_rejected(kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         OutcomeModel(**kwargs)

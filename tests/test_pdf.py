@@ -62,6 +62,10 @@ def test_pdf_is_offline_and_dateless(book_pdf):
     reader = PdfReader(path)
     assert set(reader.metadata) == {"/Title", "/Creator"}
     assert b"CreationDate" not in path.read_bytes() and b"ModDate" not in path.read_bytes()
-    uris = [str(a.get_object()["/A"].get("/URI", "")) for page in reader.pages
-            for a in page.get("/Annots", []) if "/A" in a.get_object()]
+    uris = [
+        str(a.get_object()["/A"].get("/URI", ""))
+        for page in reader.pages
+        for a in page.get("/Annots", [])
+        if "/A" in a.get_object()
+    ]
     assert not [u for u in uris if u.startswith("file:")]

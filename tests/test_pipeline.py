@@ -23,8 +23,29 @@ from forgetting.pipeline.paths import repo_root, run_figures, run_results
 ROOT = Path(__file__).resolve().parents[1]
 
 # -p values as a user types them; papermill's own command line is the reference.
-P_VALUES = ["0150", "012", "2:30", "yes", "2e-1", "True", "true", "False", "None", "-3", "1_000",
-            "0x10", "inf", "nan", " 7 ", "[1, 5]", "1.50", "", "٣", "0.1e1", "+4"]
+P_VALUES = [
+    "0150",
+    "012",
+    "2:30",
+    "yes",
+    "2e-1",
+    "True",
+    "true",
+    "False",
+    "None",
+    "-3",
+    "1_000",
+    "0x10",
+    "inf",
+    "nan",
+    " 7 ",
+    "[1, 5]",
+    "1.50",
+    "",
+    "٣",
+    "0.1e1",
+    "+4",
+]
 
 
 def papermill_injected(tmp_path, options):
@@ -38,15 +59,20 @@ def papermill_injected(tmp_path, options):
     nbformat.write(notebook, source)
     out = tmp_path / "out.ipynb"
     papermill = Path(sys.executable).parent / "papermill"
-    subprocess.run([str(papermill), str(source), str(out), "--prepare-only", *options],
-                   check=True, capture_output=True)
-    injected = [c for c in nbformat.read(out, as_version=4).cells
-                if "injected-parameters" in c.metadata.get("tags", [])][0]
+    subprocess.run(
+        [str(papermill), str(source), str(out), "--prepare-only", *options], check=True, capture_output=True
+    )
+    injected = [
+        c
+        for c in nbformat.read(out, as_version=4).cells
+        if "injected-parameters" in c.metadata.get("tags", [])
+    ][0]
     values = {}
     for node in ast.parse(injected.source).body:
         # papermill writes inf and nan as float('inf') / float('nan')
-        values[node.targets[0].id] = eval(compile(ast.Expression(node.value), "cell", "eval"),
-                                          {"__builtins__": {}, "float": float})
+        values[node.targets[0].id] = eval(
+            compile(ast.Expression(node.value), "cell", "eval"), {"__builtins__": {}, "float": float}
+        )
     return values
 
 
@@ -68,8 +94,11 @@ def test_p_values_are_read_exactly_as_papermill_reads_them(tmp_path):
 def test_option_order_is_papermills(tmp_path):
     (tmp_path / "p.yaml").write_text("a: 1\nb: [1, 2]\nc: x\nd: 2020-01-01\n")
     options = ["-r", "a", "raw", "-p", "b", "3", "-y", "c: [4]\nb: 9", "-f", str(tmp_path / "p.yaml")]
-    assert ours(options) == papermill_injected(tmp_path, options) == {
-        "a": "raw", "b": 3, "c": [4], "d": "2020-01-01"}
+    assert (
+        ours(options)
+        == papermill_injected(tmp_path, options)
+        == {"a": "raw", "b": 3, "c": [4], "d": "2020-01-01"}
+    )
 
 
 @pytest.mark.parametrize("name", list(CHAPTERS))
@@ -80,20 +109,25 @@ def test_reproduce_command_gives_back_every_value(name):
         argv = command_option(param.name, value)
         parsed = ours(shlex.split(argv))
         assert parsed == {param.name: value}
-        assert chapter.param(param.name).validate(parsed[param.name]) == chapter.param(param.name).validate(value)
+        assert chapter.param(param.name).validate(parsed[param.name]) == chapter.param(param.name).validate(
+            value
+        )
 
 
-@pytest.mark.parametrize("chapter, overrides, message", [
-    ("mw-exp5", {"shift_episode": 5000}, "shift_episode < n_episodes"),
-    ("mw-exp5", {"shift_episode": 3000}, "shift_episode < n_episodes"),
-    ("beyond-governance", {"shift_turn": 400}, "shift_turn < session_length"),
-    ("beyond-governance", {"shift_turn": 300}, "shift_turn < session_length"),
-    ("decay-trace", {"checkpoint_turn": 151}, "checkpoint_turn <= session_length"),
-    ("mw-exp1", {"depths": [1, 101]}, "every depth <= n_memories"),
-    ("mw-exp2", {"generalist_utility": [1.0, 0.0]}, "low <= high"),
-    ("mw-exp2", {"specialist_utility": [0.5]}, "low <= high"),
-    ("mw-exp4", {"other_depth": 101}, "other_depth <= n_memories"),
-])
+@pytest.mark.parametrize(
+    "chapter, overrides, message",
+    [
+        ("mw-exp5", {"shift_episode": 5000}, "shift_episode < n_episodes"),
+        ("mw-exp5", {"shift_episode": 3000}, "shift_episode < n_episodes"),
+        ("beyond-governance", {"shift_turn": 400}, "shift_turn < session_length"),
+        ("beyond-governance", {"shift_turn": 300}, "shift_turn < session_length"),
+        ("decay-trace", {"checkpoint_turn": 151}, "checkpoint_turn <= session_length"),
+        ("mw-exp1", {"depths": [1, 101]}, "every depth <= n_memories"),
+        ("mw-exp2", {"generalist_utility": [1.0, 0.0]}, "low <= high"),
+        ("mw-exp2", {"specialist_utility": [0.5]}, "low <= high"),
+        ("mw-exp4", {"other_depth": 101}, "other_depth <= n_memories"),
+    ],
+)
 def test_cross_parameter_rules_fail_before_any_kernel(monkeypatch, capsys, chapter, overrides, message):
     import papermill
 
@@ -113,12 +147,14 @@ def test_unknown_and_bad_parameters_fail_before_any_kernel(monkeypatch, capsys):
 
     monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("kernel started"))
     monkeypatch.chdir(ROOT)
-    for argv, message in [(["-p", "n_seed", "3"], "unknown parameter 'n_seed'"),
-                          (["-p", "eviction_threshold", "1.5"], "eviction_threshold=1.5"),
-                          (["-p", "n_seeds", "2:30"], "n_seeds='2:30'"),
-                          (["-y", "n_seeds: [1, 2"], "not valid YAML (line 1"),
-                          (["-y", "- 1"], "must be a YAML mapping"),
-                          (["-f", "/nonexistent.yaml"], "cannot read parameters file")]:
+    for argv, message in [
+        (["-p", "n_seed", "3"], "unknown parameter 'n_seed'"),
+        (["-p", "eviction_threshold", "1.5"], "eviction_threshold=1.5"),
+        (["-p", "n_seeds", "2:30"], "n_seeds='2:30'"),
+        (["-y", "n_seeds: [1, 2"], "not valid YAML (line 1"),
+        (["-y", "- 1"], "must be a YAML mapping"),
+        (["-f", "/nonexistent.yaml"], "cannot read parameters file"),
+    ]:
         assert cli.main(["run", "decay-headline", *argv]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, (argv, err)
@@ -150,6 +186,7 @@ def test_debug_shows_the_traceback(monkeypatch, capsys):
 
 # --- comparing and promoting, on hand-made run folders -------------------------------------
 
+
 def fake_run(tmp_path, name, files, figures=(), published=True):
     folder = tmp_path / f"run-{len(list(tmp_path.iterdir()))}"
     for file_name, text in files.items():
@@ -180,11 +217,13 @@ def test_owner_takes_the_longest_chapter_name():
 def test_first_difference_names_the_value():
     old = json.dumps({"values": {"x": 0.6799171, "y": 1}, "digest": "a"}).encode()
     new = json.dumps({"values": {"x": 0.6799172, "y": 1}, "digest": "b"}).encode()
-    assert pipeline.first_difference("c.json", new, old) == "digest: \"b\" (published \"a\")"
+    assert pipeline.first_difference("c.json", new, old) == 'digest: "b" (published "a")'
     new = json.dumps({"values": {"x": 0.6799172, "y": 1}, "digest": "a"}).encode()
     assert pipeline.first_difference("c.json", new, old) == "values.x: 0.6799172 (published 0.6799171)"
-    assert pipeline.first_difference("t.csv", b"a,b\n1,2\n3,4\n", b"a,b\n1,2\n3,5\n") == \
-        "row 2, column b: 4 (published 5)"
+    assert (
+        pipeline.first_difference("t.csv", b"a,b\n1,2\n3,4\n", b"a,b\n1,2\n3,5\n")
+        == "row 2, column b: 4 (published 5)"
+    )
     assert pipeline.first_difference("t.csv", b"a\n1\n", b"a\n1\n2\n") == "2 rows (published 3)"
 
 
@@ -197,7 +236,8 @@ def test_compare_reports_missing_extra_and_changed_files(tmp_path):
     assert pipeline.compare(root, run) == [
         "decay-trace-new.csv: produced but never published",
         "decay-trace-old.csv: published but not produced",
-        "decay-trace.json: v: 2 (published 1)"]
+        "decay-trace.json: v: 2 (published 1)",
+    ]
 
 
 def test_promote_replaces_the_whole_set_and_removes_strays(tmp_path):
@@ -209,11 +249,18 @@ def test_promote_replaces_the_whole_set_and_removes_strays(tmp_path):
     (published / "leftover.tmp").write_text("stray")
     (root / "figures").mkdir()
     (root / "figures" / "decay-trace-old.png").write_text("old figure")
-    run = fake_run(tmp_path, "decay-trace", {"decay-trace.json": "new", "decay-trace-x.csv": "t"},
-                   figures=["decay-trace-timeline.png"])
+    run = fake_run(
+        tmp_path,
+        "decay-trace",
+        {"decay-trace.json": "new", "decay-trace-x.csv": "t"},
+        figures=["decay-trace-timeline.png"],
+    )
     pipeline.promote(root, run)
-    assert sorted(p.name for p in published.iterdir()) == ["decay-headline.json", "decay-trace-x.csv",
-                                                           "decay-trace.json"]
+    assert sorted(p.name for p in published.iterdir()) == [
+        "decay-headline.json",
+        "decay-trace-x.csv",
+        "decay-trace.json",
+    ]
     assert (published / "decay-trace.json").read_text() == "new"
     assert sorted(p.name for p in (root / "figures").iterdir()) == ["decay-trace-timeline.png"]
     with pytest.raises(ValueError, match="published parameters"):
@@ -225,8 +272,11 @@ def test_a_full_disk_during_promotion_leaves_the_published_set(tmp_path, monkeyp
     published = root / "data" / "results"
     for name in ("decay-trace.json", "decay-trace-a.csv", "decay-trace-b.csv"):
         (published / name).write_text("old")
-    run = fake_run(tmp_path, "decay-trace", {"decay-trace.json": "new", "decay-trace-a.csv": "new",
-                                             "decay-trace-b.csv": "new"})
+    run = fake_run(
+        tmp_path,
+        "decay-trace",
+        {"decay-trace.json": "new", "decay-trace-a.csv": "new", "decay-trace-b.csv": "new"},
+    )
     real, calls = safeio.write_temp, []
 
     def fills_up(path, write):
@@ -239,7 +289,10 @@ def test_a_full_disk_during_promotion_leaves_the_published_set(tmp_path, monkeyp
     with pytest.raises(OSError):
         pipeline.promote(root, run)
     assert sorted((p.name, p.read_text()) for p in published.iterdir()) == [
-        ("decay-trace-a.csv", "old"), ("decay-trace-b.csv", "old"), ("decay-trace.json", "old")]
+        ("decay-trace-a.csv", "old"),
+        ("decay-trace-b.csv", "old"),
+        ("decay-trace.json", "old"),
+    ]
 
 
 def test_cli_reports_a_full_disk_in_one_line(monkeypatch, capsys):
@@ -249,8 +302,10 @@ def test_cli_reports_a_full_disk_in_one_line(monkeypatch, capsys):
     monkeypatch.setattr(cli, "_dispatch", full)
     assert cli.main(["verify"]) == 1
     err = capsys.readouterr().err
-    assert err == ("forgetting: error: cannot write data/results/x.json: the disk is full; "
-                   "published files were left as they were\n")
+    assert err == (
+        "forgetting: error: cannot write data/results/x.json: the disk is full; "
+        "published files were left as they were\n"
+    )
 
 
 def test_export_replaces_the_output_folder_as_a_whole(tmp_path):
@@ -260,11 +315,14 @@ def test_export_replaces_the_output_folder_as_a_whole(tmp_path):
     run = fake_run(tmp_path, "decay-trace", {"decay-trace.json": "new"})
     pipeline.export(run, output)
     assert sorted(str(p.relative_to(output)) for p in output.rglob("*")) == [
-        "results", "results/decay-trace.json"]
+        "results",
+        "results/decay-trace.json",
+    ]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
 
 
 # --- safe writes ---------------------------------------------------------------------------
+
 
 def test_atomic_write_never_follows_a_planted_symlink(tmp_path, monkeypatch):
     victim = tmp_path / "victim.txt"
@@ -314,8 +372,9 @@ def test_a_failed_write_leaves_no_temp_file(tmp_path):
 
 def test_orphaned_run_folders_of_dead_processes_are_removed(tmp_path):
     root = scratch_root(tmp_path)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     orphan = root / "_executed" / "runs" / f"decay-trace.{dead}.abc"
     alive = root / "_executed" / "runs" / f"decay-trace.{os.getpid()}.abc"
     orphan.mkdir(parents=True)

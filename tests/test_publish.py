@@ -16,8 +16,11 @@ import yaml
 
 from forgetting.pipeline import cli, publish
 
-TOC = {"format": "jb-book", "root": "intro",
-       "parts": [{"caption": "Part one", "chapters": [{"file": "chapter"}]}]}
+TOC = {
+    "format": "jb-book",
+    "root": "intro",
+    "parts": [{"caption": "Part one", "chapters": [{"file": "chapter"}]}],
+}
 
 
 def git(*args: str | Path, cwd: Path | None = None) -> str:
@@ -68,10 +71,19 @@ def test_toc_pages_in_reading_order(book):
 def test_publish_pushes_the_site_and_nojekyll(book, remote):
     done = publish.publish(book, str(remote))
     assert done.pushed
-    assert branch_files(remote) == {".nojekyll", "index.html", "intro.html", "chapter.html", "_static/style.css"}
+    assert branch_files(remote) == {
+        ".nojekyll",
+        "index.html",
+        "intro.html",
+        "chapter.html",
+        "_static/style.css",
+    }
     assert git("rev-parse", "gh-pages", cwd=remote) == done.commit
     assert git("show", "gh-pages:chapter.html", cwd=remote) == "<h1>Chapter</h1>"
-    assert git("log", "-1", "--format=%cn <%ce>", "gh-pages", cwd=remote) == "Test Publisher <publisher@example.org>"
+    assert (
+        git("log", "-1", "--format=%cn <%ce>", "gh-pages", cwd=remote)
+        == "Test Publisher <publisher@example.org>"
+    )
 
 
 def test_second_publish_without_change_is_a_no_op(book, remote):

@@ -11,7 +11,13 @@ from forgetting.text.corpus import AFTER, BEFORE
 from forgetting.text.exp5 import RealTextWorld, run_episodes
 from forgetting.text.model_files import EMBEDDING_DIM, MODEL_SHA256
 from forgetting.text.retrieval import embed_corpus, retrieve, robustness
-from forgetting.text.similarity import COSINE_DECIMALS, COSINE_TOLERANCE, RELATIVE_PERTURBATION, cosine_change_bound, cosine_matrix
+from forgetting.text.similarity import (
+    COSINE_DECIMALS,
+    COSINE_TOLERANCE,
+    RELATIVE_PERTURBATION,
+    cosine_change_bound,
+    cosine_matrix,
+)
 from forgetting.text.summary import summarise
 from forgetting.text.tables import hitchhiker_table, memory_similarity
 
@@ -73,8 +79,9 @@ def test_corpus_decisions_and_published_cosines_are_clear_of_rounding_boundaries
 
 def _perturb(array, rng):
     """Every component times (1 + 1e-6 u), u uniform in [-1, 1): a relative 1e-6 perturbation."""
-    return (array.astype(np.float64) * (1 + RELATIVE_PERTURBATION * rng.uniform(-1, 1, array.shape))
-            ).astype(np.float32)
+    return (array.astype(np.float64) * (1 + RELATIVE_PERTURBATION * rng.uniform(-1, 1, array.shape))).astype(
+        np.float32
+    )
 
 
 def test_a_relative_1e6_perturbation_moves_raw_cosines_but_no_result(corpus, vectors):

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from forgetting.text.model_files import EMBEDDING_DIM
-from forgetting.text.similarity import COSINE_DECIMALS, RELATIVE_PERTURBATION, cosine_matrix, fragile_ranking, fragile_rounding, rank_candidates
+from forgetting.text.similarity import (
+    COSINE_DECIMALS,
+    RELATIVE_PERTURBATION,
+    cosine_matrix,
+    fragile_ranking,
+    fragile_rounding,
+    rank_candidates,
+)
 
 pytest_plugins = ("text_fixtures",)
 
@@ -18,8 +25,7 @@ def test_rank_candidates_orders_by_score_then_id():
 
 def test_rounding_flags_values_next_to_a_boundary():
     values = np.array([0.5124, 0.51245 - 1e-6, 0.51245 + 4e-6, 0.51245 + 6e-6, 0.51249])
-    assert fragile_rounding(values, tolerance=5e-6, decimals=4).tolist() == [False, True, True,
-                                                                                False, False]
+    assert fragile_rounding(values, tolerance=5e-6, decimals=4).tolist() == [False, True, True, False, False]
     assert not fragile_rounding(values, tolerance=5e-6, decimals=3).any()
 
 
@@ -30,17 +36,19 @@ def _near_tie(seed=0):
     other = rng.normal(size=EMBEDDING_DIM)
     other -= (other @ query) / (query @ query) * query
     unit_query, unit_other = query / np.linalg.norm(query), other / np.linalg.norm(other)
-    first = (0.5123 * unit_query + np.sqrt(1 - 0.5123 ** 2) * unit_other).astype(np.float32)
+    first = (0.5123 * unit_query + np.sqrt(1 - 0.5123**2) * unit_other).astype(np.float32)
     second = first.copy()
-    second[np.argmax(np.abs(unit_query))] = np.nextafter(second[np.argmax(np.abs(unit_query))],
-                                                        np.float32(0))  # one ulp less
+    second[np.argmax(np.abs(unit_query))] = np.nextafter(
+        second[np.argmax(np.abs(unit_query))], np.float32(0)
+    )  # one ulp less
     return unit_query.astype(np.float32)[None, :], np.vstack([first, second])
 
 
 def _perturb(array, rng):
     """Every component times (1 + 1e-6 u), u uniform in [-1, 1): a relative 1e-6 perturbation."""
-    return (array.astype(np.float64) * (1 + RELATIVE_PERTURBATION * rng.uniform(-1, 1, array.shape))
-            ).astype(np.float32)
+    return (array.astype(np.float64) * (1 + RELATIVE_PERTURBATION * rng.uniform(-1, 1, array.shape))).astype(
+        np.float32
+    )
 
 
 def test_without_rounding_a_relative_1e6_perturbation_reorders_a_near_tie():
@@ -54,11 +62,11 @@ def test_without_rounding_a_relative_1e6_perturbation_reorders_a_near_tie():
     for _ in range(40):
         moved = cosine_matrix(_perturb(query, rng), _perturb(memories, rng))[0]
         last_digits.add(tuple(moved))
-        raw_orders.add(tuple(rank_candidates(moved, ids)))      # the old, unrounded ranking
+        raw_orders.add(tuple(rank_candidates(moved, ids)))  # the old, unrounded ranking
         rounded_orders.add(tuple(rank_candidates(np.round(moved, COSINE_DECIMALS), ids)))
         assert np.array_equal(np.round(moved, COSINE_DECIMALS), np.round(raw, COSINE_DECIMALS))
     assert len(last_digits) > 1 and any(not np.array_equal(d, raw) for d in map(np.array, last_digits))
-    assert len(raw_orders) == 2        # unrounded: the order depends on the noise
+    assert len(raw_orders) == 2  # unrounded: the order depends on the noise
     assert rounded_orders == {(0, 1)}  # rounded: an exact tie, decided by id, every time
     assert not fragile_ranking(raw, ids, 1)
     # a near tie that straddles a rounding boundary is fragile even after rounding (and flagged):

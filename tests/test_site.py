@@ -32,18 +32,25 @@ from typing import Any
 import pytest
 import yaml
 
-
 pytestmark = pytest.mark.book
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--window-size=1280,1024",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,1024",
     # Nothing leaves the machine: no host name resolves, and a request to an address goes to a
     # dead proxy on the loopback interface. A page that needs the network shows it as a failure.
-    "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--proxy-server=127.0.0.1:9",
 )
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
 SEARCH_QUERY = "retention"  # a word of the introduction, so every build has hits
@@ -58,6 +65,7 @@ def _unavailable(reason: str) -> None:
 
 
 # --- the site -------------------------------------------------------------------------------------
+
 
 def toc_chapters(root: Path) -> list[str]:
     """Every page the table of contents of ``root`` renders, in order (root page first)."""
@@ -88,7 +96,9 @@ REMOTE_ASSET = re.compile(
     r"""|<link\b(?=[^>]*\brel\s*=\s*["']?(?:stylesheet|preload|modulepreload|icon|shortcut icon|"""
     r"""preconnect|dns-prefetch|manifest))[^>]*\bhref\s*=\s*["']?(?:https?:)?//"""
     r"""|@import\s+(?:url\()?["']?(?:https?:)?//"""
-    r"""|url\(\s*["']?(?:https?:)?//""", re.I)
+    r"""|url\(\s*["']?(?:https?:)?//""",
+    re.I,
+)
 
 
 def test_pages_reference_no_remote_asset(site):
@@ -152,15 +162,18 @@ def page_source_text(html: Path, page: Path) -> str:
 
 
 def test_source_math_count():
-    text = ("Inline $R = e^{-t/S}$ and $W$, not $5 or $ 6 $, nor `$x$`.\n\n"
-            "$$\nS \\leftarrow S (1 + \\ln(1 + n))\n$$\n\n"
-            "```python\nprice = '$1 and $2'\n```\n\n"
-            "```{math}\n:label: eq\nx\n```\n\n"
-            "\\begin{align}\na &= b\n\\end{align}\n\nand {math}`\\theta`.")
+    text = (
+        "Inline $R = e^{-t/S}$ and $W$, not $5 or $ 6 $, nor `$x$`.\n\n"
+        "$$\nS \\leftarrow S (1 + \\ln(1 + n))\n$$\n\n"
+        "```python\nprice = '$1 and $2'\n```\n\n"
+        "```{math}\n:label: eq\nx\n```\n\n"
+        "\\begin{align}\na &= b\n\\end{align}\n\nand {math}`\\theta`."
+    )
     assert source_math_count(text) == 6
 
 
 # --- the browser ---------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def browser():
@@ -258,7 +271,9 @@ def visits(site, browser) -> dict[str, dict]:
         settled = browser.execute_async_script(SETTLE_PAGE)
         report = browser.execute_script(INSPECT_PAGE)
         report["settled"] = settled
-        report["console_errors"] = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        report["console_errors"] = [
+            e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"
+        ]
         report["remote_requests"] = remote_requests(browser.get_log("performance"))
         report["source_math"] = source_math_count(page_source_text(site, page))
         reports[name] = report
@@ -274,7 +289,8 @@ def test_every_page_is_visited(site, visits):
             assert f"{page}.html" in names
     assert not [n for n in names if "_executed" in n or n.startswith("book/")]
     assert all(report["settled"] is True for report in visits.values()), {
-        name: report["settled"] for name, report in visits.items() if report["settled"] is not True}
+        name: report["settled"] for name, report in visits.items() if report["settled"] is not True
+    }
 
 
 def test_no_console_errors(visits):
@@ -290,7 +306,9 @@ def test_no_broken_images(visits):
 
 
 def test_every_figure_has_an_image(visits):
-    assert {name: r["figures_without_image"] for name, r in visits.items() if r["figures_without_image"]} == {}
+    assert {
+        name: r["figures_without_image"] for name, r in visits.items() if r["figures_without_image"]
+    } == {}
 
 
 def test_math_is_rendered(visits):
@@ -328,7 +346,9 @@ def test_query_typed_into_the_search_box_finds_pages(site, browser):
 
     browser.get((site / "intro.html").as_uri())
     wait_for(browser, "document.readyState === 'complete'")
-    buttons = [b for b in browser.find_elements(By.CSS_SELECTOR, ".search-button__button") if b.is_displayed()]
+    buttons = [
+        b for b in browser.find_elements(By.CSS_SELECTOR, ".search-button__button") if b.is_displayed()
+    ]
     assert buttons, "no visible search button"
     buttons[0].click()
     box = [i for i in browser.find_elements(By.CSS_SELECTOR, "input[name='q']") if i.is_displayed()]

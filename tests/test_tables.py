@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from forgetting.text.tables import evidence_by_query, hitchhiker_table, memory_similarity, role_order, taxonomy_counts, taxonomy_table
+from forgetting.text.tables import (
+    evidence_by_query,
+    hitchhiker_table,
+    memory_similarity,
+    role_order,
+    taxonomy_counts,
+    taxonomy_table,
+)
 
 pytest_plugins = ("text_fixtures",)
 
@@ -16,11 +23,13 @@ def test_summary_tables_are_consistent(corpus, vectors, default_run):
     assert all(sum(v for k, v in row.items() if k != "when") == len(corpus.memories) for row in counts)
     evidence = evidence_by_query(default_run, "stale-heroku")
     stale = corpus.index("stale-heroku")
-    assert sum(r["episodes"] for r in evidence) == int(default_run.evidence()[stale]
-                                                       - default_run.evidence(default_run.last_before)[stale])
+    assert sum(r["episodes"] for r in evidence) == int(
+        default_run.evidence()[stale] - default_run.evidence(default_run.last_before)[stale]
+    )
     matrix, ids, roles = memory_similarity(corpus, vectors)
     assert matrix.shape == (len(ids), len(ids)) and np.allclose(np.diag(matrix), 1.0)
-    assert roles == sorted(roles, key=["general", "specialist", "stale", "corrected", "hitchhiker",
-                                       "unrelated"].index)
+    assert roles == sorted(
+        roles, key=["general", "specialist", "stale", "corrected", "hitchhiker", "unrelated"].index
+    )
     hitchhikers = hitchhiker_table(default_run, vectors)
     assert {r["hitchhiker"] for r in hitchhikers} == set(corpus.ids_with_role("hitchhiker"))

@@ -8,7 +8,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_mypy_strict_on_the_library():
-    result = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"], cwd=ROOT,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues found in" in result.stdout

@@ -5,8 +5,16 @@ import math
 import numpy as np
 import pytest
 
-from forgetting._validate import (int_problem, is_hashable, is_int, is_real, raise_problems, real_problem,
-                                  require_int, require_real)
+from forgetting._validate import (
+    int_problem,
+    is_hashable,
+    is_int,
+    is_real,
+    raise_problems,
+    real_problem,
+    require_int,
+    require_real,
+)
 
 
 def test_predicates():
@@ -29,7 +37,9 @@ def test_problem_sentences_name_argument_value_and_range():
 
 def test_raise_problems_lists_every_problem_at_once():
     raise_problems([None, None])
-    with pytest.raises(ValueError, match=r"^World: a must be an int, got 'x'; b must be a finite real number, got None$"):
+    with pytest.raises(
+        ValueError, match=r"^World: a must be an int, got 'x'; b must be a finite real number, got None$"
+    ):
         raise_problems([int_problem("a", "x"), None, real_problem("b", None)], prefix="World: ")
 
 

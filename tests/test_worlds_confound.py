@@ -19,13 +19,16 @@ def assert_results_identical(first, second):
 
 SMALL = {
     W.theory_check: W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000)),
-    W.controlled_experiment: W.ControlledWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
-                                               checkpoints=(0, 100, 500)),
-    W.confound_experiment: W.ConfoundWorld(n_generalists=10, n_specialists=10, retrieved_per_episode=3,
-                                           n_episodes=500),
+    W.controlled_experiment: W.ControlledWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, checkpoints=(0, 100, 500)
+    ),
+    W.confound_experiment: W.ConfoundWorld(
+        n_generalists=10, n_specialists=10, retrieved_per_episode=3, n_episodes=500
+    ),
     W.policy_experiment: W.PolicyWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300),
-    W.co_retrieval_experiment: W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
-                                                  diversities=(0.0, 0.5, 1.0)),
+    W.co_retrieval_experiment: W.CoRetrievalWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, diversities=(0.0, 0.5, 1.0)
+    ),
 }
 
 
@@ -46,14 +49,15 @@ def test_confound_p_plus_equals_enumeration():
 
 
 def test_confound_worth_converges_to_its_exact_p_plus():
-    world = W.ConfoundWorld(n_generalists=8, n_specialists=4, retrieved_per_episode=3,
-                            n_episodes=200_000, memory_effect=0.4)
+    world = W.ConfoundWorld(
+        n_generalists=8, n_specialists=4, retrieved_per_episode=3, n_episodes=200_000, memory_effect=0.4
+    )
     result = W.confound_experiment(world, n_seeds=1, seed=5)
     # >= 25 000 retrievals per memory and type: sd <= 0.0032, so 0.016 is a 5-sigma bound
     assert np.abs(result.worth - result.p_plus).max() < 0.016
     seen = ~np.isnan(result.p_plus_by_type)
     assert np.abs(result.worth_by_type[seen] - result.p_plus_by_type[seen]).max() < 0.016
-    assert np.all(result.worth_by_type[:, W.EASY, 8:] == 0.5)   # specialists never seen on easy tasks
+    assert np.all(result.worth_by_type[:, W.EASY, 8:] == 0.5)  # specialists never seen on easy tasks
 
 
 def test_experiment2_confound_reverses_the_global_sign_and_conditioning_recovers_some():
@@ -71,5 +75,6 @@ def test_confound_episode_sweep_is_the_experiment_at_each_episode_count():
     assert list(sweep) == [100, 400]
     for episodes, result in sweep.items():
         assert result.world.n_episodes == episodes
-        assert_results_identical(result, W.confound_experiment(
-            dataclasses.replace(world, n_episodes=episodes), n_seeds=2, seed=4))
+        assert_results_identical(
+            result, W.confound_experiment(dataclasses.replace(world, n_episodes=episodes), n_seeds=2, seed=4)
+        )

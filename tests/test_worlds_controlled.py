@@ -6,16 +6,18 @@ import pytest
 from forgetting import worlds as W
 from forgetting.worth import MemoryWorth, WorthArrays
 
-
 SMALL = {
     W.theory_check: W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000)),
-    W.controlled_experiment: W.ControlledWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
-                                               checkpoints=(0, 100, 500)),
-    W.confound_experiment: W.ConfoundWorld(n_generalists=10, n_specialists=10, retrieved_per_episode=3,
-                                           n_episodes=500),
+    W.controlled_experiment: W.ControlledWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, checkpoints=(0, 100, 500)
+    ),
+    W.confound_experiment: W.ConfoundWorld(
+        n_generalists=10, n_specialists=10, retrieved_per_episode=3, n_episodes=500
+    ),
     W.policy_experiment: W.PolicyWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300),
-    W.co_retrieval_experiment: W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
-                                                  diversities=(0.0, 0.5, 1.0)),
+    W.co_retrieval_experiment: W.CoRetrievalWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, diversities=(0.0, 0.5, 1.0)
+    ),
 }
 
 
@@ -40,14 +42,14 @@ def exp1():
 
 
 def test_experiment1_lands_near_the_published_rho(exp1):
-    assert abs(exp1.rho_mean - 0.89) < 0.03          # published 0.89 +- 0.02
+    assert abs(exp1.rho_mean - 0.89) < 0.03  # published 0.89 +- 0.02
     assert 0.01 < exp1.rho_sd < 0.04
     assert exp1.baseline_rho == 0.0
     assert np.all(exp1.rho_at_checkpoints[:, 0] == 0.0)  # before any episode: the constant prior
     assert np.all(np.diff(exp1.rho_at_checkpoints.mean(axis=0)) > 0)  # improves with every checkpoint
-    assert np.allclose(exp1.p_plus_rho, 1.0)          # the limit ranks perfectly
+    assert np.allclose(exp1.p_plus_rho, 1.0)  # the limit ranks perfectly
     assert exp1.taxonomy.sum(axis=1).tolist() == [100] * 20
-    assert exp1.taxonomy_counts()["mixed"] == 100.0   # k = 10 squeezes p+ into [0.45, 0.55]
+    assert exp1.taxonomy_counts()["mixed"] == 100.0  # k = 10 squeezes p+ into [0.45, 0.55]
 
 
 def test_experiment3_policy_feedback_keeps_rho_and_coverage():
@@ -76,6 +78,8 @@ def test_policy_success_rate_and_retrieval_ratio():
     assert np.array_equal(result.success_rate, wins / world.n_episodes)
     ratio = result.retrieval_ratio(0.1)
     order = np.argsort(result.utilities[0])
-    assert ratio[0] == pytest.approx(result.retrievals[0, order[-2:]].mean() / result.retrievals[0, order[:2]].mean())
+    assert ratio[0] == pytest.approx(
+        result.retrievals[0, order[-2:]].mean() / result.retrievals[0, order[:2]].mean()
+    )
     with pytest.raises(ValueError, match="share"):
         result.retrieval_ratio(0.0)

@@ -1,7 +1,6 @@
 """Experiment 4: exact p+ of the pair, separation needs diversity, thresholds."""
 
 import itertools
-
 import math
 
 import numpy as np
@@ -9,16 +8,18 @@ import pytest
 
 from forgetting import worlds as W
 
-
 SMALL = {
     W.theory_check: W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000)),
-    W.controlled_experiment: W.ControlledWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
-                                               checkpoints=(0, 100, 500)),
-    W.confound_experiment: W.ConfoundWorld(n_generalists=10, n_specialists=10, retrieved_per_episode=3,
-                                           n_episodes=500),
+    W.controlled_experiment: W.ControlledWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, checkpoints=(0, 100, 500)
+    ),
+    W.confound_experiment: W.ConfoundWorld(
+        n_generalists=10, n_specialists=10, retrieved_per_episode=3, n_episodes=500
+    ),
     W.policy_experiment: W.PolicyWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300),
-    W.co_retrieval_experiment: W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
-                                                  diversities=(0.0, 0.5, 1.0)),
+    W.co_retrieval_experiment: W.CoRetrievalWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, diversities=(0.0, 0.5, 1.0)
+    ),
 }
 
 
@@ -44,10 +45,10 @@ def test_co_retrieval_p_plus_equals_enumeration():
 
 def test_experiment4_hitchhiker_needs_diversity_to_separate():
     result = W.co_retrieval_experiment()
-    assert np.all(result.gap[:, 0] == 0.0)                 # never apart: identical counters
-    assert np.all(np.diff(result.exact_gap, axis=1) > 0)    # exact gap grows with diversity
+    assert np.all(result.gap[:, 0] == 0.0)  # never apart: identical counters
+    assert np.all(np.diff(result.exact_gap, axis=1) > 0)  # exact gap grows with diversity
     assert np.abs(result.gap.mean(axis=0) - result.exact_gap.mean(axis=0)).max() < 0.01
-    assert 0.2 <= result.diversity_threshold <= 0.4         # published: about 30 %
+    assert 0.2 <= result.diversity_threshold <= 0.4  # published: about 30 %
     assert not result.separated[0] and result.separated[-1]
 
 
@@ -64,7 +65,7 @@ def test_co_retrieval_threshold_at_other_z():
 def test_co_retrieval_share_threshold():
     result = W.co_retrieval_experiment(SMALL[W.co_retrieval_experiment], n_seeds=6, seed=2)
     share = result.ranked_first_share
-    assert share[0] == 0.0   # never apart: identical worth, never strictly first
+    assert share[0] == 0.0  # never apart: identical worth, never strictly first
     assert np.array_equal(share, (result.anchor_worth > result.hitchhiker_worth).mean(axis=0))
     assert result.share_threshold(0.0) == 0.0 and result.share_threshold(1.01) is None
     expected = next((float(d) for j, d in enumerate(result.diversities) if (share[j:] >= 0.5).all()), None)
@@ -72,15 +73,24 @@ def test_co_retrieval_share_threshold():
 
 
 def test_threshold_sensitivity_rows():
-    world = W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500, diversities=(0.0, 0.5, 1.0))
+    world = W.CoRetrievalWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, diversities=(0.0, 0.5, 1.0)
+    )
     result = W.co_retrieval_experiment(world, n_seeds=4, seed=0)
     rows = W.threshold_sensitivity(result, 0, 4, 1.645, 1.96, [1], 3, 2, 0.5)
-    assert [r["setting"] for r in rows] == ["headline", "other base seed", "fewer seeds", "fewer seeds",
-                                            "k = 2", "pair rate 0.5"]
+    assert [r["setting"] for r in rows] == [
+        "headline",
+        "other base seed",
+        "fewer seeds",
+        "fewer seeds",
+        "k = 2",
+        "pair rate 0.5",
+    ]
     assert [(r["base_seed"], r["seeds"]) for r in rows] == [(0, 4), (1, 4), (0, 3), (1, 3), (0, 4), (0, 4)]
     assert rows[0]["threshold_z1.645"] == W.threshold_or_nan(result.threshold_at(1.645))
     other = W.co_retrieval_experiment(world, n_seeds=4, seed=1)
-    assert rows[1]["threshold_z1.96"] == W.threshold_or_nan(other.threshold_at(1.96)) or \
-        (math.isnan(rows[1]["threshold_z1.96"]) and other.threshold_at(1.96) is None)
+    assert rows[1]["threshold_z1.96"] == W.threshold_or_nan(other.threshold_at(1.96)) or (
+        math.isnan(rows[1]["threshold_z1.96"]) and other.threshold_at(1.96) is None
+    )
     assert rows[4]["k"] == 2 and rows[5]["pair_rate"] == 0.5
     assert math.isnan(W.threshold_or_nan(None)) and W.threshold_or_nan(0.3) == 0.3

@@ -52,13 +52,17 @@ def test_uniform_retrieval_rows_are_distinct_uniform_and_block_independent():
     assert rows.min() >= 0 and rows.max() < 12
     assert (np.sort(rows, axis=1)[:, 1:] != np.sort(rows, axis=1)[:, :-1]).all()
     # every memory, and the first column alone, is drawn uniformly (generous 6-sigma bands)
-    for counts, per_row in ((np.bincount(rows.ravel(), minlength=12), 4), (np.bincount(rows[:, 0], minlength=12), 1)):
+    for counts, per_row in (
+        (np.bincount(rows.ravel(), minlength=12), 4),
+        (np.bincount(rows[:, 0], minlength=12), 1),
+    ):
         expected = rows.shape[0] * per_row / 12
         assert np.all(np.abs(counts - expected) < 6 * math.sqrt(expected))
     # the block size is invisible: one shorter call reproduces the first rows
     assert np.array_equal(W.uniform_retrieval(np.random.default_rng(1), 10, 12, 4), rows[:10])
-    assert np.array_equal(np.sort(W.uniform_retrieval(np.random.default_rng(2), 5, 4, 4), axis=1),
-                          np.tile(np.arange(4), (5, 1)))
+    assert np.array_equal(
+        np.sort(W.uniform_retrieval(np.random.default_rng(2), 5, 4, 4), axis=1), np.tile(np.arange(4), (5, 1))
+    )
 
 
 def test_softmax_retrieval_follows_the_softmax():
@@ -82,13 +86,16 @@ def test_small_helpers():
 
 SMALL = {
     W.theory_check: W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000)),
-    W.controlled_experiment: W.ControlledWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
-                                               checkpoints=(0, 100, 500)),
-    W.confound_experiment: W.ConfoundWorld(n_generalists=10, n_specialists=10, retrieved_per_episode=3,
-                                           n_episodes=500),
+    W.controlled_experiment: W.ControlledWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, checkpoints=(0, 100, 500)
+    ),
+    W.confound_experiment: W.ConfoundWorld(
+        n_generalists=10, n_specialists=10, retrieved_per_episode=3, n_episodes=500
+    ),
     W.policy_experiment: W.PolicyWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300),
-    W.co_retrieval_experiment: W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500,
-                                                  diversities=(0.0, 0.5, 1.0)),
+    W.co_retrieval_experiment: W.CoRetrievalWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, diversities=(0.0, 0.5, 1.0)
+    ),
 }
 
 
@@ -98,9 +105,11 @@ def test_same_seed_same_floats_other_seed_other_floats(experiment):
     first = experiment(world, n_seeds=3, seed=9)
     assert_results_identical(first, experiment(world, n_seeds=3, seed=9))
     other = experiment(world, n_seeds=3, seed=10)
-    assert any(isinstance(getattr(first, f.name), np.ndarray) and
-               not np.array_equal(getattr(first, f.name), getattr(other, f.name), equal_nan=True)
-               for f in dataclasses.fields(first))
+    assert any(
+        isinstance(getattr(first, f.name), np.ndarray)
+        and not np.array_equal(getattr(first, f.name), getattr(other, f.name), equal_nan=True)
+        for f in dataclasses.fields(first)
+    )
 
 
 @pytest.mark.parametrize("experiment", list(SMALL), ids=lambda f: f.__name__)
@@ -113,23 +122,26 @@ def test_a_seed_does_not_depend_on_how_many_seeds_run(experiment):
             assert np.array_equal(value, getattr(three, f.name)[:2], equal_nan=True), f.name
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: W.ControlledWorld(retrieved_per_episode=100), "retrieved_per_episode"),
-    (lambda: W.ControlledWorld(n_memories=1.5), "n_memories"),
-    (lambda: W.ControlledWorld(checkpoints=(0, 500, 200)), "checkpoints"),
-    (lambda: W.ControlledWorld(checkpoints=(0, 20_000)), "checkpoints"),
-    (lambda: W.TheoryWorld(checkpoints=(0, 10)), "checkpoints must be >= 1"),
-    (lambda: W.ConfoundWorld(memory_effect=0.5), "easy_base_rate"),
-    (lambda: W.ConfoundWorld(hard_fraction=1.2), "hard_fraction"),
-    (lambda: W.ConfoundWorld(specialist_utility=(0.9, 0.5)), "specialist_utility"),
-    (lambda: W.PolicyWorld(temperature=0.0), "temperature"),
-    (lambda: W.PolicyWorld(temperature=math.inf), "temperature"),
-    (lambda: W.CoRetrievalWorld(diversities=(0.5, 0.2)), "diversities"),
-    (lambda: W.CoRetrievalWorld(pair_rate=1.5), "pair_rate"),
-    (lambda: W.CoRetrievalWorld(retrieved_per_episode=1), "retrieved_per_episode"),
-    (lambda: W.controlled_experiment(n_seeds=0), "n_seeds"),
-    (lambda: W.co_retrieval_experiment(n_seeds=1), "n_seeds"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: W.ControlledWorld(retrieved_per_episode=100), "retrieved_per_episode"),
+        (lambda: W.ControlledWorld(n_memories=1.5), "n_memories"),
+        (lambda: W.ControlledWorld(checkpoints=(0, 500, 200)), "checkpoints"),
+        (lambda: W.ControlledWorld(checkpoints=(0, 20_000)), "checkpoints"),
+        (lambda: W.TheoryWorld(checkpoints=(0, 10)), "checkpoints must be >= 1"),
+        (lambda: W.ConfoundWorld(memory_effect=0.5), "easy_base_rate"),
+        (lambda: W.ConfoundWorld(hard_fraction=1.2), "hard_fraction"),
+        (lambda: W.ConfoundWorld(specialist_utility=(0.9, 0.5)), "specialist_utility"),
+        (lambda: W.PolicyWorld(temperature=0.0), "temperature"),
+        (lambda: W.PolicyWorld(temperature=math.inf), "temperature"),
+        (lambda: W.CoRetrievalWorld(diversities=(0.5, 0.2)), "diversities"),
+        (lambda: W.CoRetrievalWorld(pair_rate=1.5), "pair_rate"),
+        (lambda: W.CoRetrievalWorld(retrieved_per_episode=1), "retrieved_per_episode"),
+        (lambda: W.controlled_experiment(n_seeds=0), "n_seeds"),
+        (lambda: W.co_retrieval_experiment(n_seeds=1), "n_seeds"),
+    ],
+)
 def test_bad_settings_are_rejected(make, message):
     with pytest.raises(ValueError, match=message):
         make()
@@ -139,7 +151,12 @@ def test_episodes_to_checkpoints_adds_each_block_once_and_skips_empty_ones():
     utilities = np.random.default_rng(2).uniform(0, 1, 10)
     rng, successes, failures = np.random.default_rng(3), np.zeros(10), np.zeros(10)
     blocks = list(W.model.episodes_to_checkpoints(rng, utilities, 3, (0, 5, 5, 12), successes, failures))
-    assert [(c, r.shape[0], o.shape[0]) for c, r, o in blocks] == [(0, 0, 0), (5, 5, 5), (5, 0, 0), (12, 7, 7)]
+    assert [(c, r.shape[0], o.shape[0]) for c, r, o in blocks] == [
+        (0, 0, 0),
+        (5, 5, 5),
+        (5, 0, 0),
+        (12, 7, 7),
+    ]
     assert successes.sum() + failures.sum() == 12 * 3
     # the same stream drawn in one block gives the same retrievals
     again = np.random.default_rng(3)

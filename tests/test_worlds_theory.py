@@ -15,7 +15,7 @@ def test_worth_converges_to_exact_p_plus_at_rate_one_over_sqrt_n():
     # the error tracks the normal approximation sqrt(2/pi) sd at every checkpoint: 200 errors
     # per checkpoint put the mean within about 5 % (1 sd), so 30 % is a generous bound
     assert np.all(np.abs(error / result.predicted_error - 1) < 0.3)
-    assert result.max_abs_error[:, -1].max() < 0.03   # 10 000 retrievals per memory: sd <= 0.005
+    assert result.max_abs_error[:, -1].max() < 0.03  # 10 000 retrievals per memory: sd <= 0.005
     assert np.array_equal(result.p_plus, np.stack([W.p_plus_uniform(u, 4) for u in result.utilities]))
 
 
@@ -49,7 +49,7 @@ def test_discounted_error_stalls_at_its_predicted_floor():
     result = W.discounted_theory_check(discount=0.99, n_seeds=10, seed=1)
     late = result.discounted_error.mean(axis=0)[-3:]
     assert np.all(np.abs(late / result.predicted_floor - 1) < 0.3)
-    assert result.mean_abs_error.mean(axis=0)[-1] < late.min() / 5   # the plain one keeps shrinking
+    assert result.mean_abs_error.mean(axis=0)[-1] < late.min() / 5  # the plain one keeps shrinking
     assert result.effective_outcomes == pytest.approx(0.2 * 199)
     with pytest.raises(ValueError, match="discount"):
         W.discounted_theory_check(discount=0.0)

@@ -4,7 +4,8 @@ import copy
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forgetting.worth import UNCERTAIN, ContextualMemoryWorth, MemoryWorth, WorthArrays, update_batch
 
@@ -26,7 +27,9 @@ def assert_same_state(before, after):
 
 def test_update_batch_golden():
     pos, neg = np.zeros(4), np.zeros(4)
-    update_batch(pos, neg, [[0, 1], [1, 2], [3, 0]], [True, False, True], [[1.0, 0.5], [2.0, 1.0], [0.25, 0.0]])
+    update_batch(
+        pos, neg, [[0, 1], [1, 2], [3, 0]], [True, False, True], [[1.0, 0.5], [2.0, 1.0], [0.25, 0.0]]
+    )
     assert pos.tolist() == [1.0, 0.5, 0.0, 0.25]
     assert neg.tolist() == [0.0, 2.0, 1.0, 0.0]
     arrays = WorthArrays(4).update_batch([[0, 1], [1, 2]], [True, False])
@@ -44,8 +47,12 @@ def episode_streams(draw):
     rows = [draw(st.permutations(range(n_memories)))[:k] for _ in range(n_episodes)]
     outcomes = draw(st.lists(st.booleans(), min_size=n_episodes, max_size=n_episodes))
     weight = st.floats(0.0, 1e6, allow_nan=False, allow_infinity=False, allow_subnormal=False)
-    weights = draw(st.one_of(st.none(), st.lists(st.lists(weight, min_size=k, max_size=k),
-                                                 min_size=n_episodes, max_size=n_episodes)))
+    weights = draw(
+        st.one_of(
+            st.none(),
+            st.lists(st.lists(weight, min_size=k, max_size=k), min_size=n_episodes, max_size=n_episodes),
+        )
+    )
     return n_memories, rows, outcomes, weights
 
 
@@ -61,8 +68,11 @@ def test_vectorized_equals_scalar_bit_for_bit(stream, n_blocks):
     bounds = np.linspace(0, len(rows), n_blocks + 1).astype(int)  # fed in several blocks
     for start, stop in zip(bounds[:-1], bounds[1:]):
         if stop > start:
-            arrays.update_batch(np.array(rows[start:stop]), np.array(outcomes[start:stop]),
-                                None if weights is None else np.array(weights[start:stop]))
+            arrays.update_batch(
+                np.array(rows[start:stop]),
+                np.array(outcomes[start:stop]),
+                None if weights is None else np.array(weights[start:stop]),
+            )
     for m in range(n_memories):
         pos, neg = scalar.counters(m)
         assert pos.hex() == float(arrays.successes_[m]).hex()
@@ -88,18 +98,21 @@ def test_vectorized_contextual_layout_matches_contextual_estimator():
             assert cmw.counters(m, c) == (pos[c * n + m], neg[c * n + m])
 
 
-@pytest.mark.parametrize("idx, outcomes, weights, message", [
-    ([[0, 4]], [True], None, r"retrieved_idx must be in \[0, 4\)"),
-    ([[0, -1]], [True], None, r"retrieved_idx must be in"),
-    ([[1, 1]], [True], None, "must not repeat an id within an episode, episodes \\[0\\]"),
-    ([0, 1], [True], None, "2-d int array"),
-    ([[0.0, 1.0]], [True], None, "2-d int array"),
-    ([[0, 1]], [1], None, "outcomes must be a 1-d bool array"),
-    ([[0, 1]], [True, False], None, "one entry per episode"),
-    ([[0, 1]], [True], [[1.0]], "weights must have the shape"),
-    ([[0, 1]], [True], [[1.0, -2.0]], "finite and >= 0"),
-    ([[0, 1]], [True], [[1.0, np.nan]], "finite and >= 0"),
-])
+@pytest.mark.parametrize(
+    "idx, outcomes, weights, message",
+    [
+        ([[0, 4]], [True], None, r"retrieved_idx must be in \[0, 4\)"),
+        ([[0, -1]], [True], None, r"retrieved_idx must be in"),
+        ([[1, 1]], [True], None, "must not repeat an id within an episode, episodes \\[0\\]"),
+        ([0, 1], [True], None, "2-d int array"),
+        ([[0.0, 1.0]], [True], None, "2-d int array"),
+        ([[0, 1]], [1], None, "outcomes must be a 1-d bool array"),
+        ([[0, 1]], [True, False], None, "one entry per episode"),
+        ([[0, 1]], [True], [[1.0]], "weights must have the shape"),
+        ([[0, 1]], [True], [[1.0, -2.0]], "finite and >= 0"),
+        ([[0, 1]], [True], [[1.0, np.nan]], "finite and >= 0"),
+    ],
+)
 def test_update_batch_rejects_bad_input_without_touching_counters(idx, outcomes, weights, message):
     arrays = WorthArrays(4).update_batch([[0, 1]], [True])
     before = state(arrays)

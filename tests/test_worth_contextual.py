@@ -66,8 +66,13 @@ def test_unhashable_context_is_rejected():
 
 
 def test_contextual_counters_are_separate_and_pool_to_the_plain_estimator():
-    stream = [(["a", "b"], True, "easy"), (["a"], False, "hard"), (["b", "c"], False, "hard"),
-              (["a", "c"], True, "easy"), (["c"], True, "hard")]
+    stream = [
+        (["a", "b"], True, "easy"),
+        (["a"], False, "hard"),
+        (["b", "c"], False, "hard"),
+        (["a", "c"], True, "easy"),
+        (["c"], True, "hard"),
+    ]
     cmw, plain = ContextualMemoryWorth(), MemoryWorth()
     for retrieved, success, context in stream:
         cmw.update(retrieved, success, context=context)

@@ -5,8 +5,15 @@ import math
 import numpy as np
 import pytest
 
-from forgetting.worth import (MIXED, UNCERTAIN, discounted_counter_paths, discounted_counters,
-                              DiscountedMemoryWorth, memory_worth, MemoryWorth)
+from forgetting.worth import (
+    MIXED,
+    UNCERTAIN,
+    DiscountedMemoryWorth,
+    MemoryWorth,
+    discounted_counter_paths,
+    discounted_counters,
+    memory_worth,
+)
 
 
 @pytest.mark.parametrize("discount", [0, 0.0, -0.5, 1.5, math.nan, True])
@@ -31,8 +38,14 @@ def direct_discounted(stream, discount):
 
 def random_stream(seed, n_episodes, n_memories=12, k=3):
     rng = np.random.default_rng(seed)
-    return [(rng.choice(n_memories, size=k, replace=False).tolist(), bool(rng.random() < 0.6),
-             rng.uniform(0.0, 2.0, k).tolist()) for _ in range(n_episodes)]
+    return [
+        (
+            rng.choice(n_memories, size=k, replace=False).tolist(),
+            bool(rng.random() < 0.6),
+            rng.uniform(0.0, 2.0, k).tolist(),
+        )
+        for _ in range(n_episodes)
+    ]
 
 
 @pytest.mark.parametrize("discount", [0.5, 0.9, 0.99, 1.0])
@@ -87,7 +100,9 @@ def test_closed_form_recursive_filter_and_online_estimator_agree(discount):
     online = DiscountedMemoryWorth(discount)
     for row, won in zip(retrieved, outcomes):
         online.update(row.tolist(), bool(won))
-    assert np.allclose([online.counters(i) for i in range(n)], np.column_stack([pos, neg]), rtol=1e-12, atol=0)
+    assert np.allclose(
+        [online.counters(i) for i in range(n)], np.column_stack([pos, neg]), rtol=1e-12, atol=0
+    )
 
 
 def test_counter_paths_refuse_a_bad_discount():

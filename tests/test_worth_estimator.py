@@ -111,14 +111,22 @@ def test_every_problem_of_an_episode_is_listed_at_once():
     assert "duplicates" in text and "success must be a bool" in text and "weights" in text
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"prior": 1.5}, "prior"), ({"prior": -0.1}, "prior"), ({"prior": math.nan}, "prior"),
-    ({"prior": True}, "prior"), ({"prior": "0.5"}, "prior"),
-    ({"min_evidence": -1}, "min_evidence"), ({"min_evidence": math.inf}, "min_evidence"),
-    ({"high_threshold": 1.01}, "high_threshold"), ({"low_threshold": -0.01}, "low_threshold"),
-    ({"high_threshold": 0.3, "low_threshold": 0.3}, "low_threshold must be < high_threshold"),
-    ({"high_threshold": 0.2, "low_threshold": 0.6}, "low_threshold must be < high_threshold"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"prior": 1.5}, "prior"),
+        ({"prior": -0.1}, "prior"),
+        ({"prior": math.nan}, "prior"),
+        ({"prior": True}, "prior"),
+        ({"prior": "0.5"}, "prior"),
+        ({"min_evidence": -1}, "min_evidence"),
+        ({"min_evidence": math.inf}, "min_evidence"),
+        ({"high_threshold": 1.01}, "high_threshold"),
+        ({"low_threshold": -0.01}, "low_threshold"),
+        ({"high_threshold": 0.3, "low_threshold": 0.3}, "low_threshold must be < high_threshold"),
+        ({"high_threshold": 0.2, "low_threshold": 0.6}, "low_threshold must be < high_threshold"),
+    ],
+)
 def test_bad_hyperparameters_name_argument_value_and_range(kwargs, name):
     with pytest.raises(ValueError, match=name) as info:
         MemoryWorth(**kwargs)

@@ -4,20 +4,32 @@ import numpy as np
 import pytest
 
 from forgetting import worth
-from forgetting.worth import (HIGH_VALUE, LOW_VALUE, MIXED, UNCERTAIN, WORTH_CLASSES, class_counts,
-                              memory_worth, MemoryWorth, worth_class)
+from forgetting.worth import (
+    HIGH_VALUE,
+    LOW_VALUE,
+    MIXED,
+    UNCERTAIN,
+    WORTH_CLASSES,
+    MemoryWorth,
+    class_counts,
+    memory_worth,
+    worth_class,
+)
 
 
-@pytest.mark.parametrize("pos, neg, expected", [
-    (7.0, 3.0, HIGH_VALUE),   # worth exactly 0.7 -> high-value
-    (3.0, 7.0, LOW_VALUE),    # worth exactly 0.3 -> low-value
-    (5.0, 5.0, MIXED),
-    (6.9, 3.1, MIXED),        # just below 0.7
-    (5.0, 0.0, HIGH_VALUE),   # evidence exactly min_evidence (5) is enough
-    (4.0, 0.0, UNCERTAIN),    # evidence 4 < 5, even at worth 1
-    (0.0, 4.999, UNCERTAIN),
-    (0.0, 5.0, LOW_VALUE),
-])
+@pytest.mark.parametrize(
+    "pos, neg, expected",
+    [
+        (7.0, 3.0, HIGH_VALUE),  # worth exactly 0.7 -> high-value
+        (3.0, 7.0, LOW_VALUE),  # worth exactly 0.3 -> low-value
+        (5.0, 5.0, MIXED),
+        (6.9, 3.1, MIXED),  # just below 0.7
+        (5.0, 0.0, HIGH_VALUE),  # evidence exactly min_evidence (5) is enough
+        (4.0, 0.0, UNCERTAIN),  # evidence 4 < 5, even at worth 1
+        (0.0, 4.999, UNCERTAIN),
+        (0.0, 5.0, LOW_VALUE),
+    ],
+)
 def test_classification_at_the_edges(pos, neg, expected):
     mw = MemoryWorth()
     mw.successes_["m"], mw.failures_["m"] = pos, neg
@@ -32,14 +44,23 @@ def test_classification_thresholds_are_configurable():
     assert mw.classify("a") == HIGH_VALUE
     assert mw.classify("b") == MIXED
     assert mw.classify("unseen") == MIXED  # no evidence needed; prior 0.5 is mixed
-    labels = worth_class(np.array([0.9, 0.1, 0.5, 1.0]), np.array([1.0, 1.0, 1.0, 0.5]),
-                         min_evidence=1.0, high_threshold=0.9, low_threshold=0.1)
+    labels = worth_class(
+        np.array([0.9, 0.1, 0.5, 1.0]),
+        np.array([1.0, 1.0, 1.0, 0.5]),
+        min_evidence=1.0,
+        high_threshold=0.9,
+        low_threshold=0.1,
+    )
     assert labels.tolist() == [HIGH_VALUE, LOW_VALUE, MIXED, UNCERTAIN]
 
 
 def test_default_constants():
-    assert (worth.DEFAULT_PRIOR, worth.DEFAULT_MIN_EVIDENCE, worth.DEFAULT_HIGH_THRESHOLD,
-            worth.DEFAULT_LOW_THRESHOLD) == (0.5, 5.0, 0.7, 0.3)
+    assert (
+        worth.DEFAULT_PRIOR,
+        worth.DEFAULT_MIN_EVIDENCE,
+        worth.DEFAULT_HIGH_THRESHOLD,
+        worth.DEFAULT_LOW_THRESHOLD,
+    ) == (0.5, 5.0, 0.7, 0.3)
     mw = MemoryWorth()
     assert (mw.prior, mw.min_evidence, mw.high_threshold, mw.low_threshold) == (0.5, 5.0, 0.7, 0.3)
 

@@ -16,8 +16,14 @@ from typing import cast
 import numpy as np
 
 __all__ = [
-    "is_int", "is_real", "is_hashable", "int_problem", "real_problem", "raise_problems",
-    "require_int", "require_real",
+    "is_int",
+    "is_real",
+    "is_hashable",
+    "int_problem",
+    "real_problem",
+    "raise_problems",
+    "require_int",
+    "require_real",
 ]
 
 
@@ -50,20 +56,38 @@ def is_hashable(value: object) -> bool:
     return True
 
 
-def int_problem(name: str, value: object, minimum: int | None = None, maximum: int | None = None,
-                allow_numpy: bool = False) -> str | None:
+def int_problem(
+    name: str,
+    value: object,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    allow_numpy: bool = False,
+) -> str | None:
     """``None`` if ``value`` is an int in ``[minimum, maximum]``, else the sentence saying why not."""
     if is_int(value, allow_numpy):
         number = int(cast(int, value))
         if (minimum is None or number >= minimum) and (maximum is None or number <= maximum):
             return None
-    bounds = " and ".join(part for part in (
-        f">= {minimum}" if minimum is not None else "", f"<= {maximum}" if maximum is not None else "") if part)
+    bounds = " and ".join(
+        part
+        for part in (
+            f">= {minimum}" if minimum is not None else "",
+            f"<= {maximum}" if maximum is not None else "",
+        )
+        if part
+    )
     return f"{name} must be an int{' ' + bounds if bounds else ''}, got {value!r}"
 
 
-def real_problem(name: str, value: object, low: float = -math.inf, high: float = math.inf, *,
-                 low_open: bool = False, high_open: bool = False) -> str | None:
+def real_problem(
+    name: str,
+    value: object,
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> str | None:
     """``None`` if ``value`` is a finite real number in the interval, else the sentence saying why not.
 
     The interval is ``[low, high]``; ``low_open``/``high_open`` exclude an end.
@@ -92,15 +116,27 @@ def raise_problems(problems: Iterable[str | None], prefix: str = "") -> None:
         raise ValueError(prefix + "; ".join(found))
 
 
-def require_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None,
-                allow_numpy: bool = False) -> int:
+def require_int(
+    name: str,
+    value: object,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    allow_numpy: bool = False,
+) -> int:
     """``value`` as an int, or ``ValueError`` from :func:`int_problem`."""
     raise_problems([int_problem(name, value, minimum, maximum, allow_numpy)])
     return int(cast(int, value))
 
 
-def require_real(name: str, value: object, low: float = -math.inf, high: float = math.inf, *,
-                 low_open: bool = False, high_open: bool = False) -> float:
+def require_real(
+    name: str,
+    value: object,
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
     """``value`` as a float, or ``ValueError`` from :func:`real_problem`."""
     raise_problems([real_problem(name, value, low, high, low_open=low_open, high_open=high_open)])
     return float(cast(float, value))

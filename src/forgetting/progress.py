@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 #: Environment variable naming the terminal a chapter kernel may draw progress bars on (set by
 #: the pipeline, which runs chapters in kernels whose own stderr Jupyter captures).

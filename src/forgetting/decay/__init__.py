@@ -10,17 +10,38 @@
 * :mod:`~forgetting.decay.study` -- every comparison of the decay chapters as one function.
 """
 
-from .curves import (DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, DEFAULT_WINDOW_SIZE,
-                     decay_eviction_delay, naive_eviction_turn, reinforced_stability, retention,
-                     stability_after_recalls, window_eviction_delay)
+from .curves import (
+    DEFAULT_BASELINE_STABILITY,
+    DEFAULT_EVICTION_THRESHOLD,
+    DEFAULT_WINDOW_SIZE,
+    decay_eviction_delay,
+    naive_eviction_turn,
+    reinforced_stability,
+    retention,
+    stability_after_recalls,
+    window_eviction_delay,
+)
 from .engines import EbbinghausEngine, Engine, MemoryItem, RecencyWindow
 from .sessions import Session, SessionConfig, generate_session
 from .simulation import Trace, simulate
 
 __all__ = [
-    "DEFAULT_BASELINE_STABILITY", "DEFAULT_EVICTION_THRESHOLD", "DEFAULT_WINDOW_SIZE",
-    "retention", "reinforced_stability", "stability_after_recalls", "naive_eviction_turn",
-    "decay_eviction_delay", "window_eviction_delay",
-    "Engine", "MemoryItem", "EbbinghausEngine", "RecencyWindow",
-    "SessionConfig", "Session", "generate_session", "Trace", "simulate",
+    "DEFAULT_BASELINE_STABILITY",
+    "DEFAULT_EVICTION_THRESHOLD",
+    "DEFAULT_WINDOW_SIZE",
+    "retention",
+    "reinforced_stability",
+    "stability_after_recalls",
+    "naive_eviction_turn",
+    "decay_eviction_delay",
+    "window_eviction_delay",
+    "Engine",
+    "MemoryItem",
+    "EbbinghausEngine",
+    "RecencyWindow",
+    "SessionConfig",
+    "Session",
+    "generate_session",
+    "Trace",
+    "simulate",
 ]

@@ -9,9 +9,16 @@ import math
 from functools import lru_cache
 
 __all__ = [
-    "DEFAULT_EVICTION_THRESHOLD", "DEFAULT_BASELINE_STABILITY", "DEFAULT_WINDOW_SIZE", "NEVER_TURN",
-    "retention", "reinforced_stability", "naive_eviction_turn", "decay_eviction_delay",
-    "window_eviction_delay", "stability_after_recalls",
+    "DEFAULT_EVICTION_THRESHOLD",
+    "DEFAULT_BASELINE_STABILITY",
+    "DEFAULT_WINDOW_SIZE",
+    "NEVER_TURN",
+    "retention",
+    "reinforced_stability",
+    "naive_eviction_turn",
+    "decay_eviction_delay",
+    "window_eviction_delay",
+    "stability_after_recalls",
 ]
 
 DEFAULT_EVICTION_THRESHOLD = 0.20
@@ -77,6 +84,7 @@ def decay_eviction_delay(stability: float, eviction_threshold: float) -> int | N
     closed form can be off by more than one turn), so the schedule agrees bit for bit with a
     direct scan.
     """
+
     def below(t: int) -> bool:
         return retention(t, stability) < eviction_threshold
 

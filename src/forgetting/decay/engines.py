@@ -36,8 +36,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .._validate import int_problem, raise_problems, real_problem
-from .curves import (DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, DEFAULT_WINDOW_SIZE,
-                     decay_eviction_delay, reinforced_stability, retention, window_eviction_delay)
+from .curves import (
+    DEFAULT_BASELINE_STABILITY,
+    DEFAULT_EVICTION_THRESHOLD,
+    DEFAULT_WINDOW_SIZE,
+    decay_eviction_delay,
+    reinforced_stability,
+    retention,
+    window_eviction_delay,
+)
 
 __all__ = ["MemoryItem", "Engine", "EngineFactory", "EbbinghausEngine", "RecencyWindow", "scan_evictions"]
 
@@ -163,11 +170,14 @@ class _ScheduledEngine:
         if type(mem_id) is not str or not mem_id:
             _check_mem_id(mem_id)
         if mem_id in self._items:
-            raise ValueError(f"mem_id {mem_id!r} is already registered (at turn "
-                             f"{self._items[mem_id].created_turn}); ids must be unique while present")
+            raise ValueError(
+                f"mem_id {mem_id!r} is already registered (at turn "
+                f"{self._items[mem_id].created_turn}); ids must be unique while present"
+            )
         self._clock = turn
-        item = MemoryItem(mem_id, content, bool(is_foundational), turn, turn, 1,
-                          self._initial_stability(), self._sequence)
+        item = MemoryItem(
+            mem_id, content, bool(is_foundational), turn, turn, 1, self._initial_stability(), self._sequence
+        )
         self._sequence += 1
         self._items[mem_id] = item
         delay = self._eviction_delay(item)
@@ -283,12 +293,19 @@ class EbbinghausEngine(_ScheduledEngine):
     ([], ['fact'])
     """
 
-    def __init__(self, eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
-                 baseline_stability: float = DEFAULT_BASELINE_STABILITY) -> None:
-        raise_problems([
-            real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True),
-            real_problem("baseline_stability", baseline_stability, 0.0, low_open=True),
-        ])
+    def __init__(
+        self,
+        eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+        baseline_stability: float = DEFAULT_BASELINE_STABILITY,
+    ) -> None:
+        raise_problems(
+            [
+                real_problem(
+                    "eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True
+                ),
+                real_problem("baseline_stability", baseline_stability, 0.0, low_open=True),
+            ]
+        )
         super().__init__()
         self.eviction_threshold = float(eviction_threshold)
         self.baseline_stability = float(baseline_stability)

@@ -17,8 +17,15 @@ from dataclasses import dataclass
 
 from .simulation import Trace
 
-__all__ = ["frr", "terminal_frr", "frr_checkpoints", "SurvivalStats", "survival_stats",
-           "footprint_reduction", "zero_variance_alarm"]
+__all__ = [
+    "frr",
+    "terminal_frr",
+    "frr_checkpoints",
+    "SurvivalStats",
+    "survival_stats",
+    "footprint_reduction",
+    "zero_variance_alarm",
+]
 
 
 def frr(trace: Trace, turn: int) -> float:

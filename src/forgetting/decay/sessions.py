@@ -31,8 +31,19 @@ from typing import Any, Literal
 from .._validate import is_int as _is_int
 from .._validate import is_real as _is_real
 
-__all__ = ["Event", "Schedule", "RECALL_BASE_OFFSETS", "RECALL_JITTER", "UNIFORM_RANGE", "SCHEDULES",
-           "SessionConfig", "Session", "spaced_recall_turns", "uniform_recall_turns", "generate_session"]
+__all__ = [
+    "Event",
+    "Schedule",
+    "RECALL_BASE_OFFSETS",
+    "RECALL_JITTER",
+    "UNIFORM_RANGE",
+    "SCHEDULES",
+    "SessionConfig",
+    "Session",
+    "spaced_recall_turns",
+    "uniform_recall_turns",
+    "generate_session",
+]
 
 Event = tuple[int, str, str, bool]
 """``(turn, action, mem_id, is_foundational)`` with ``action`` ``"register"`` or ``"recall"``."""
@@ -73,8 +84,13 @@ class SessionConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        for name, low in (("seed", None), ("session_length", 1), ("num_foundational", 0),
-                          ("recalls_per_foundational", 0), ("noise_per_turn", 0)):
+        for name, low in (
+            ("seed", None),
+            ("session_length", 1),
+            ("num_foundational", 0),
+            ("recalls_per_foundational", 0),
+            ("noise_per_turn", 0),
+        ):
             value = getattr(self, name)
             if not _is_int(value):
                 problems.append(f"{name} must be an int, got {value!r}")
@@ -83,34 +99,49 @@ class SessionConfig:
         if self.schedule not in SCHEDULES:
             problems.append(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
         offsets = self.recall_base_offsets
-        offsets_ok = isinstance(offsets, (tuple, list)) and bool(offsets) \
+        offsets_ok = (
+            isinstance(offsets, (tuple, list))
+            and bool(offsets)
             and all(_is_int(o) and o >= 1 for o in offsets)
+        )
         if not offsets_ok:
             problems.append(f"recall_base_offsets must be a non-empty tuple of ints >= 1, got {offsets!r}")
         elif _is_int(self.recalls_per_foundational) and self.recalls_per_foundational > len(offsets):
-            problems.append(f"recalls_per_foundational must be <= {len(offsets)} (one recall per base "
-                            f"offset), got {self.recalls_per_foundational}")
+            problems.append(
+                f"recalls_per_foundational must be <= {len(offsets)} (one recall per base "
+                f"offset), got {self.recalls_per_foundational}"
+            )
         jitter = self.recall_jitter
         if not _is_pair(jitter, _is_real) or not 0 < jitter[0] <= jitter[1]:
-            problems.append(f"recall_jitter must be a pair (low, high) of finite numbers with "
-                            f"0 < low <= high, got {jitter!r}")
+            problems.append(
+                f"recall_jitter must be a pair (low, high) of finite numbers with "
+                f"0 < low <= high, got {jitter!r}"
+            )
         elif offsets_ok and not _is_real(_product(max(offsets), jitter[1])):
-            problems.append(f"recall_jitter must keep every offset * factor finite, got high {jitter[1]!r} "
-                            f"with the largest recall_base_offsets entry {max(offsets)!r}")
+            problems.append(
+                f"recall_jitter must keep every offset * factor finite, got high {jitter[1]!r} "
+                f"with the largest recall_base_offsets entry {max(offsets)!r}"
+            )
         span = self.uniform_range
         if not _is_pair(span, _is_int) or not 1 <= span[0] <= span[1]:
-            problems.append(f"uniform_range must be a pair (first, last) of ints with 1 <= first <= last, "
-                            f"got {span!r}")
-        elif self.schedule == "uniform" and _is_int(self.recalls_per_foundational) \
-                and self.recalls_per_foundational > span[1] - span[0] + 1:
-            problems.append(f"recalls_per_foundational must be <= {span[1] - span[0] + 1} (the turns in "
-                            f"uniform_range {span!r}) for schedule 'uniform', "
-                            f"got {self.recalls_per_foundational}")
+            problems.append(
+                f"uniform_range must be a pair (first, last) of ints with 1 <= first <= last, got {span!r}"
+            )
+        elif (
+            self.schedule == "uniform"
+            and _is_int(self.recalls_per_foundational)
+            and self.recalls_per_foundational > span[1] - span[0] + 1
+        ):
+            problems.append(
+                f"recalls_per_foundational must be <= {span[1] - span[0] + 1} (the turns in "
+                f"uniform_range {span!r}) for schedule 'uniform', "
+                f"got {self.recalls_per_foundational}"
+            )
         if problems:
             raise ValueError("invalid SessionConfig: " + "; ".join(problems))
 
     @classmethod
-    def from_dict(cls, params: Mapping[str, Any]) -> "SessionConfig":
+    def from_dict(cls, params: Mapping[str, Any]) -> SessionConfig:
         """Build from a mapping; unknown names raise ``ValueError`` listing the allowed ones."""
         allowed = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(params) - set(allowed))
@@ -118,11 +149,9 @@ class SessionConfig:
             raise ValueError(f"unknown session parameter(s) {unknown}; allowed: {allowed}")
         return cls(**params)
 
-    def replace(self, **changes: Any) -> "SessionConfig":
+    def replace(self, **changes: Any) -> SessionConfig:
         """A copy with some fields changed (validated like the constructor)."""
         return SessionConfig.from_dict({**dataclasses.asdict(self), **changes})
-
-
 
 
 def _product(a: float, b: float) -> float:

@@ -17,17 +17,35 @@ from .. import stats
 from .._validate import require_int
 from ..progress import progress
 from . import metrics
-from .curves import (DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, DEFAULT_WINDOW_SIZE,
-                     decay_eviction_delay, naive_eviction_turn, retention, stability_after_recalls,
-                     window_eviction_delay)
+from .curves import (
+    DEFAULT_BASELINE_STABILITY,
+    DEFAULT_EVICTION_THRESHOLD,
+    DEFAULT_WINDOW_SIZE,
+    decay_eviction_delay,
+    naive_eviction_turn,
+    retention,
+    stability_after_recalls,
+    window_eviction_delay,
+)
 from .engines import EbbinghausEngine, Engine, RecencyWindow
 from .sessions import SessionConfig, generate_session
 from .simulation import Trace, simulate
 
 __all__ = [
-    "Policy", "DECAY", "WINDOW", "run_session", "run_seeds", "summarize_runs", "headline",
-    "noise_sweep", "sensitivity_sweep", "trace_session", "mechanism_check", "retention_curves",
-    "grace_period_table", "first_recall_in_grace",
+    "Policy",
+    "DECAY",
+    "WINDOW",
+    "run_session",
+    "run_seeds",
+    "summarize_runs",
+    "headline",
+    "noise_sweep",
+    "sensitivity_sweep",
+    "trace_session",
+    "mechanism_check",
+    "retention_curves",
+    "grace_period_table",
+    "first_recall_in_grace",
 ]
 
 
@@ -114,14 +132,19 @@ def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def headline(config: SessionConfig, n_seeds: int,
-             policies: Sequence[Policy] = (DECAY, WINDOW)) -> list[dict[str, Any]]:
+def headline(
+    config: SessionConfig, n_seeds: int, policies: Sequence[Policy] = (DECAY, WINDOW)
+) -> list[dict[str, Any]]:
     """One summary row per policy over ``n_seeds`` sessions of ``config``."""
     return [{"policy": p.label, **summarize_runs(run_seeds(p, config, n_seeds))} for p in policies]
 
 
-def noise_sweep(config: SessionConfig, noise_levels: Sequence[int], n_seeds: int,
-                policies: Sequence[Policy] = (DECAY, WINDOW)) -> list[dict[str, Any]]:
+def noise_sweep(
+    config: SessionConfig,
+    noise_levels: Sequence[int],
+    n_seeds: int,
+    policies: Sequence[Policy] = (DECAY, WINDOW),
+) -> list[dict[str, Any]]:
     """Terminal FRR of each policy at each noise level (a table, never a fitted slope)."""
     rows = []
     for noise in noise_levels:
@@ -133,19 +156,31 @@ def noise_sweep(config: SessionConfig, noise_levels: Sequence[int], n_seeds: int
     return rows
 
 
-def sensitivity_sweep(config: SessionConfig, thresholds: Sequence[float], windows: Sequence[int],
-                      n_seeds: int) -> list[dict[str, Any]]:
+def sensitivity_sweep(
+    config: SessionConfig, thresholds: Sequence[float], windows: Sequence[int], n_seeds: int
+) -> list[dict[str, Any]]:
     """Decay FRR vs window FRR on the grid thresholds x windows; ``holds`` if decay wins.
 
     The decay result depends only on theta and the window result only on W, so each
     is simulated once per value and paired on the grid.
     """
-    decay_frr = {t: summarize_runs(run_seeds(Policy("decay", t), config, n_seeds))["frr_mean"]
-                 for t in thresholds}
-    window_frr = {w: summarize_runs(run_seeds(Policy("window", w), config, n_seeds))["frr_mean"]
-                  for w in windows}
-    return [{"threshold": t, "window": w, "decay_frr": decay_frr[t], "window_frr": window_frr[w],
-             "holds": decay_frr[t] > window_frr[w]} for t in thresholds for w in windows]
+    decay_frr = {
+        t: summarize_runs(run_seeds(Policy("decay", t), config, n_seeds))["frr_mean"] for t in thresholds
+    }
+    window_frr = {
+        w: summarize_runs(run_seeds(Policy("window", w), config, n_seeds))["frr_mean"] for w in windows
+    }
+    return [
+        {
+            "threshold": t,
+            "window": w,
+            "decay_frr": decay_frr[t],
+            "window_frr": window_frr[w],
+            "holds": decay_frr[t] > window_frr[w],
+        }
+        for t in thresholds
+        for w in windows
+    ]
 
 
 def trace_session(policy: Policy, config: SessionConfig) -> Trace:
@@ -153,8 +188,11 @@ def trace_session(policy: Policy, config: SessionConfig) -> Trace:
     return simulate(policy.engine(), generate_session(config))
 
 
-def mechanism_check(config: SessionConfig, eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
-                    baseline_stability: float = DEFAULT_BASELINE_STABILITY) -> dict[str, Any]:
+def mechanism_check(
+    config: SessionConfig,
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+    baseline_stability: float = DEFAULT_BASELINE_STABILITY,
+) -> dict[str, Any]:
     """State of the first foundational fact after one session under decay.
 
     Returns its recall turns (comma-separated), ``recalls`` (touch count - 1), its
@@ -170,23 +208,34 @@ def mechanism_check(config: SessionConfig, eviction_threshold: float = DEFAULT_E
     fact = session.foundational_ids[0]
     item = engine.item(fact)
     length = config.session_length
-    return {"recall_turns": ", ".join(map(str, session.recall_turns(fact))),
-            "recalls": item.touch_count - 1, "stability": item.stability,
-            "turns_since": length - item.last_touched, "retention": engine.retention(fact, length)}
+    return {
+        "recall_turns": ", ".join(map(str, session.recall_turns(fact))),
+        "recalls": item.touch_count - 1,
+        "stability": item.stability,
+        "turns_since": length - item.last_touched,
+        "retention": engine.retention(fact, length),
+    }
 
 
-def retention_curves(turns: Sequence[int], recalls: Sequence[int],
-                     baseline_stability: float = DEFAULT_BASELINE_STABILITY) -> dict[int, list[float]]:
+def retention_curves(
+    turns: Sequence[int], recalls: Sequence[int], baseline_stability: float = DEFAULT_BASELINE_STABILITY
+) -> dict[int, list[float]]:
     """Retention against turns since the last touch, for items recalled ``r`` times."""
-    return {r: [retention(t, stability_after_recalls(r, baseline_stability)) for t in turns]
-            for r in recalls}
+    return {r: [retention(t, stability_after_recalls(r, baseline_stability)) for t in turns] for r in recalls}
 
 
-def grace_period_table(stabilities: Iterable[float],
-                       threshold: float = DEFAULT_EVICTION_THRESHOLD) -> list[dict[str, float | None]]:
+def grace_period_table(
+    stabilities: Iterable[float], threshold: float = DEFAULT_EVICTION_THRESHOLD
+) -> list[dict[str, float | None]]:
     """Naive eviction turn ``S0 ln(1/theta)`` and the integer turn the engine evicts at."""
-    return [{"baseline_stability": s, "naive_eviction_turn": naive_eviction_turn(s, threshold),
-             "eviction_delay": decay_eviction_delay(s, threshold)} for s in stabilities]
+    return [
+        {
+            "baseline_stability": s,
+            "naive_eviction_turn": naive_eviction_turn(s, threshold),
+            "eviction_delay": decay_eviction_delay(s, threshold),
+        }
+        for s in stabilities
+    ]
 
 
 def first_recall_in_grace(config: SessionConfig, n_seeds: int, policy: Policy) -> float:

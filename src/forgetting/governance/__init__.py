@@ -11,16 +11,50 @@ a memory that keeps travelling with failures drifts to ``low-value`` and can be 
 * :mod:`.summary` -- means over seeds, a digest, the chapter's table rows.
 """
 
-from .policies import POLICIES, FactState, GovernanceRun, decay_fact_states, run_governance, run_governance_seeds
-from .summary import (POLICY_LABELS, co_retrieval_sweep, governance_digest, late_success, late_window,
-                      policy_table, summarize_governance)
-from .world import (STALE, TRUE, GovernanceOutcome, GovernanceSession, GovernanceWorld,
-                    generate_governance_session)
+from .policies import (
+    POLICIES,
+    FactState,
+    GovernanceRun,
+    decay_fact_states,
+    run_governance,
+    run_governance_seeds,
+)
+from .summary import (
+    POLICY_LABELS,
+    co_retrieval_sweep,
+    governance_digest,
+    late_success,
+    late_window,
+    policy_table,
+    summarize_governance,
+)
+from .world import (
+    STALE,
+    TRUE,
+    GovernanceOutcome,
+    GovernanceSession,
+    GovernanceWorld,
+    generate_governance_session,
+)
 
 __all__ = [
-    "POLICIES", "POLICY_LABELS", "STALE", "TRUE",
-    "FactState", "GovernanceOutcome", "GovernanceRun", "GovernanceSession", "GovernanceWorld",
-    "co_retrieval_sweep", "decay_fact_states", "generate_governance_session", "governance_digest",
-    "late_success", "late_window", "policy_table", "run_governance", "run_governance_seeds",
+    "POLICIES",
+    "POLICY_LABELS",
+    "STALE",
+    "TRUE",
+    "FactState",
+    "GovernanceOutcome",
+    "GovernanceRun",
+    "GovernanceSession",
+    "GovernanceWorld",
+    "co_retrieval_sweep",
+    "decay_fact_states",
+    "generate_governance_session",
+    "governance_digest",
+    "late_success",
+    "late_window",
+    "policy_table",
+    "run_governance",
+    "run_governance_seeds",
     "summarize_governance",
 ]

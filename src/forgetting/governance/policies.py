@@ -25,8 +25,15 @@ from ..decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
 from ..worth import DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, LOW_VALUE, MemoryWorth
 from .world import STALE, TRUE, GovernanceSession, GovernanceWorld, generate_governance_session
 
-__all__ = ["POLICIES", "DEPLOYMENT_FACTS", "GovernanceRun", "FactState", "run_governance",
-           "run_governance_seeds", "decay_fact_states"]
+__all__ = [
+    "POLICIES",
+    "DEPLOYMENT_FACTS",
+    "GovernanceRun",
+    "FactState",
+    "run_governance",
+    "run_governance_seeds",
+    "decay_fact_states",
+]
 
 POLICIES = ("decay", "worth", "combined")
 """``decay``: Ebbinghaus engine alone; ``worth``: Memory Worth deprecation over a store that
@@ -90,7 +97,7 @@ class GovernanceRun:
     @property
     def mean_working_set(self) -> float:
         """Mean working-set size over the turns after the shift."""
-        return float(np.mean(self.working_set[self.shift_turn:]))
+        return float(np.mean(self.working_set[self.shift_turn :]))
 
 
 @dataclass(frozen=True)
@@ -136,21 +143,29 @@ class _NeverEvictingStore:
         return len(self._ids)
 
 
-def _check_rules(session: object, policy: str, eviction_threshold: float, min_evidence: float,
-                 low_threshold: float) -> None:
+def _check_rules(
+    session: object, policy: str, eviction_threshold: float, min_evidence: float, low_threshold: float
+) -> None:
     if not isinstance(session, GovernanceSession):
         raise ValueError(f"session must be a GovernanceSession, got {session!r}")
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
-    raise_problems([
-        real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True),
-        real_problem("min_evidence", min_evidence, 1.0),
-        real_problem("low_threshold", low_threshold, 0.0, 0.7, high_open=True),
-    ])
+    raise_problems(
+        [
+            real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True),
+            real_problem("min_evidence", min_evidence, 1.0),
+            real_problem("low_threshold", low_threshold, 0.0, 0.7, high_open=True),
+        ]
+    )
 
 
-def _play(session: GovernanceSession, policy: str, eviction_threshold: float, min_evidence: float,
-          low_threshold: float) -> tuple[GovernanceRun, _Store]:
+def _play(
+    session: GovernanceSession,
+    policy: str,
+    eviction_threshold: float,
+    min_evidence: float,
+    low_threshold: float,
+) -> tuple[GovernanceRun, _Store]:
     """Play ``session`` under ``policy``; the run and the store as it is after the last turn."""
     _check_rules(session, policy, eviction_threshold, min_evidence, low_threshold)
     world = session.world
@@ -181,8 +196,9 @@ def _play(session: GovernanceSession, policy: str, eviction_threshold: float, mi
                 retrieved = available
                 if len(retrieved) == 2 and session.draw_both[i] >= world.co_retrieval:
                     retrieved = [STALE] if session.draw_which[i] < 0.5 else [TRUE]
-                success = session.draw_outcome[i] < world.outcome.probability(TRUE in retrieved,
-                                                                               STALE in retrieved)
+                success = session.draw_outcome[i] < world.outcome.probability(
+                    TRUE in retrieved, STALE in retrieved
+                )
             for mem_id in retrieved:
                 engine.recall(mem_id, turn)
             if worth is not None and retrieved:
@@ -196,19 +212,35 @@ def _play(session: GovernanceSession, policy: str, eviction_threshold: float, mi
                 trace.append((worth.worth(STALE), worth.worth(TRUE)))
         engine.step(turn)
         for mem_id, born in ((STALE, 1), (TRUE, world.shift_turn)):
-            if turn >= born and mem_id not in removed and (mem_id in deprecated or not engine.is_present(mem_id)):
+            if (
+                turn >= born
+                and mem_id not in removed
+                and (mem_id in deprecated or not engine.is_present(mem_id))
+            ):
                 removed[mem_id] = turn
         sizes.append(engine.working_set_size() - sum(engine.is_present(m) for m in deprecated))
-    run = GovernanceRun(policy, session.seed, world.shift_turn, session.task_turns, tuple(successes),
-                        tuple(retrieved_log), tuple(sizes), None if worth is None else tuple(trace),
-                        removed.get(STALE), removed.get(TRUE))
+    run = GovernanceRun(
+        policy,
+        session.seed,
+        world.shift_turn,
+        session.task_turns,
+        tuple(successes),
+        tuple(retrieved_log),
+        tuple(sizes),
+        None if worth is None else tuple(trace),
+        removed.get(STALE),
+        removed.get(TRUE),
+    )
     return run, engine
 
 
-def run_governance(session: GovernanceSession, policy: str,
-                   eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
-                   min_evidence: float = DEFAULT_MIN_EVIDENCE,
-                   low_threshold: float = DEFAULT_LOW_THRESHOLD) -> GovernanceRun:
+def run_governance(
+    session: GovernanceSession,
+    policy: str,
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+    min_evidence: float = DEFAULT_MIN_EVIDENCE,
+    low_threshold: float = DEFAULT_LOW_THRESHOLD,
+) -> GovernanceRun:
     """Play ``session`` under ``policy`` (one of :data:`POLICIES`); see the module docstring.
 
     Parameters
@@ -230,8 +262,9 @@ def run_governance(session: GovernanceSession, policy: str,
     return _play(session, policy, eviction_threshold, min_evidence, low_threshold)[0]
 
 
-def decay_fact_states(session: GovernanceSession,
-                      eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD) -> dict[str, FactState]:
+def decay_fact_states(
+    session: GovernanceSession, eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD
+) -> dict[str, FactState]:
     """Each deployment fact's :class:`FactState` in the decay engine after the ``decay`` policy.
 
     Read from the engine that played the session, at its last turn; a fact the engine evicted
@@ -240,15 +273,22 @@ def decay_fact_states(session: GovernanceSession,
     _, engine = _play(session, "decay", eviction_threshold, DEFAULT_MIN_EVIDENCE, DEFAULT_LOW_THRESHOLD)
     assert isinstance(engine, EbbinghausEngine)
     last = session.world.session_length
-    return {m: FactState(engine.item(m).touch_count - 1, engine.item(m).stability, engine.retention(m, last))
-            for m in DEPLOYMENT_FACTS if engine.is_present(m)}
+    return {
+        m: FactState(engine.item(m).touch_count - 1, engine.item(m).stability, engine.retention(m, last))
+        for m in DEPLOYMENT_FACTS
+        if engine.is_present(m)
+    }
 
 
-def run_governance_seeds(world: GovernanceWorld, n_seeds: int, base_seed: int = 0,
-                         eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
-                         min_evidence: float = DEFAULT_MIN_EVIDENCE,
-                         low_threshold: float = DEFAULT_LOW_THRESHOLD,
-                         policies: Sequence[str] = POLICIES) -> dict[str, list[GovernanceRun]]:
+def run_governance_seeds(
+    world: GovernanceWorld,
+    n_seeds: int,
+    base_seed: int = 0,
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+    min_evidence: float = DEFAULT_MIN_EVIDENCE,
+    low_threshold: float = DEFAULT_LOW_THRESHOLD,
+    policies: Sequence[str] = POLICIES,
+) -> dict[str, list[GovernanceRun]]:
     """Every policy in ``policies`` on the sessions of seeds ``base_seed .. base_seed + n_seeds - 1``.
 
     Raises ``ValueError`` unless ``n_seeds >= 1`` and ``base_seed >= 0`` are ints.
@@ -256,5 +296,7 @@ def run_governance_seeds(world: GovernanceWorld, n_seeds: int, base_seed: int = 
     require_int("n_seeds", n_seeds, 1, allow_numpy=True)
     require_int("base_seed", base_seed, 0, allow_numpy=True)
     sessions = [generate_governance_session(world, base_seed + k) for k in range(n_seeds)]
-    return {p: [run_governance(s, p, eviction_threshold, min_evidence, low_threshold) for s in sessions]
-            for p in policies}
+    return {
+        p: [run_governance(s, p, eviction_threshold, min_evidence, low_threshold) for s in sessions]
+        for p in policies
+    }

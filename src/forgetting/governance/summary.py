@@ -13,8 +13,15 @@ from ..hashing import digest
 from .policies import POLICIES, GovernanceRun, run_governance_seeds
 from .world import GovernanceWorld
 
-__all__ = ["POLICY_LABELS", "summarize_governance", "governance_digest", "late_window",
-           "late_success", "policy_table", "co_retrieval_sweep"]
+__all__ = [
+    "POLICY_LABELS",
+    "summarize_governance",
+    "governance_digest",
+    "late_window",
+    "late_success",
+    "policy_table",
+    "co_retrieval_sweep",
+]
 
 POLICY_LABELS = {"decay": "decay alone", "worth": "Memory Worth alone", "combined": "combined governance"}
 """How tables and figures name each policy of :data:`~forgetting.governance.policies.POLICIES`."""
@@ -43,8 +50,9 @@ def summarize_governance(runs: Sequence[GovernanceRun]) -> dict[str, float]:
         "stale_removed": float(np.mean([r.stale_removed_turn is not None for r in runs])),
         "turns_to_remove_stale": float(np.mean(delays)) if delays else math.nan,
         "true_survives": float(np.mean([r.true_removed_turn is None for r in runs])),
-        "both_at_end": float(np.mean([r.stale_removed_turn is None and r.true_removed_turn is None
-                                      for r in runs])),
+        "both_at_end": float(
+            np.mean([r.stale_removed_turn is None and r.true_removed_turn is None for r in runs])
+        ),
         "working_set": float(np.mean([r.mean_working_set for r in runs])),
     }
 
@@ -52,8 +60,10 @@ def summarize_governance(runs: Sequence[GovernanceRun]) -> dict[str, float]:
 def governance_digest(runs: Mapping[str, Sequence[GovernanceRun]]) -> str:
     """SHA-256 (:func:`forgetting.hashing.digest`) over every policy's outcomes, removals and
     working-set sizes, by seed."""
-    body = {p: [[r.seed, r.successes, r.stale_removed_turn, r.true_removed_turn, r.working_set]
-                for r in rs] for p, rs in sorted(runs.items())}
+    body = {
+        p: [[r.seed, r.successes, r.stale_removed_turn, r.true_removed_turn, r.working_set] for r in rs]
+        for p, rs in sorted(runs.items())
+    }
     return digest(body)
 
 
@@ -78,17 +88,24 @@ def policy_table(runs: Mapping[str, Sequence[GovernanceRun]], world: GovernanceW
     rows = []
     for p in POLICIES:
         s = summarize_governance(runs[p])
-        rows.append({"policy": POLICY_LABELS[p], "success after shift": s["success_after_shift"],
-                     "success, late turns": late_success(runs[p], first, last),
-                     "stale fact removed": s["stale_removed"],
-                     "turns to remove stale": s["turns_to_remove_stale"],
-                     "true fact survives": s["true_survives"], "both kept at end": s["both_at_end"],
-                     "mean working set": s["working_set"]})
+        rows.append(
+            {
+                "policy": POLICY_LABELS[p],
+                "success after shift": s["success_after_shift"],
+                "success, late turns": late_success(runs[p], first, last),
+                "stale fact removed": s["stale_removed"],
+                "turns to remove stale": s["turns_to_remove_stale"],
+                "true fact survives": s["true_survives"],
+                "both kept at end": s["both_at_end"],
+                "mean working set": s["working_set"],
+            }
+        )
     return rows
 
 
-def co_retrieval_sweep(world: GovernanceWorld, values: Sequence[float], n_seeds: int, base_seed: int = 0,
-                       **rules: float) -> list[dict[str, Any]]:
+def co_retrieval_sweep(
+    world: GovernanceWorld, values: Sequence[float], n_seeds: int, base_seed: int = 0, **rules: float
+) -> list[dict[str, Any]]:
     """``decay`` and ``combined`` on the same sessions at each ``co_retrieval`` in ``values``.
 
     One row per value and policy (in that order): ``co_retrieval``, ``policy`` (its label) and
@@ -97,8 +114,9 @@ def co_retrieval_sweep(world: GovernanceWorld, values: Sequence[float], n_seeds:
     """
     rows = []
     for value in values:
-        runs = run_governance_seeds(replace(world, co_retrieval=value), n_seeds, base_seed,
-                                    policies=("decay", "combined"), **rules)
+        runs = run_governance_seeds(
+            replace(world, co_retrieval=value), n_seeds, base_seed, policies=("decay", "combined"), **rules
+        )
         for p in ("decay", "combined"):
             rows.append({"co_retrieval": value, "policy": POLICY_LABELS[p], **summarize_governance(runs[p])})
     return rows

@@ -23,8 +23,15 @@ import numpy as np
 
 from .._validate import is_int, raise_problems, real_problem, require_int
 
-__all__ = ["STALE", "TRUE", "JITTER", "GovernanceOutcome", "GovernanceWorld", "GovernanceSession",
-           "generate_governance_session"]
+__all__ = [
+    "STALE",
+    "TRUE",
+    "JITTER",
+    "GovernanceOutcome",
+    "GovernanceWorld",
+    "GovernanceSession",
+    "generate_governance_session",
+]
 
 STALE = "A"
 """Id of "deploy with tool X": true until the shift, stale after it."""
@@ -72,8 +79,10 @@ class GovernanceOutcome:
     p_none: float = 0.2
 
     def __post_init__(self) -> None:
-        raise_problems(_probability_problem(name, getattr(self, name))
-                       for name in ("p_ok", "p_conflict", "p_wrong", "p_none"))
+        raise_problems(
+            _probability_problem(name, getattr(self, name))
+            for name in ("p_ok", "p_conflict", "p_wrong", "p_none")
+        )
 
     def probability(self, has_true: bool, has_stale: bool) -> float:
         """Success probability given whether the true and the stale fact were retrieved."""
@@ -127,8 +136,10 @@ class GovernanceWorld:
             _int_problem("first_gap", self.first_gap, 1),
         ]
         if not any(problems[:2]) and self.shift_turn >= self.session_length:
-            problems.append(f"shift_turn must be < session_length, got shift_turn={self.shift_turn} "
-                            f"and session_length={self.session_length}")
+            problems.append(
+                f"shift_turn must be < session_length, got shift_turn={self.shift_turn} "
+                f"and session_length={self.session_length}"
+            )
         if not isinstance(self.outcome, GovernanceOutcome):
             problems.append(f"outcome must be a GovernanceOutcome, got {self.outcome!r}")
         raise_problems(problems)
@@ -183,5 +194,4 @@ def generate_governance_session(world: GovernanceWorld, seed: int) -> Governance
     after = np.arange(world.shift_turn + 1, world.session_length + 1)
     turns += [int(t) for t in after[rng.random(after.size) < world.task_rate]]
     draws = rng.random((3, len(turns)))
-    return GovernanceSession(world, int(seed), tuple(turns),
-                             *(tuple(float(x) for x in row) for row in draws))
+    return GovernanceSession(world, int(seed), tuple(turns), *(tuple(float(x) for x in row) for row in draws))

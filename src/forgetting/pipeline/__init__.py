@@ -18,8 +18,24 @@ from .run import ChapterFailed, ChapterRun, remove_orphans, run_all, run_chapter
 from .site import BuildFailed, build_site, prepare_site
 
 __all__ = [
-    "IDENTICAL", "BuildFailed", "ChapterFailed", "ChapterRun", "build_site", "compare", "export",
-    "file_report", "first_difference", "owner", "prepare_site", "promote", "published_files",
-    "remove_orphans", "replace_set", "run_all", "run_chapter", "show_in_site", "strays",
+    "IDENTICAL",
+    "BuildFailed",
+    "ChapterFailed",
+    "ChapterRun",
+    "build_site",
+    "compare",
+    "export",
+    "file_report",
+    "first_difference",
+    "owner",
+    "prepare_site",
+    "promote",
+    "published_files",
+    "remove_orphans",
+    "replace_set",
+    "run_all",
+    "run_chapter",
+    "show_in_site",
+    "strays",
     "timing_table",
 ]

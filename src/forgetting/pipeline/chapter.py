@@ -27,19 +27,20 @@ import hashlib
 import io
 import json
 import shlex
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Mapping, Sequence
+from typing import Any, BinaryIO
 
-from .chapters import ChapterSpec, spec
-from .paths import chapter_run_dir, repo_root, run_figures, run_results
 from ..hashing import digest
 from ..safeio import atomic_write
+from .chapters import ChapterSpec, spec
+from .paths import chapter_run_dir, repo_root, run_figures, run_results
 
 STYLE = "forgetting.mplstyle"
 FIGURE_FORMATS = ("png", "pdf", "svg")
-ONE_COLUMN = (3.5, 2.6)   # inches: one column of a two-column paper
-TWO_COLUMN = (7.2, 3.0)   # full text width
+ONE_COLUMN = (3.5, 2.6)  # inches: one column of a two-column paper
+TWO_COLUMN = (7.2, 3.0)  # full text width
 
 
 def use_style() -> None:
@@ -68,13 +69,14 @@ def _injected_names() -> list[str]:
     return names
 
 
-def open_chapter(name: str, namespace: Mapping[str, Any]) -> "Chapter":
+def open_chapter(name: str, namespace: Mapping[str, Any]) -> Chapter:
     """Validate the chapter's parameters from ``namespace`` and start recording."""
     chapter_spec = spec(name)
     unknown = sorted(set(_injected_names()) - set(chapter_spec.defaults))
     if unknown:
-        raise ValueError(f"chapter {name}: unknown parameter(s) {unknown}; "
-                         f"allowed: {list(chapter_spec.defaults)}")
+        raise ValueError(
+            f"chapter {name}: unknown parameter(s) {unknown}; allowed: {list(chapter_spec.defaults)}"
+        )
     params = chapter_spec.validate({p: namespace[p] for p in chapter_spec.defaults})
     return Chapter(chapter_spec, params)
 
@@ -120,22 +122,25 @@ class Chapter:
             return
         got = round(self.values[key], ndigits)
         if got != published:
-            raise AssertionError(f"{self.name}: {key} = {self.values[key]!r} rounds to {got}, "
-                                 f"the source publishes {published}")
+            raise AssertionError(
+                f"{self.name}: {key} = {self.values[key]!r} rounds to {got}, the source publishes {published}"
+            )
 
     # --- figures and tables ------------------------------------------------
     def figure(self, fig: Any, name: str) -> None:
         """Save ``fig`` as ``figures/<chapter>-<name>.{png,pdf,svg}`` and glue it as ``name``."""
-        from myst_nb import glue
         import matplotlib.pyplot as plt
+        from myst_nb import glue
 
         folder = run_figures(self.run_dir)
         folder.mkdir(parents=True, exist_ok=True)
         stem = folder / f"{self.name}-{name}"
         for fmt in FIGURE_FORMATS:
-            metadata = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Creator": None,
-                                                           "Producer": None},
-                        "svg": {"Date": None, "Creator": None}}[fmt]
+            metadata = {
+                "png": {"Software": None},
+                "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+                "svg": {"Date": None, "Creator": None},
+            }[fmt]
             atomic_write(stem.with_suffix(f".{fmt}"), _saver(fig, fmt, metadata))
         self.figures.append(stem.name)
         glue(name, fig, display=False)
@@ -157,8 +162,13 @@ class Chapter:
 
     # --- the record ----------------------------------------------------------
     def record(self) -> dict[str, Any]:
-        body = {"chapter": self.name, "published_parameters": self.published,
-                "parameters": self.params, "values": self.values, "tables": self.tables}
+        body = {
+            "chapter": self.name,
+            "published_parameters": self.published,
+            "parameters": self.params,
+            "values": self.values,
+            "tables": self.tables,
+        }
         return {**body, "digest": digest(body)}
 
     def save(self) -> Path:
@@ -174,14 +184,16 @@ class Chapter:
         """A MyST admonition with the command and parameters of this very run."""
         from IPython.display import Markdown
 
-        rows = "\n".join(f"| `{k}` | `{json.dumps(v)}` | {self.spec.param(k).help} |"
-                         for k, v in self.params.items())
+        rows = "\n".join(
+            f"| `{k}` | `{json.dumps(v)}` | {self.spec.param(k).help} |" for k, v in self.params.items()
+        )
         return Markdown(  # type: ignore[no-untyped-call, unused-ignore]
             f":::{{admonition}} Reproduce this chapter\n:class: tip\n\n"
             f"```bash\n{self.command}\n```\n\n"
             f"or, with papermill alone, `papermill book/{self.name}.ipynb out.ipynb -k python3 "
             f"--cwd book -p NAME VALUE`. This page ran with:\n\n"
-            f"| parameter | value | meaning |\n|---|---|---|\n{rows}\n:::\n")
+            f"| parameter | value | meaning |\n|---|---|---|\n{rows}\n:::\n"
+        )
 
 
 def _saver(fig: Any, fmt: str, metadata: dict[str, Any]) -> Callable[[BinaryIO], None]:

@@ -9,8 +9,9 @@ holds exactly the defaults declared here (a test checks it). The defaults are th
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -32,16 +33,27 @@ class Param:
             bounds.append(f">= {self.low}")
         if self.high is not None:
             bounds.append(f"<= {self.high}")
-        what = {"int": "an int", "float": "a number", "bool": "True or False",
-                "int-list": "a non-empty list of ints", "float-list": "a non-empty list of numbers"}[self.kind]
+        what = {
+            "int": "an int",
+            "float": "a number",
+            "bool": "True or False",
+            "int-list": "a non-empty list of ints",
+            "float-list": "a non-empty list of numbers",
+        }[self.kind]
         return what + (" " + " and ".join(bounds) if bounds else "")
 
     def validate(self, value: Any) -> Any:
         """Return ``value`` (ints accepted for floats, lists normalised) or raise ``ValueError``."""
+
         def fail() -> ValueError:
-            hint = (f" (lists go in YAML: -y '{self.name}: [...]')"
-                    if self.kind.endswith("-list") and isinstance(value, str) else "")
-            return ValueError(f"parameter {self.name}={value!r} is not allowed: expected {self.allowed}{hint}")
+            hint = (
+                f" (lists go in YAML: -y '{self.name}: [...]')"
+                if self.kind.endswith("-list") and isinstance(value, str)
+                else ""
+            )
+            return ValueError(
+                f"parameter {self.name}={value!r} is not allowed: expected {self.allowed}{hint}"
+            )
 
         if self.kind == "bool":
             if not isinstance(value, bool):
@@ -97,8 +109,9 @@ class ChapterSpec:
         for p in self.params:
             if p.name == name:
                 return p
-        raise ValueError(f"unknown parameter {name!r} for chapter {self.name!r}; "
-                         f"allowed: {[p.name for p in self.params]}")
+        raise ValueError(
+            f"unknown parameter {name!r} for chapter {self.name!r}; allowed: {[p.name for p in self.params]}"
+        )
 
     def validate(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Validate ``values`` (a subset of the parameters) alone and against the cross-parameter
@@ -136,8 +149,15 @@ _HELP = {  # meanings shared by several chapters
 }
 
 
-def _p(name: str, default: Any, kind: str, low: float | None = None, high: float | None = None,
-       quick: Any = None, help: str = "") -> Param:
+def _p(
+    name: str,
+    default: Any,
+    kind: str,
+    low: float | None = None,
+    high: float | None = None,
+    quick: Any = None,
+    help: str = "",
+) -> Param:
     return Param(name, default, kind, low, high, quick, help or _HELP.get(name, ""))
 
 
@@ -148,184 +168,482 @@ def _interval(values: Sequence[float]) -> bool:
 _W = "W of the recency window: evict when turn - last touch > W"
 _THETA_HELP = "theta of the decay engine: evict when retention < theta"
 _THETA_LOW, _THETA_HIGH = 0.001, 0.999
-CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
-    ChapterSpec("decay-retention", "Retention curves", (
-        _p("baseline_stability", 8.0, "float", 0.01, 1e6, help="S0, stability of a new item (turns)"),
-        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
-        _p("window_size", 15, "int", 1, 10_000, help=_W),
-        _p("reinforced_recalls", 4, "int", 0, 50, help="recalls of the reinforced item"),
-        _p("max_turns", 150, "int", 2, 10_000, help="turns since the last touch on the x axis"),
-    )),
-    ChapterSpec("decay-headline", "Headline comparison", (
-        _p("n_seeds", 50, "int", 2, 100_000, quick=5, help="sessions (seeds 0..n-1)"),
-        _p("session_length", 150, "int", 1, 100_000, help="turns per session"),
-        _p("num_foundational", 3, "int", 1, 1000, help="foundational facts per session"),
-        _p("recalls_per_foundational", 4, "int", 0, 6, help="scheduled recalls per fact"),
-        _p("noise_per_turn", 3, "int", 0, 1000, help="never-recalled items registered per turn"),
-        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
-        _p("window_size", 15, "int", 1, 10_000, help=_W),
-    )),
-    ChapterSpec("decay-sweeps", "Noise, sensitivity and the failure case", (
-        _p("n_seeds", 20, "int", 2, 100_000, quick=3),
-        _p("session_length", 150, "int", 1, 100_000),
-        _p("num_foundational", 3, "int", 1, 1000),
-        _p("recalls_per_foundational", 4, "int", 0, 6),
-        _p("noise_per_turn", 3, "int", 0, 1000, help="noise of the sensitivity sweep and failure case"),
-        _p("noise_levels", [1, 5, 10, 20], "int-list", 0, 1000, quick=[1, 5]),
-        _p("thresholds", [0.10, 0.20, 0.30], "float-list", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
-        _p("windows", [10, 15, 20, 30, 50], "int-list", 1, 10_000),
-        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
-        _p("window_size", 15, "int", 1, 10_000, help=_W),
-    )),
-    ChapterSpec("decay-trace", "One session, step by step", (
-        _p("seed", 0, "int", 0, 2**63 - 1),
-        _p("session_length", 150, "int", 1, 100_000),
-        _p("recalls_per_foundational", 4, "int", 0, 6),
-        _p("noise_per_turn", 3, "int", 0, 1000),
-        _p("checkpoint_turn", 30, "int", 1, 100_000),
-        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
-        _p("window_size", 15, "int", 1, 10_000, help=_W),
-    ), (
-        Rule("checkpoint_turn <= session_length", ("checkpoint_turn", "session_length"), lambda c, n: c <= n),
-    )),
-    ChapterSpec("decay-postmortems", "Two bugs that almost lied", (
-        _p("stabilities", [2.0, 4.0, 6.0, 8.0], "float-list", 0.01, 1e6),
-        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
-        _p("n_seeds", 50, "int", 2, 100_000, quick=5),
-        _p("session_length", 150, "int", 1, 100_000),
-        _p("num_foundational", 3, "int", 1, 1000),
-        _p("recalls_per_foundational", 4, "int", 0, 6),
-        _p("noise_per_turn", 3, "int", 0, 1000),
-        _p("uniform_first_turn", 10, "int", 1, 100_000),
-        _p("window_size", 15, "int", 1, 10_000, help=_W),
-    ), (
-        Rule("uniform_first_turn <= session_length", ("uniform_first_turn", "session_length"), lambda f, n: f <= n),
-    )),
-    # --- Memory Worth chapters (theory, Experiments 1-4) ---
-    ChapterSpec("mw-theory", "Memory Worth: definition and convergence", (
-        _p("n_memories", 20, "int", 2, 100_000, help="memories in the theory world"),
-        _p("retrieved_per_episode", 4, "int", 1, 100_000, help="k, memories retrieved per episode"),
-        _p("checkpoints", [100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000], "int-list", 1, 10**7,
-           quick=[100, 200, 500, 1_000, 2_000], help="episode counts at which the error of MW against p+ is measured"),
-        _p("n_seeds", 10, "int", 1, 100_000, quick=3, help="independent worlds"),
-        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
-        _p("discount", 0.99, "float", 0.001, 1.0, help="gamma of the discounted variant"),
-    ), (
-        Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
-    )),
-    ChapterSpec("mw-exp1", "Experiment 1: a controlled world", (
-        _p("n_memories", 100, "int", 2, 100_000, help="memories with known utility"),
-        _p("retrieved_per_episode", 10, "int", 1, 100_000, help="k, memories retrieved per episode"),
-        _p("n_episodes", 10_000, "int", 1, 10**7, quick=2_000, help="episodes per seed"),
-        _p("n_seeds", 20, "int", 2, 100_000, quick=4, help="independent worlds"),
-        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
-        _p("checkpoints", [0, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000], "int-list", 0, 10**7,
-           quick=[0, 50, 100, 200, 500, 1_000, 2_000], help="episodes at which rho is recorded"),
-        _p("depths", [1, 3, 5, 10, 20], "int-list", 1, 100_000, quick=[1, 10], help="k values of the sensitivity sweep"),
-    ), (
-        Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
-        Rule("every depth <= n_memories", ("depths", "n_memories"), lambda ds, n: max(ds) <= n),
-        Rule("every checkpoint <= n_episodes", ("checkpoints", "n_episodes"), lambda cs, n: max(cs) <= n),
-    )),
-    ChapterSpec("mw-exp2", "Experiment 2: the task-difficulty confound", (
-        _p("n_generalists", 50, "int", 2, 100_000, help="memories retrieved on every task type"),
-        _p("n_specialists", 50, "int", 1, 100_000, help="memories retrieved only on hard tasks"),
-        _p("retrieved_per_episode", 10, "int", 1, 100_000, help="k, memories retrieved per episode"),
-        _p("n_episodes", 10_000, "int", 1, 10**7, quick=2_000, help="episodes per seed"),
-        _p("hard_fraction", 0.5, "float", 0.0, 1.0, help="share of hard tasks"),
-        _p("easy_base_rate", 0.8, "float", 0.0, 1.0, help="success rate of an easy task at mean utility 1/2"),
-        _p("hard_base_rate", 0.2, "float", 0.0, 1.0, help="success rate of a hard task at mean utility 1/2"),
-        _p("memory_effect", 0.1, "float", 0.0, 1.0, help="how much the retrieved set moves success"),
-        _p("generalist_utility", [0.0, 1.0], "float-list", 0.0, 1.0, help="(low, high) of generalist utilities"),
-        _p("specialist_utility", [0.5, 1.0], "float-list", 0.0, 1.0, help="(low, high) of specialist utilities"),
-        _p("n_seeds", 20, "int", 1, 100_000, quick=4, help="independent worlds"),
-        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
-        _p("episode_counts", [1_000, 3_000, 10_000, 30_000, 100_000, 300_000], "int-list", 1, 10**7,
-           quick=[1_000, 3_000], help="episode counts of the finite-sample sweep"),
-        _p("memory_effects", [0.1, 0.2, 0.4], "float-list", 0.0, 1.0, quick=[0.1],
-           help="memory effects of the calibration grid"),
-        _p("specialist_counts", [20, 30, 50], "int-list", 1, 100_000, quick=[50],
-           help="specialist counts of the calibration grid (total memories fixed)"),
-    ), (
-        Rule("retrieved_per_episode <= n_generalists", ("retrieved_per_episode", "n_generalists"), lambda k, g: k <= g),
-        Rule("generalist_utility is [low, high] with low <= high", ("generalist_utility",), _interval),
-        Rule("specialist_utility is [low, high] with low <= high", ("specialist_utility",), _interval),
-        Rule("every specialist count < n_generalists + n_specialists", ("specialist_counts", "n_generalists", "n_specialists"), lambda cs, g, s: max(cs) < g + s),
-    )),
-    ChapterSpec("mw-exp3", "Experiment 3: policy feedback", (
-        _p("n_memories", 100, "int", 2, 100_000, help="memories with known utility"),
-        _p("retrieved_per_episode", 10, "int", 1, 100_000, help="k, memories retrieved per episode"),
-        _p("n_episodes", 10_000, "int", 1, 10**7, quick=1_000, help="episodes per seed"),
-        _p("temperature", 0.2, "float", 1e-6, 1e6, help="softmax temperature of the retrieval policy"),
-        _p("n_seeds", 20, "int", 2, 100_000, quick=3, help="independent worlds"),
-        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
-        _p("temperatures", [1.0, 0.5, 0.2, 0.1, 0.05, 0.02], "float-list", 1e-6, 1e6, quick=[1.0, 0.05],
-           help="temperatures of the sensitivity sweep"),
-    ), (
-        Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
-    )),
-    ChapterSpec("mw-exp4", "Experiment 4: the hitchhiker", (
-        _p("n_memories", 100, "int", 4, 100_000, help="memories, anchor and hitchhiker included"),
-        _p("retrieved_per_episode", 10, "int", 2, 100_000, help="k, memories retrieved per episode"),
-        _p("n_episodes", 10_000, "int", 1, 10**7, quick=2_000, help="episodes per seed"),
-        _p("anchor_utility", 1.0, "float", 0.0, 1.0, help="utility of the useful anchor"),
-        _p("hitchhiker_utility", 0.0, "float", 0.0, 1.0, help="utility of the useless hitchhiker"),
-        _p("diversities", [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], "float-list", 0.0, 1.0,
-           help="shares of pair episodes that break the pair"),
-        _p("n_seeds", 100, "int", 2, 100_000, quick=10, help="independent worlds"),
-        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
-        _p("z", 1.645, "float", 0.0, 10.0, help="separation when mean gap - z sd > 0 (one-sided 95 %)"),
-        _p("strict_z", 1.96, "float", 0.0, 10.0, help="the stricter criterion reported next to it"),
-        _p("other_seeds", [1, 2, 3, 4, 5], "int-list", 0, 2**63 - 1, quick=[1],
-           help="other base seeds of the sensitivity table"),
-        _p("few_seeds", 20, "int", 2, 100_000, quick=5, help="seed count of the 'fewer seeds' rows"),
-        _p("other_depth", 5, "int", 2, 100_000, help="k of the sensitivity row with shallower retrieval"),
-        _p("other_pair_rate", 0.5, "float", 0.0, 1.0, help="pair rate of the sensitivity row with more pair episodes"),
-    ), (
-        Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
-        Rule("other_depth <= n_memories", ("other_depth", "n_memories"), lambda k, n: k <= n),
-    )),
-    # --- end of Memory Worth chapters ---
-    # --- Experiment 5 (real text) ---
-    ChapterSpec("mw-exp5", "Experiment 5: real sentences, neural retrieval, a stale memory", (
-        _p("seed", 0, "int", 0, 2**63 - 1, help="seed of the headline run"),
-        _p("n_episodes", 3000, "int", 2, 1_000_000, quick=600, help="episodes per run"),
-        _p("shift_episode", 1500, "int", 1, 1_000_000, quick=300,
-           help="episodes before the shift (must be < n_episodes)"),
-        _p("k", 3, "int", 1, 20, help="memories retrieved per episode (top-k cosine)"),
-        _p("p_all", 0.97, "float", 0.0, 1.0, help="success probability with every needed memory retrieved"),
-        _p("p_none", 0.25, "float", 0.0, 1.0, help="success probability with no needed memory retrieved"),
-        _p("p_stale", 0.05, "float", 0.0, 1.0, help="success probability when misled by the stale memory"),
-        _p("stale_misleads_any_task", True, "bool",
-           help="a retrieved stale memory misleads any task (False: only tasks it bears on)"),
-        _p("discount", 0.99, "float", 0.5, 1.0, help="gamma of the discounted estimator shown for comparison"),
-        _p("n_seeds", 20, "int", 2, 100_000, quick=3, help="seeds 0..n-1 for the spread and the variants"),
-    ), (
-        Rule("shift_episode < n_episodes", ("shift_episode", "n_episodes"), lambda s, n: s < n),
-    )),
-    # --- end of Experiment 5 ---
-    ChapterSpec("beyond-governance", "Beyond the sources: governance with both signals", (
-        _p("n_seeds", 50, "int", 1, 100_000, quick=5, help="sessions (seeds seed..seed+n-1)"),
-        _p("seed", 0, "int", 0, 2**63 - 1, help="first seed; its session is the traced one"),
-        _p("session_length", 300, "int", 3, 100_000, help="turns per session"),
-        _p("shift_turn", 40, "int", 2, 100_000, help="turn at which tool Y replaces tool X (< session_length)"),
-        _p("task_rate", 0.8, "float", 0.0, 1.0, help="chance of a deployment task per turn after the shift"),
-        _p("co_retrieval", 0.5, "float", 0.0, 1.0,
-           help="chance a task retrieves both contradicting facts (else one, at random)"),
-        _p("noise_per_turn", 2, "int", 0, 1000, help="never-recalled items registered per turn"),
-        _p("p_ok", 0.9, "float", 0.0, 1.0, help="success probability with only the true fact"),
-        _p("p_conflict", 0.25, "float", 0.0, 1.0, help="success probability with both facts"),
-        _p("p_wrong", 0.05, "float", 0.0, 1.0, help="success probability with only the stale fact"),
-        _p("p_none", 0.2, "float", 0.0, 1.0, help="success probability with no deployment fact"),
-        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
-        _p("min_evidence", 5.0, "float", 1.0, 1e6, help="Memory Worth evidence needed before deprecation"),
-        _p("low_threshold", 0.3, "float", 0.0, 0.69, help="deprecate when Memory Worth <= this"),
-        _p("co_retrievals", [0.0, 0.25, 0.5, 0.75, 1.0], "float-list", 0.0, 1.0, quick=[0.0, 1.0],
-           help="co_retrieval values of the sweep"),
-    ), (
-        Rule("shift_turn < session_length", ("shift_turn", "session_length"), lambda s, n: s < n),
-    )),
-]}
+CHAPTERS: dict[str, ChapterSpec] = {
+    spec.name: spec
+    for spec in [
+        ChapterSpec(
+            "decay-retention",
+            "Retention curves",
+            (
+                _p("baseline_stability", 8.0, "float", 0.01, 1e6, help="S0, stability of a new item (turns)"),
+                _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
+                _p("window_size", 15, "int", 1, 10_000, help=_W),
+                _p("reinforced_recalls", 4, "int", 0, 50, help="recalls of the reinforced item"),
+                _p("max_turns", 150, "int", 2, 10_000, help="turns since the last touch on the x axis"),
+            ),
+        ),
+        ChapterSpec(
+            "decay-headline",
+            "Headline comparison",
+            (
+                _p("n_seeds", 50, "int", 2, 100_000, quick=5, help="sessions (seeds 0..n-1)"),
+                _p("session_length", 150, "int", 1, 100_000, help="turns per session"),
+                _p("num_foundational", 3, "int", 1, 1000, help="foundational facts per session"),
+                _p("recalls_per_foundational", 4, "int", 0, 6, help="scheduled recalls per fact"),
+                _p("noise_per_turn", 3, "int", 0, 1000, help="never-recalled items registered per turn"),
+                _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
+                _p("window_size", 15, "int", 1, 10_000, help=_W),
+            ),
+        ),
+        ChapterSpec(
+            "decay-sweeps",
+            "Noise, sensitivity and the failure case",
+            (
+                _p("n_seeds", 20, "int", 2, 100_000, quick=3),
+                _p("session_length", 150, "int", 1, 100_000),
+                _p("num_foundational", 3, "int", 1, 1000),
+                _p("recalls_per_foundational", 4, "int", 0, 6),
+                _p(
+                    "noise_per_turn",
+                    3,
+                    "int",
+                    0,
+                    1000,
+                    help="noise of the sensitivity sweep and failure case",
+                ),
+                _p("noise_levels", [1, 5, 10, 20], "int-list", 0, 1000, quick=[1, 5]),
+                _p("thresholds", [0.10, 0.20, 0.30], "float-list", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
+                _p("windows", [10, 15, 20, 30, 50], "int-list", 1, 10_000),
+                _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
+                _p("window_size", 15, "int", 1, 10_000, help=_W),
+            ),
+        ),
+        ChapterSpec(
+            "decay-trace",
+            "One session, step by step",
+            (
+                _p("seed", 0, "int", 0, 2**63 - 1),
+                _p("session_length", 150, "int", 1, 100_000),
+                _p("recalls_per_foundational", 4, "int", 0, 6),
+                _p("noise_per_turn", 3, "int", 0, 1000),
+                _p("checkpoint_turn", 30, "int", 1, 100_000),
+                _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
+                _p("window_size", 15, "int", 1, 10_000, help=_W),
+            ),
+            (
+                Rule(
+                    "checkpoint_turn <= session_length",
+                    ("checkpoint_turn", "session_length"),
+                    lambda c, n: c <= n,
+                ),
+            ),
+        ),
+        ChapterSpec(
+            "decay-postmortems",
+            "Two bugs that almost lied",
+            (
+                _p("stabilities", [2.0, 4.0, 6.0, 8.0], "float-list", 0.01, 1e6),
+                _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
+                _p("n_seeds", 50, "int", 2, 100_000, quick=5),
+                _p("session_length", 150, "int", 1, 100_000),
+                _p("num_foundational", 3, "int", 1, 1000),
+                _p("recalls_per_foundational", 4, "int", 0, 6),
+                _p("noise_per_turn", 3, "int", 0, 1000),
+                _p("uniform_first_turn", 10, "int", 1, 100_000),
+                _p("window_size", 15, "int", 1, 10_000, help=_W),
+            ),
+            (
+                Rule(
+                    "uniform_first_turn <= session_length",
+                    ("uniform_first_turn", "session_length"),
+                    lambda f, n: f <= n,
+                ),
+            ),
+        ),
+        # --- Memory Worth chapters (theory, Experiments 1-4) ---
+        ChapterSpec(
+            "mw-theory",
+            "Memory Worth: definition and convergence",
+            (
+                _p("n_memories", 20, "int", 2, 100_000, help="memories in the theory world"),
+                _p("retrieved_per_episode", 4, "int", 1, 100_000, help="k, memories retrieved per episode"),
+                _p(
+                    "checkpoints",
+                    [100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000],
+                    "int-list",
+                    1,
+                    10**7,
+                    quick=[100, 200, 500, 1_000, 2_000],
+                    help="episode counts at which the error of MW against p+ is measured",
+                ),
+                _p("n_seeds", 10, "int", 1, 100_000, quick=3, help="independent worlds"),
+                _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+                _p("discount", 0.99, "float", 0.001, 1.0, help="gamma of the discounted variant"),
+            ),
+            (
+                Rule(
+                    "retrieved_per_episode <= n_memories",
+                    ("retrieved_per_episode", "n_memories"),
+                    lambda k, n: k <= n,
+                ),
+            ),
+        ),
+        ChapterSpec(
+            "mw-exp1",
+            "Experiment 1: a controlled world",
+            (
+                _p("n_memories", 100, "int", 2, 100_000, help="memories with known utility"),
+                _p("retrieved_per_episode", 10, "int", 1, 100_000, help="k, memories retrieved per episode"),
+                _p("n_episodes", 10_000, "int", 1, 10**7, quick=2_000, help="episodes per seed"),
+                _p("n_seeds", 20, "int", 2, 100_000, quick=4, help="independent worlds"),
+                _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+                _p(
+                    "checkpoints",
+                    [0, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000],
+                    "int-list",
+                    0,
+                    10**7,
+                    quick=[0, 50, 100, 200, 500, 1_000, 2_000],
+                    help="episodes at which rho is recorded",
+                ),
+                _p(
+                    "depths",
+                    [1, 3, 5, 10, 20],
+                    "int-list",
+                    1,
+                    100_000,
+                    quick=[1, 10],
+                    help="k values of the sensitivity sweep",
+                ),
+            ),
+            (
+                Rule(
+                    "retrieved_per_episode <= n_memories",
+                    ("retrieved_per_episode", "n_memories"),
+                    lambda k, n: k <= n,
+                ),
+                Rule("every depth <= n_memories", ("depths", "n_memories"), lambda ds, n: max(ds) <= n),
+                Rule(
+                    "every checkpoint <= n_episodes",
+                    ("checkpoints", "n_episodes"),
+                    lambda cs, n: max(cs) <= n,
+                ),
+            ),
+        ),
+        ChapterSpec(
+            "mw-exp2",
+            "Experiment 2: the task-difficulty confound",
+            (
+                _p("n_generalists", 50, "int", 2, 100_000, help="memories retrieved on every task type"),
+                _p("n_specialists", 50, "int", 1, 100_000, help="memories retrieved only on hard tasks"),
+                _p("retrieved_per_episode", 10, "int", 1, 100_000, help="k, memories retrieved per episode"),
+                _p("n_episodes", 10_000, "int", 1, 10**7, quick=2_000, help="episodes per seed"),
+                _p("hard_fraction", 0.5, "float", 0.0, 1.0, help="share of hard tasks"),
+                _p(
+                    "easy_base_rate",
+                    0.8,
+                    "float",
+                    0.0,
+                    1.0,
+                    help="success rate of an easy task at mean utility 1/2",
+                ),
+                _p(
+                    "hard_base_rate",
+                    0.2,
+                    "float",
+                    0.0,
+                    1.0,
+                    help="success rate of a hard task at mean utility 1/2",
+                ),
+                _p("memory_effect", 0.1, "float", 0.0, 1.0, help="how much the retrieved set moves success"),
+                _p(
+                    "generalist_utility",
+                    [0.0, 1.0],
+                    "float-list",
+                    0.0,
+                    1.0,
+                    help="(low, high) of generalist utilities",
+                ),
+                _p(
+                    "specialist_utility",
+                    [0.5, 1.0],
+                    "float-list",
+                    0.0,
+                    1.0,
+                    help="(low, high) of specialist utilities",
+                ),
+                _p("n_seeds", 20, "int", 1, 100_000, quick=4, help="independent worlds"),
+                _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+                _p(
+                    "episode_counts",
+                    [1_000, 3_000, 10_000, 30_000, 100_000, 300_000],
+                    "int-list",
+                    1,
+                    10**7,
+                    quick=[1_000, 3_000],
+                    help="episode counts of the finite-sample sweep",
+                ),
+                _p(
+                    "memory_effects",
+                    [0.1, 0.2, 0.4],
+                    "float-list",
+                    0.0,
+                    1.0,
+                    quick=[0.1],
+                    help="memory effects of the calibration grid",
+                ),
+                _p(
+                    "specialist_counts",
+                    [20, 30, 50],
+                    "int-list",
+                    1,
+                    100_000,
+                    quick=[50],
+                    help="specialist counts of the calibration grid (total memories fixed)",
+                ),
+            ),
+            (
+                Rule(
+                    "retrieved_per_episode <= n_generalists",
+                    ("retrieved_per_episode", "n_generalists"),
+                    lambda k, g: k <= g,
+                ),
+                Rule(
+                    "generalist_utility is [low, high] with low <= high", ("generalist_utility",), _interval
+                ),
+                Rule(
+                    "specialist_utility is [low, high] with low <= high", ("specialist_utility",), _interval
+                ),
+                Rule(
+                    "every specialist count < n_generalists + n_specialists",
+                    ("specialist_counts", "n_generalists", "n_specialists"),
+                    lambda cs, g, s: max(cs) < g + s,
+                ),
+            ),
+        ),
+        ChapterSpec(
+            "mw-exp3",
+            "Experiment 3: policy feedback",
+            (
+                _p("n_memories", 100, "int", 2, 100_000, help="memories with known utility"),
+                _p("retrieved_per_episode", 10, "int", 1, 100_000, help="k, memories retrieved per episode"),
+                _p("n_episodes", 10_000, "int", 1, 10**7, quick=1_000, help="episodes per seed"),
+                _p(
+                    "temperature", 0.2, "float", 1e-6, 1e6, help="softmax temperature of the retrieval policy"
+                ),
+                _p("n_seeds", 20, "int", 2, 100_000, quick=3, help="independent worlds"),
+                _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+                _p(
+                    "temperatures",
+                    [1.0, 0.5, 0.2, 0.1, 0.05, 0.02],
+                    "float-list",
+                    1e-6,
+                    1e6,
+                    quick=[1.0, 0.05],
+                    help="temperatures of the sensitivity sweep",
+                ),
+            ),
+            (
+                Rule(
+                    "retrieved_per_episode <= n_memories",
+                    ("retrieved_per_episode", "n_memories"),
+                    lambda k, n: k <= n,
+                ),
+            ),
+        ),
+        ChapterSpec(
+            "mw-exp4",
+            "Experiment 4: the hitchhiker",
+            (
+                _p("n_memories", 100, "int", 4, 100_000, help="memories, anchor and hitchhiker included"),
+                _p("retrieved_per_episode", 10, "int", 2, 100_000, help="k, memories retrieved per episode"),
+                _p("n_episodes", 10_000, "int", 1, 10**7, quick=2_000, help="episodes per seed"),
+                _p("anchor_utility", 1.0, "float", 0.0, 1.0, help="utility of the useful anchor"),
+                _p("hitchhiker_utility", 0.0, "float", 0.0, 1.0, help="utility of the useless hitchhiker"),
+                _p(
+                    "diversities",
+                    [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+                    "float-list",
+                    0.0,
+                    1.0,
+                    help="shares of pair episodes that break the pair",
+                ),
+                _p("n_seeds", 100, "int", 2, 100_000, quick=10, help="independent worlds"),
+                _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+                _p(
+                    "z",
+                    1.645,
+                    "float",
+                    0.0,
+                    10.0,
+                    help="separation when mean gap - z sd > 0 (one-sided 95 %)",
+                ),
+                _p("strict_z", 1.96, "float", 0.0, 10.0, help="the stricter criterion reported next to it"),
+                _p(
+                    "other_seeds",
+                    [1, 2, 3, 4, 5],
+                    "int-list",
+                    0,
+                    2**63 - 1,
+                    quick=[1],
+                    help="other base seeds of the sensitivity table",
+                ),
+                _p("few_seeds", 20, "int", 2, 100_000, quick=5, help="seed count of the 'fewer seeds' rows"),
+                _p(
+                    "other_depth",
+                    5,
+                    "int",
+                    2,
+                    100_000,
+                    help="k of the sensitivity row with shallower retrieval",
+                ),
+                _p(
+                    "other_pair_rate",
+                    0.5,
+                    "float",
+                    0.0,
+                    1.0,
+                    help="pair rate of the sensitivity row with more pair episodes",
+                ),
+            ),
+            (
+                Rule(
+                    "retrieved_per_episode <= n_memories",
+                    ("retrieved_per_episode", "n_memories"),
+                    lambda k, n: k <= n,
+                ),
+                Rule("other_depth <= n_memories", ("other_depth", "n_memories"), lambda k, n: k <= n),
+            ),
+        ),
+        # --- end of Memory Worth chapters ---
+        # --- Experiment 5 (real text) ---
+        ChapterSpec(
+            "mw-exp5",
+            "Experiment 5: real sentences, neural retrieval, a stale memory",
+            (
+                _p("seed", 0, "int", 0, 2**63 - 1, help="seed of the headline run"),
+                _p("n_episodes", 3000, "int", 2, 1_000_000, quick=600, help="episodes per run"),
+                _p(
+                    "shift_episode",
+                    1500,
+                    "int",
+                    1,
+                    1_000_000,
+                    quick=300,
+                    help="episodes before the shift (must be < n_episodes)",
+                ),
+                _p("k", 3, "int", 1, 20, help="memories retrieved per episode (top-k cosine)"),
+                _p(
+                    "p_all",
+                    0.97,
+                    "float",
+                    0.0,
+                    1.0,
+                    help="success probability with every needed memory retrieved",
+                ),
+                _p(
+                    "p_none",
+                    0.25,
+                    "float",
+                    0.0,
+                    1.0,
+                    help="success probability with no needed memory retrieved",
+                ),
+                _p(
+                    "p_stale",
+                    0.05,
+                    "float",
+                    0.0,
+                    1.0,
+                    help="success probability when misled by the stale memory",
+                ),
+                _p(
+                    "stale_misleads_any_task",
+                    True,
+                    "bool",
+                    help="a retrieved stale memory misleads any task (False: only tasks it bears on)",
+                ),
+                _p(
+                    "discount",
+                    0.99,
+                    "float",
+                    0.5,
+                    1.0,
+                    help="gamma of the discounted estimator shown for comparison",
+                ),
+                _p(
+                    "n_seeds",
+                    20,
+                    "int",
+                    2,
+                    100_000,
+                    quick=3,
+                    help="seeds 0..n-1 for the spread and the variants",
+                ),
+            ),
+            (Rule("shift_episode < n_episodes", ("shift_episode", "n_episodes"), lambda s, n: s < n),),
+        ),
+        # --- end of Experiment 5 ---
+        ChapterSpec(
+            "beyond-governance",
+            "Beyond the sources: governance with both signals",
+            (
+                _p("n_seeds", 50, "int", 1, 100_000, quick=5, help="sessions (seeds seed..seed+n-1)"),
+                _p("seed", 0, "int", 0, 2**63 - 1, help="first seed; its session is the traced one"),
+                _p("session_length", 300, "int", 3, 100_000, help="turns per session"),
+                _p(
+                    "shift_turn",
+                    40,
+                    "int",
+                    2,
+                    100_000,
+                    help="turn at which tool Y replaces tool X (< session_length)",
+                ),
+                _p(
+                    "task_rate",
+                    0.8,
+                    "float",
+                    0.0,
+                    1.0,
+                    help="chance of a deployment task per turn after the shift",
+                ),
+                _p(
+                    "co_retrieval",
+                    0.5,
+                    "float",
+                    0.0,
+                    1.0,
+                    help="chance a task retrieves both contradicting facts (else one, at random)",
+                ),
+                _p("noise_per_turn", 2, "int", 0, 1000, help="never-recalled items registered per turn"),
+                _p("p_ok", 0.9, "float", 0.0, 1.0, help="success probability with only the true fact"),
+                _p("p_conflict", 0.25, "float", 0.0, 1.0, help="success probability with both facts"),
+                _p("p_wrong", 0.05, "float", 0.0, 1.0, help="success probability with only the stale fact"),
+                _p("p_none", 0.2, "float", 0.0, 1.0, help="success probability with no deployment fact"),
+                _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
+                _p(
+                    "min_evidence",
+                    5.0,
+                    "float",
+                    1.0,
+                    1e6,
+                    help="Memory Worth evidence needed before deprecation",
+                ),
+                _p("low_threshold", 0.3, "float", 0.0, 0.69, help="deprecate when Memory Worth <= this"),
+                _p(
+                    "co_retrievals",
+                    [0.0, 0.25, 0.5, 0.75, 1.0],
+                    "float-list",
+                    0.0,
+                    1.0,
+                    quick=[0.0, 1.0],
+                    help="co_retrieval values of the sweep",
+                ),
+            ),
+            (Rule("shift_turn < session_length", ("shift_turn", "session_length"), lambda s, n: s < n),),
+        ),
+    ]
+}
 
 
 def spec(name: str) -> ChapterSpec:

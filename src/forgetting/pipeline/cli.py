@@ -18,16 +18,17 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
 from .. import pipeline
+from ..safeio import is_disk_full
 from . import pdf, publish
 from .chapters import chapter_names, spec
 from .paths import default_output_dir, repo_root
-from ..safeio import is_disk_full
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -56,8 +57,9 @@ def _yaml_mapping(text: str, where: str) -> dict[str, Any]:
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
-        raise ValueError(f"{where} must be a YAML mapping of parameter names to values, "
-                         f"got {type(loaded).__name__}")
+        raise ValueError(
+            f"{where} must be a YAML mapping of parameter names to values, got {type(loaded).__name__}"
+        )
     return loaded
 
 
@@ -80,37 +82,76 @@ def parameters(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="forgetting", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="forgetting", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="execute one chapter with papermill")
     run.add_argument("chapter", choices=chapter_names())
-    run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                     help="a parameter, read as papermill reads -p (repeatable)")
-    run.add_argument("-r", "--parameter-raw", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                     help="a parameter taken as a raw string")
-    run.add_argument("-y", "--parameters-yaml", action="append", default=[], metavar="YAML",
-                     help="parameters as a YAML mapping, e.g. -y 'noise_levels: [1, 5]'")
-    run.add_argument("-f", "--parameters-file", action="append", default=[], metavar="FILE",
-                     help="parameters from a YAML file")
+    run.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="a parameter, read as papermill reads -p (repeatable)",
+    )
+    run.add_argument(
+        "-r",
+        "--parameter-raw",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="a parameter taken as a raw string",
+    )
+    run.add_argument(
+        "-y",
+        "--parameters-yaml",
+        action="append",
+        default=[],
+        metavar="YAML",
+        help="parameters as a YAML mapping, e.g. -y 'noise_levels: [1, 5]'",
+    )
+    run.add_argument(
+        "-f",
+        "--parameters-file",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="parameters from a YAML file",
+    )
     run.add_argument("--quick", action="store_true", help="use the chapter's smoke-test size")
-    run.add_argument("-o", "--output", type=Path, default=None,
-                     help="folder for the executed notebook, results and figures "
-                          "(default _build/runs/CHAPTER); published files are never touched")
+    run.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        help="folder for the executed notebook, results and figures "
+        "(default _build/runs/CHAPTER); published files are never touched",
+    )
 
     verify = commands.add_parser("verify", help="rerun chapters at published parameters and compare")
     verify.add_argument("chapters", nargs="*", help="default: every chapter")
-    verify.add_argument("--update", action="store_true",
-                        help="replace the published set of a chapter whose new results differ")
+    verify.add_argument(
+        "--update",
+        action="store_true",
+        help="replace the published set of a chapter whose new results differ",
+    )
 
     build = commands.add_parser("build", help="execute every chapter, publish, and build the site")
     build.add_argument("--quick", action="store_true", help="smoke-test sizes (never published)")
     build.add_argument("--no-execute", action="store_true", help="only render what was executed")
 
-    commands.add_parser("pdf", help="print the built site, in _toc.yml order, to _build/html/forgetting-book.pdf")
-    push = commands.add_parser("publish", help="push the built site (_build/html) to a branch with ghp-import")
+    commands.add_parser(
+        "pdf", help="print the built site, in _toc.yml order, to _build/html/forgetting-book.pdf"
+    )
+    push = commands.add_parser(
+        "publish", help="push the built site (_build/html) to a branch with ghp-import"
+    )
     push.add_argument("--remote", required=True, help="a remote of this clone, a URL or a repository path")
     push.add_argument("--branch", default="gh-pages", help="the branch to publish to (default gh-pages)")
     return parser
@@ -159,12 +200,20 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "publish":
         done = publish.publish(root, args.remote, args.branch)
-        print(f"published {done.commit[:12]} to {args.branch} of {args.remote}" if done.pushed else
-              f"{args.branch} of {args.remote} already holds this site ({done.commit[:12]}): nothing pushed")
+        print(
+            f"published {done.commit[:12]} to {args.branch} of {args.remote}"
+            if done.pushed
+            else f"{args.branch} of {args.remote} already holds this site ({done.commit[:12]}): nothing pushed"
+        )
         return 0
     if not args.no_execute:
-        runs = pipeline.run_all(root, quick=args.quick, publish=not args.quick,
-                                echo=lambda text: print(text, flush=True), progress=True)
+        runs = pipeline.run_all(
+            root,
+            quick=args.quick,
+            publish=not args.quick,
+            echo=lambda text: print(text, flush=True),
+            progress=True,
+        )
         print(pipeline.timing_table(runs))
     print(f"site: {pipeline.build_site(root)}")
     return 0
@@ -178,8 +227,11 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     pipeline.export(run, output)
     print(f"{args.chapter}: executed in {run.seconds:.1f} s -> {output}")
     if problems is not None:
-        verdict = "identical to the published files" if not problems else \
-            f"differs from the published files ({problems[0]}); `forgetting verify --update` publishes"
+        verdict = (
+            "identical to the published files"
+            if not problems
+            else f"differs from the published files ({problems[0]}); `forgetting verify --update` publishes"
+        )
         print(f"  published parameters: {verdict}")
     return 0
 

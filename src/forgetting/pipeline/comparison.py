@@ -9,8 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from .chapters import chapter_names
 from .paths import results_dir
@@ -32,8 +33,9 @@ def published_files(folder: Path, name: str) -> list[Path]:
     """The files of ``folder`` that belong to chapter ``name`` (hidden files excluded)."""
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir()
-                  if not p.name.startswith(".") and p.is_file() and owner(p.name) == name)
+    return sorted(
+        p for p in folder.iterdir() if not p.name.startswith(".") and p.is_file() and owner(p.name) == name
+    )
 
 
 def strays(root: Path) -> list[Path]:

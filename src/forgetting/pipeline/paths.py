@@ -25,8 +25,9 @@ def repo_root(start: Path | None = None) -> Path:
     for folder in (here, *here.parents):
         if (folder / "_config.yml").is_file() and (folder / "book").is_dir():
             return folder
-    raise FileNotFoundError(f"no forgetting repository (a folder with _config.yml and book/) "
-                            f"at or above {here}")
+    raise FileNotFoundError(
+        f"no forgetting repository (a folder with _config.yml and book/) at or above {here}"
+    )
 
 
 def book_dir(root: Path) -> Path:

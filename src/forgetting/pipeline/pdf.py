@@ -22,9 +22,10 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from .publish import PublishFailed, TocPage, check_site, page_html, toc_pages
 
@@ -32,10 +33,18 @@ PDF_NAME = "forgetting-book.pdf"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--window-size=1280,1024",
-    "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,1024",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--proxy-server=127.0.0.1:9",
 )
 PAGE_TIMEOUT = 60.0
 A4_CM = (21.0, 29.7)
@@ -253,7 +262,9 @@ def build_pdf(root: Path) -> Path:
         raise
     except Exception as error:  # selenium's errors carry multi-line messages and stack traces
         reason = str(getattr(error, "msg", None) or error).strip().splitlines()
-        raise PdfFailed(f"printing the book failed: {reason[0] if reason else type(error).__name__}") from error
+        raise PdfFailed(
+            f"printing the book failed: {reason[0] if reason else type(error).__name__}"
+        ) from error
     target = site / PDF_NAME
     partial = target.with_name(f".{PDF_NAME}.{os.getpid()}.partial")
     partial.write_bytes(merge(printed, book_title(root)))

@@ -12,8 +12,9 @@ import os
 import secrets
 import shutil
 import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
+from typing import TYPE_CHECKING, BinaryIO
 
 from ..safeio import check_inside, exclusive_lock, write_temp
 from .comparison import published_files, strays
@@ -76,8 +77,10 @@ def replace_set(root: Path, folder: Path, name: str, sources: list[Path]) -> Non
 def promote(root: Path, run: ChapterRun) -> None:
     """Replace the chapter's published results and figures with this run's, as a whole."""
     if not run.published:
-        raise ValueError(f"chapter {run.name} did not run at its published parameters; "
-                         "its results cannot replace data/results")
+        raise ValueError(
+            f"chapter {run.name} did not run at its published parameters; "
+            "its results cannot replace data/results"
+        )
     with exclusive_lock(_lock_path(root)):
         replace_set(root, results_dir(root), run.name, run.results)
         replace_set(root, figures_dir(root), run.name, run.figures)

@@ -7,7 +7,8 @@ Only a site that is complete and up to date is published: ``_build/html/index.ht
 and every page of the table of contents must be newer than its source in ``_executed/site/`` (the
 executed notebook, or the page copied from ``book/``). The commit is made by ghp-import in a
 private scratch repository that first fetches the remote branch, so the project's own checkout
-(its branches, index and files) is never touched, and history on the branch continues. The commit holds the site and a ``.nojekyll`` file (GitHub
+(its branches, index and files) is never touched, and history on the branch continues.
+The commit holds the site and a ``.nojekyll`` file (GitHub
 Pages must not run Jekyll on it: that hides ``_static/``). When the new tree is identical to what
 the branch already holds, nothing is pushed: publishing twice without a rebuild is a no-op.
 """
@@ -19,9 +20,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
@@ -72,6 +74,7 @@ class Published:
 
 
 # --- the table of contents and the site ---------------------------------------------------------
+
 
 def toc_pages(root: Path) -> list[TocPage]:
     """Pages of ``_toc.yml`` in reading order: the root page, then each part's chapters.
@@ -162,26 +165,30 @@ def check_site(root: Path) -> Path:
         raise SiteNotReady(f"no built site in {site}: run `forgetting build` first")
     stale = stale_pages(root)
     if stale:
-        raise SiteNotReady(f"the site in {site} is older than _executed/ ({len(stale)} page(s), "
-                           f"first {stale[0]}): run `forgetting build --no-execute` first")
+        raise SiteNotReady(
+            f"the site in {site} is older than _executed/ ({len(stale)} page(s), "
+            f"first {stale[0]}): run `forgetting build --no-execute` first"
+        )
     return site
 
 
 # --- git ----------------------------------------------------------------------------------------
 
+
 def git(*args: str | Path, cwd: Path, env: dict[str, str] | None = None, check: bool = True) -> str:
     """Run git; its stripped stdout, or :class:`PublishFailed` with the line of git that says why."""
     done = subprocess.run(["git", *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True)
     if check and done.returncode:
-        raise PublishFailed(f"git {args[0]} failed: {git_reason(done.stderr or done.stdout, done.returncode)}")
+        raise PublishFailed(
+            f"git {args[0]} failed: {git_reason(done.stderr or done.stdout, done.returncode)}"
+        )
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
 def git_reason(output: str, status: int) -> str:
     """The telling line of git's output: a rejected ref, else the first error, else the last line."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    for wanted in (lambda line: "rejected]" in line,
-                   lambda line: line.startswith(("fatal:", "error:"))):
+    for wanted in (lambda line: "rejected]" in line, lambda line: line.startswith(("fatal:", "error:"))):
         found = next((line for line in lines if wanted(line)), None)
         if found:
             return found.removeprefix("fatal: ").removeprefix("error: ")
@@ -214,14 +221,21 @@ def source_commit(root: Path) -> str | None:
 
 def ghp_import(site: Path, scratch: Path, branch: str, message: str, env: dict[str, str]) -> None:
     """Commit ``site`` plus ``.nojekyll`` to ``branch`` of the scratch repository with ghp-import."""
-    script = ("import sys, ghp_import\n"
-              "try:\n"
-              "    ghp_import.ghp_import(sys.argv[1], remote=sys.argv[2], branch=sys.argv[3],\n"
-              "                          mesg=sys.argv[4], nojekyll=True, push=False)\n"
-              "except ghp_import.GhpError as error:\n"
-              "    sys.exit(f'ghp-import: {error.message}')\n")
-    done = subprocess.run([sys.executable, "-c", script, str(site), SCRATCH_REMOTE, branch, message],
-                          cwd=scratch, env=env, capture_output=True, text=True)
+    script = (
+        "import sys, ghp_import\n"
+        "try:\n"
+        "    ghp_import.ghp_import(sys.argv[1], remote=sys.argv[2], branch=sys.argv[3],\n"
+        "                          mesg=sys.argv[4], nojekyll=True, push=False)\n"
+        "except ghp_import.GhpError as error:\n"
+        "    sys.exit(f'ghp-import: {error.message}')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(site), SCRATCH_REMOTE, branch, message],
+        cwd=scratch,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     problem = (done.stderr.strip() or done.stdout.strip()).splitlines()
     # ghp-import reports a failed fast-import on stdout only, with exit status 0
     if done.returncode or "Failed to process commit" in done.stdout:
@@ -255,8 +269,7 @@ def publish(root: Path, remote: str, branch: str = "gh-pages") -> Published:
     site = check_site(root)
     url = remote_url(root, remote)
     name, email = identity(root)
-    env = {**os.environ, "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
-           "GIT_TERMINAL_PROMPT": "0"}
+    env = {**os.environ, "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email, "GIT_TERMINAL_PROMPT": "0"}
     built_from = source_commit(root)
     message = f"Publish the book{f' built from {built_from}' if built_from else ''}"
     scratch = Path(tempfile.mkdtemp(prefix="forgetting-publish-"))
@@ -265,14 +278,29 @@ def publish(root: Path, remote: str, branch: str = "gh-pages") -> Published:
         git("remote", "add", SCRATCH_REMOTE, url, cwd=scratch, env=env)
         git("ls-remote", "--heads", SCRATCH_REMOTE, cwd=scratch, env=env)  # reachable at all?
         tracking = f"refs/remotes/{SCRATCH_REMOTE}/{branch}"
-        git("fetch", "--quiet", "--depth=1", SCRATCH_REMOTE, f"+refs/heads/{branch}:{tracking}",
-            cwd=scratch, env=env, check=False)  # a missing branch is created by the push
+        git(
+            "fetch",
+            "--quiet",
+            "--depth=1",
+            SCRATCH_REMOTE,
+            f"+refs/heads/{branch}:{tracking}",
+            cwd=scratch,
+            env=env,
+            check=False,
+        )  # a missing branch is created by the push
         before = git("rev-parse", "--verify", "--quiet", f"{tracking}^{{tree}}", cwd=scratch, check=False)
         ghp_import(site, scratch, branch, message, env)
         after = git("rev-parse", f"refs/heads/{branch}^{{tree}}", cwd=scratch)
         if before == after:
             return Published(git("rev-parse", tracking, cwd=scratch), pushed=False)
-        git("push", "--quiet", SCRATCH_REMOTE, f"refs/heads/{branch}:refs/heads/{branch}", cwd=scratch, env=env)
+        git(
+            "push",
+            "--quiet",
+            SCRATCH_REMOTE,
+            f"refs/heads/{branch}:refs/heads/{branch}",
+            cwd=scratch,
+            env=env,
+        )
         return Published(git("rev-parse", f"refs/heads/{branch}", cwd=scratch), pushed=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -25,9 +25,10 @@ import secrets
 import shutil
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from ..progress import PROGRESS_ENV
 from .chapters import chapter_names, spec
@@ -111,8 +112,13 @@ def remove_orphans(root: Path) -> None:
             continue
 
 
-def run_chapter(root: Path, name: str, overrides: Mapping[str, Any] | None = None,
-                quick: bool = False, progress: bool = False) -> ChapterRun:
+def run_chapter(
+    root: Path,
+    name: str,
+    overrides: Mapping[str, Any] | None = None,
+    quick: bool = False,
+    progress: bool = False,
+) -> ChapterRun:
     """Execute ``book/<name>.ipynb`` into a new private run folder; the caller owns the run.
 
     ``quick`` applies the chapter's smoke parameters under ``overrides``. Raises
@@ -132,10 +138,15 @@ def run_chapter(root: Path, name: str, overrides: Mapping[str, Any] | None = Non
     try:
         with _environment(env):
             papermill.execute_notebook(
-                str(root / "book" / f"{name}.ipynb"), str(folder / f"{name}.ipynb"),
-                parameters=params, kernel_name=KERNEL, cwd=str(root / "book"),
-                progress_bar=False, log_output=False,
-                extra_arguments=["--log-level=CRITICAL"])  # no TCP-transport notice on the terminal
+                str(root / "book" / f"{name}.ipynb"),
+                str(folder / f"{name}.ipynb"),
+                parameters=params,
+                kernel_name=KERNEL,
+                cwd=str(root / "book"),
+                progress_bar=False,
+                log_output=False,
+                extra_arguments=["--log-level=CRITICAL"],
+            )  # no TCP-transport notice on the terminal
         _write_figure_manifest(folder, name)
     except papermill.PapermillExecutionError as error:
         shutil.rmtree(folder, ignore_errors=True)
@@ -152,16 +163,23 @@ def run_chapter(root: Path, name: str, overrides: Mapping[str, Any] | None = Non
 def _write_figure_manifest(folder: Path, name: str) -> None:
     """``results/<name>-figures.json``: SHA-256 of each figure file, so figures are compared
     and published like numbers (the files themselves are not committed)."""
-    digests = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(run_figures(folder).glob("*"))}
+    digests = {
+        f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(run_figures(folder).glob("*"))
+    }
     text = json.dumps(digests, indent=2, sort_keys=True) + "\n"
     target = run_results(folder) / FIGURES_MANIFEST.format(name=name)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text)
 
 
-def run_all(root: Path, names: Iterable[str] | None = None, quick: bool = False,
-            publish: bool = False, echo: Callable[[str], Any] = print,
-            progress: bool = False) -> list[ChapterRun]:
+def run_all(
+    root: Path,
+    names: Iterable[str] | None = None,
+    quick: bool = False,
+    publish: bool = False,
+    echo: Callable[[str], Any] = print,
+    progress: bool = False,
+) -> list[ChapterRun]:
     """Execute chapters in book order; each success is shown in the site and, with
     ``publish``, a run at published parameters is promoted. The run folders are removed."""
     runs = []

@@ -39,11 +39,26 @@ def build_site(root: Path, builder: str = "html") -> Path:
     site = prepare_site(root)
     missing = [n for n in chapter_names() if not (site / f"{n}.ipynb").exists()]
     if missing:
-        raise BuildFailed(f"no executed notebook for {', '.join(missing)}: run `forgetting build` "
-                          "(or `forgetting build --quick`) first")
-    command = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(site),
-               "--path-output", str(root), "--config", str(root / "_config.yml"),
-               "--toc", str(root / "_toc.yml"), "-W", "-n", "--keep-going", "--builder", builder]
+        raise BuildFailed(
+            f"no executed notebook for {', '.join(missing)}: run `forgetting build` "
+            "(or `forgetting build --quick`) first"
+        )
+    command = [
+        str(Path(sys.executable).parent / "jupyter-book"),
+        "build",
+        str(site),
+        "--path-output",
+        str(root),
+        "--config",
+        str(root / "_config.yml"),
+        "--toc",
+        str(root / "_toc.yml"),
+        "-W",
+        "-n",
+        "--keep-going",
+        "--builder",
+        builder,
+    ]
     env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     log = root / "_build" / "jupyter-book.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -51,7 +66,9 @@ def build_site(root: Path, builder: str = "html") -> Path:
         code = subprocess.run(command, env=env, stdout=handle, stderr=subprocess.STDOUT).returncode
     if code:
         lines = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace")).splitlines()
-        first = next((line for line in lines if "WARNING" in line or "ERROR" in line),
-                     lines[-1] if lines else "no output")
+        first = next(
+            (line for line in lines if "WARNING" in line or "ERROR" in line),
+            lines[-1] if lines else "no output",
+        )
         raise BuildFailed(f"jupyter-book build failed ({first.strip()}); full log: {log}")
     return site_output_dir(root, builder) / "index.html"

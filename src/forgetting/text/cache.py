@@ -11,6 +11,7 @@ import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
+
 import numpy as np
 
 from ..safeio import atomic_write_bytes
@@ -118,8 +119,10 @@ class EmbeddingCache:
         if values.shape != (EMBEDDING_DIM,):
             raise ValueError(f"expected a vector of shape ({EMBEDDING_DIM},), got {values.shape}")
         payload = values.astype(self.dtype.newbyteorder("<"), copy=False).tobytes()
-        header = (f"{self.MAGIC} {self.VERSION} {self.dtype.name} {EMBEDDING_DIM} {key} "
-                  f"{self._checksum(key, payload)}\n")
+        header = (
+            f"{self.MAGIC} {self.VERSION} {self.dtype.name} {EMBEDDING_DIM} {key} "
+            f"{self._checksum(key, payload)}\n"
+        )
         return header.encode("ascii") + payload
 
     def _decode_entry(self, key: str, data: bytes) -> np.ndarray | None:
@@ -139,8 +142,10 @@ class EmbeddingCache:
         if fields[5] != self._checksum(key, payload):
             return None
         vector = np.frombuffer(payload, dtype=self.dtype.newbyteorder("<")).astype(self.dtype)
-        if not np.all(np.isfinite(vector)) or \
-                abs(float(np.linalg.norm(vector.astype(np.float64))) - 1.0) > self.NORM_TOLERANCE:
+        if (
+            not np.all(np.isfinite(vector))
+            or abs(float(np.linalg.norm(vector.astype(np.float64))) - 1.0) > self.NORM_TOLERANCE
+        ):
             return None
         return vector
 

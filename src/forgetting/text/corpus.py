@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PHASES", "BEFORE", "AFTER", "ROLES", "CORPUS_VERSION",
-           "Memory", "TaskType", "Query", "Corpus"]
+__all__ = ["PHASES", "BEFORE", "AFTER", "ROLES", "CORPUS_VERSION", "Memory", "TaskType", "Query", "Corpus"]
 
 BEFORE = "before"
 AFTER = "after"
@@ -158,4 +157,3 @@ class Corpus:
     def queries_of(self, type_id: str) -> list[int]:
         """Indices of the queries of a task type, in file order."""
         return [i for i, q in enumerate(self.queries) if q.type == type_id]
-

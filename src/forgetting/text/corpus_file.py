@@ -93,8 +93,10 @@ def load_corpus(path: str | os.PathLike[str]) -> Corpus:
     try:
         data = yaml.load(raw.decode("utf-8"), Loader=_UniqueKeyLoader)
     except _DuplicateKeyError as error:
-        raise CorpusError(f"{path.name}: line {error.line}: duplicate key {error.key!r} (first at line "
-                          f"{error.first_line}); a mapping must give each key once") from None
+        raise CorpusError(
+            f"{path.name}: line {error.line}: duplicate key {error.key!r} (first at line "
+            f"{error.first_line}); a mapping must give each key once"
+        ) from None
     except (UnicodeDecodeError, yaml.YAMLError) as error:
         raise CorpusError(f"{path.name}: not valid UTF-8 YAML/JSON: {error}") from None
     return parse_corpus(data, source=path.name, path=str(path), sha256=hashlib.sha256(raw).hexdigest())
@@ -134,8 +136,11 @@ class _Parser:
 
     def ident(self, value: Any, where: str, field: str = "id") -> str:
         if not isinstance(value, str) or not _ID.match(value):
-            raise self.fail(where, f"{field} must be a string of lower-case letters, digits, '-' "
-                                   f"or '_' (starting with a letter or digit), got {value!r}")
+            raise self.fail(
+                where,
+                f"{field} must be a string of lower-case letters, digits, '-' "
+                f"or '_' (starting with a letter or digit), got {value!r}",
+            )
         return value
 
     def text(self, value: Any, where: str, field: str) -> str:
@@ -145,8 +150,9 @@ class _Parser:
 
     def phase_list(self, value: Any, where: str, field: str) -> tuple[str, ...]:
         if not isinstance(value, list) or not value:
-            raise self.fail(where, f"{field} must be a non-empty list of phases {list(PHASES)}, "
-                                   f"got {value!r}")
+            raise self.fail(
+                where, f"{field} must be a non-empty list of phases {list(PHASES)}, got {value!r}"
+            )
         bad = [v for v in value if v not in PHASES]
         if bad:
             raise self.fail(where, f"{field} has invalid phase tag(s) {bad!r}; phases are {list(PHASES)}")
@@ -174,8 +180,7 @@ class _Parser:
         memories = self.memories(top["memories"])
         types = self.types(top["types"])
         queries = self.queries(top["queries"], memories, types)
-        return Corpus(name=name, path=path, sha256=sha256, memories=memories, types=types,
-                      queries=queries)
+        return Corpus(name=name, path=path, sha256=sha256, memories=memories, types=types, queries=queries)
 
     def memories(self, entries: list[Any]) -> tuple[Memory, ...]:
         out: list[Memory] = []
@@ -186,26 +191,35 @@ class _Parser:
             self.keys(entry, where, {"id", "role", "text"}, _MEMORY_KEYS)
             mem_id = self.ident(entry["id"], where)
             if mem_id in seen_ids:
-                raise self.fail(where, f"duplicate memory id {mem_id!r} (first at memories[{seen_ids[mem_id]}])")
+                raise self.fail(
+                    where, f"duplicate memory id {mem_id!r} (first at memories[{seen_ids[mem_id]}])"
+                )
             seen_ids[mem_id] = position
             role = entry["role"]
             if role not in ROLES:
                 raise self.fail(where, f"role must be one of {list(ROLES)}, got {role!r}")
             text = self.text(entry["text"], where, "text")
             if text in seen_texts:
-                raise self.fail(where, f"same text as memory {seen_texts[text]!r} (retrieval could not "
-                                       "tell them apart)")
+                raise self.fail(
+                    where, f"same text as memory {seen_texts[text]!r} (retrieval could not tell them apart)"
+                )
             seen_texts[text] = mem_id
             phases = self.phase_list(entry.get("phases", list(PHASES)), where, "phases")
             valid = self.phase_list(entry.get("valid", list(phases)), where, "valid")
             if not set(valid) <= set(phases):
                 raise self.fail(where, f"valid {list(valid)} must be a subset of phases {list(phases)}")
             if role == "stale" and valid == phases:
-                raise self.fail(where, "a stale memory must be wrong in some phase in which it is in "
-                                       "the store (valid must be a strict subset of phases)")
+                raise self.fail(
+                    where,
+                    "a stale memory must be wrong in some phase in which it is in "
+                    "the store (valid must be a strict subset of phases)",
+                )
             if role != "stale" and valid != phases:
-                raise self.fail(where, f"only a memory with role 'stale' may be wrong while it is in the "
-                                       f"store (valid {list(valid)} differs from phases {list(phases)})")
+                raise self.fail(
+                    where,
+                    f"only a memory with role 'stale' may be wrong while it is in the "
+                    f"store (valid {list(valid)} differs from phases {list(phases)})",
+                )
             resembles = entry.get("resembles")
             if role == "hitchhiker" and resembles is None:
                 raise self.fail(where, "a hitchhiker must name the memory it resembles (field 'resembles')")
@@ -236,12 +250,17 @@ class _Parser:
             description = self.text(entry["description"], where, "description")
             weight = entry["weight"]
             if not isinstance(weight, dict) or set(weight) != set(PHASES):
-                raise self.fail(where, f"weight must map exactly the phases {list(PHASES)} to numbers, "
-                                       f"got {weight!r}")
+                raise self.fail(
+                    where, f"weight must map exactly the phases {list(PHASES)} to numbers, got {weight!r}"
+                )
             for phase in PHASES:
                 value = weight[phase]
-                if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                        or not math.isfinite(value) or value < 0:
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, (int, float))
+                    or not math.isfinite(value)
+                    or value < 0
+                ):
                     raise self.fail(where, f"weight[{phase}] must be a finite number >= 0, got {value!r}")
             out.append(TaskType(type_id, description, {p: float(weight[p]) for p in PHASES}))
         for phase in PHASES:
@@ -249,8 +268,9 @@ class _Parser:
                 raise self.fail("types", f"the weights of phase {phase!r} sum to 0")
         return tuple(out)
 
-    def queries(self, entries: list[Any], memories: tuple[Memory, ...],
-                types: tuple[TaskType, ...]) -> tuple[Query, ...]:
+    def queries(
+        self, entries: list[Any], memories: tuple[Memory, ...], types: tuple[TaskType, ...]
+    ) -> tuple[Query, ...]:
         by_id = {m.id: m for m in memories}
         type_ids = [t.id for t in types]
         out: list[Query] = []
@@ -269,8 +289,11 @@ class _Parser:
             if isinstance(raw, list):
                 raw = {phase: raw for phase in PHASES}
             if not isinstance(raw, dict):
-                raise self.fail(where, f"needs must be a list of memory ids or a mapping "
-                                       f"{{before: [...], after: [...]}}, got {raw!r}")
+                raise self.fail(
+                    where,
+                    f"needs must be a list of memory ids or a mapping "
+                    f"{{before: [...], after: [...]}}, got {raw!r}",
+                )
             bad = [k for k in raw if k not in PHASES]
             if bad:
                 raise self.fail(where, f"needs has invalid phase tag(s) {bad!r}; phases are {list(PHASES)}")
@@ -281,8 +304,9 @@ class _Parser:
             for phase in PHASES:
                 ids = raw[phase]
                 if not isinstance(ids, list) or not ids or not all(isinstance(m, str) for m in ids):
-                    raise self.fail(where, f"needs[{phase}] must be a non-empty list of memory ids "
-                                           f"(strings), got {ids!r}")
+                    raise self.fail(
+                        where, f"needs[{phase}] must be a non-empty list of memory ids (strings), got {ids!r}"
+                    )
                 if len(set(ids)) != len(ids):
                     raise self.fail(where, f"needs[{phase}] repeats a memory id: {ids!r}")
                 for mem_id in ids:
@@ -290,15 +314,16 @@ class _Parser:
                         raise self.fail(where, f"needs unknown memory id {mem_id!r}")
                     memory = by_id[mem_id]
                     if not memory.available(phase):
-                        raise self.fail(where, f"needs memory {mem_id!r} in phase {phase!r}, when it is "
-                                               "not in the store")
+                        raise self.fail(
+                            where, f"needs memory {mem_id!r} in phase {phase!r}, when it is not in the store"
+                        )
                     if not memory.true_in(phase):
-                        raise self.fail(where, f"needs memory {mem_id!r} in phase {phase!r}, when it is "
-                                               "wrong")
+                        raise self.fail(
+                            where, f"needs memory {mem_id!r} in phase {phase!r}, when it is wrong"
+                        )
                 needs[phase] = tuple(ids)
             out.append(Query(query_id, entry["type"], text, needs))
         for task in types:
             if not any(q.type == task.id for q in out):
                 raise self.fail(f"types (id {task.id!r})", "has no query")
         return tuple(out)
-

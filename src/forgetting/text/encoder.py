@@ -34,8 +34,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .layers import gelu_erf_, layer_norm_
-from .model_files import (MODEL_FILES_SHA256, MODEL_SHA256, WEIGHTS_FILE, ModelNotInstalledError,
-                          locate_model_dir, read_verified)
+from .model_files import (
+    MODEL_FILES_SHA256,
+    MODEL_SHA256,
+    WEIGHTS_FILE,
+    ModelNotInstalledError,
+    locate_model_dir,
+    read_verified,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from tokenizers import Tokenizer
@@ -119,8 +125,11 @@ class MiniLMEncoder:
         if not weights_path.is_file():
             raise ModelNotInstalledError(f"no {WEIGHTS_FILE} in {self.model_dir}")
         load_safetensors, tokenizer_cls = _import_runtime()
-        digests = dict(expected_digests if expected_digests is not None
-                       else {**MODEL_FILES_SHA256, WEIGHTS_FILE: expected_sha256})
+        digests = dict(
+            expected_digests
+            if expected_digests is not None
+            else {**MODEL_FILES_SHA256, WEIGHTS_FILE: expected_sha256}
+        )
 
         def read_json(name: str) -> Any:
             return json.loads(read_verified(self.model_dir, name, digests).decode("utf-8"))
@@ -156,7 +165,8 @@ class MiniLMEncoder:
         # 3. tokenizer: drop the shipped 128 truncation/padding; truncate to max_seq_length
         #    and pad each batch to its longest sentence ourselves (see _pad)
         self.tokenizer: Tokenizer = tokenizer_cls.from_str(
-            read_verified(self.model_dir, "tokenizer.json", digests).decode("utf-8"))
+            read_verified(self.model_dir, "tokenizer.json", digests).decode("utf-8")
+        )
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=self.max_seq_length)
@@ -297,9 +307,7 @@ class MiniLMEncoder:
             w, b = layer["qkv"]
             np.matmul(h, w, out=qkv_flat)
             qkv_flat += b
-            np.copyto(
-                qkv_heads, qkv_flat.reshape(batch, length, 3, nh, hd).transpose(2, 0, 3, 1, 4)
-            )
+            np.copyto(qkv_heads, qkv_flat.reshape(batch, length, 3, nh, hd).transpose(2, 0, 3, 1, 4))
             q, k, v = qkv_heads  # each (batch, heads, length, head_dim), C-contiguous
             np.matmul(q, k.transpose(0, 1, 3, 2), out=scores)
             scores *= scale
@@ -411,4 +419,3 @@ def get_encoder(dtype: DTypeLike = np.float32) -> MiniLMEncoder:
     if key not in _DEFAULT_ENCODERS:
         _DEFAULT_ENCODERS[key] = MiniLMEncoder(dtype=dtype)
     return _DEFAULT_ENCODERS[key]
-

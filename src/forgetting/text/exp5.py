@@ -30,15 +30,30 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validate import int_problem, raise_problems
-from ..worth import (DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE,
-                     WorthArrays, discounted_counter_paths, memory_worth, worth_class)
+from ..worth import (
+    DEFAULT_HIGH_THRESHOLD,
+    DEFAULT_LOW_THRESHOLD,
+    DEFAULT_MIN_EVIDENCE,
+    WorthArrays,
+    discounted_counter_paths,
+    memory_worth,
+    worth_class,
+)
 from .corpus import AFTER, BEFORE, PHASES, Corpus
 from .outcome import OutcomeModel
 from .retrieval import CorpusEmbeddings, Retrieval, retrieve
 
-__all__ = ["RealTextWorld", "RealTextRun", "run_episodes", "discounted_worth", "evidence_ratio_needed",
-           "rerun_matches",
-           "query_probabilities", "exact_p_plus", "expected_worth"]
+__all__ = [
+    "RealTextWorld",
+    "RealTextRun",
+    "run_episodes",
+    "discounted_worth",
+    "evidence_ratio_needed",
+    "rerun_matches",
+    "query_probabilities",
+    "exact_p_plus",
+    "expected_worth",
+]
 
 
 @dataclass(frozen=True)
@@ -81,18 +96,29 @@ class RealTextWorld:
     low_threshold: float = DEFAULT_LOW_THRESHOLD
 
     def __post_init__(self) -> None:
-        problems = [int_problem(name, getattr(self, name), low, allow_numpy=True)
-                    for name, low in (("n_episodes", 2), ("k", 1), ("seed", 0))]
+        problems = [
+            int_problem(name, getattr(self, name), low, allow_numpy=True)
+            for name, low in (("n_episodes", 2), ("k", 1), ("seed", 0))
+        ]
         shift = self.shift_episode
-        if isinstance(shift, bool) or not isinstance(shift, (int, np.integer)) \
-                or not (isinstance(self.n_episodes, (int, np.integer)) and 1 <= shift < self.n_episodes):
+        if (
+            isinstance(shift, bool)
+            or not isinstance(shift, (int, np.integer))
+            or not (isinstance(self.n_episodes, (int, np.integer)) and 1 <= shift < self.n_episodes)
+        ):
             problems.append(f"shift_episode must be an int in [1, n_episodes - 1], got {shift!r}")
         if self.type_weights_after is not None:
             weights = np.asarray(self.type_weights_after, dtype=np.float64)
-            if weights.ndim != 1 or not np.all(np.isfinite(weights)) or np.any(weights < 0) \
-                    or weights.sum() <= 0:
-                problems.append(f"type_weights_after must be finite weights >= 0 with a positive "
-                                f"sum, got {self.type_weights_after!r}")
+            if (
+                weights.ndim != 1
+                or not np.all(np.isfinite(weights))
+                or np.any(weights < 0)
+                or weights.sum() <= 0
+            ):
+                problems.append(
+                    f"type_weights_after must be finite weights >= 0 with a positive "
+                    f"sum, got {self.type_weights_after!r}"
+                )
         raise_problems(problems)
 
     def phase_of(self, episode: np.ndarray) -> np.ndarray:
@@ -160,8 +186,11 @@ class RealTextRun:
     def classes(self, episode: int | None = None) -> np.ndarray:
         """Worth class of every memory after ``episode`` (default: the last), by the world's thresholds."""
         w = self.world
-        return np.asarray(worth_class(self.worth(episode), self.evidence(episode), w.min_evidence,
-                                      w.high_threshold, w.low_threshold))
+        return np.asarray(
+            worth_class(
+                self.worth(episode), self.evidence(episode), w.min_evidence, w.high_threshold, w.low_threshold
+            )
+        )
 
     @property
     def trajectory(self) -> np.ndarray:
@@ -182,7 +211,9 @@ def _draw_types(weights: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.asarray(np.minimum(chosen, np.flatnonzero(weights > 0)[-1]))
 
 
-def run_episodes(corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWorld = RealTextWorld()) -> RealTextRun:
+def run_episodes(
+    corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWorld = RealTextWorld()
+) -> RealTextRun:
     """Run the episodes of ``world`` on cached vectors (see the module docstring).
 
     Raises ``ValueError`` if ``world.type_weights_after`` does not give one weight per task
@@ -194,13 +225,16 @@ def run_episodes(corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWorld
     if world.type_weights_after is not None:
         custom = np.asarray(world.type_weights_after, dtype=np.float64)
         if custom.size != len(corpus.types):
-            raise ValueError(f"type_weights_after has {custom.size} weights for {len(corpus.types)} task types")
+            raise ValueError(
+                f"type_weights_after has {custom.size} weights for {len(corpus.types)} task types"
+            )
         weights[AFTER] = custom / custom.sum()
 
     draws = np.random.default_rng(world.seed).random((n, 3))
     after = world.phase_of(np.arange(n))
-    task_type = np.where(after, _draw_types(weights[AFTER], draws[:, 0]),
-                         _draw_types(weights[BEFORE], draws[:, 0]))
+    task_type = np.where(
+        after, _draw_types(weights[AFTER], draws[:, 0]), _draw_types(weights[BEFORE], draws[:, 0])
+    )
     members = [np.asarray(corpus.queries_of(t.id)) for t in corpus.types]
     counts = np.array([m.size for m in members])
     pick = np.minimum((draws[:, 1] * counts[task_type]).astype(np.intp), counts[task_type] - 1)
@@ -221,10 +255,24 @@ def run_episodes(corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWorld
     failures = np.cumsum(misses, axis=0)
 
     check = WorthArrays(n_memories).update_batch(retrieved, success)
-    if not (np.array_equal(check.successes_, successes[-1]) and np.array_equal(check.failures_, failures[-1])):
+    if not (
+        np.array_equal(check.successes_, successes[-1]) and np.array_equal(check.failures_, failures[-1])
+    ):
         raise AssertionError("cumulative counters differ from WorthArrays")  # pragma: no cover
-    return RealTextRun(world, corpus, retrieval, weights, after, task_type, query, retrieved,
-                       p_success, success, successes, failures)
+    return RealTextRun(
+        world,
+        corpus,
+        retrieval,
+        weights,
+        after,
+        task_type,
+        query,
+        retrieved,
+        p_success,
+        success,
+        successes,
+        failures,
+    )
 
 
 def discounted_worth(run: RealTextRun, discount: float) -> np.ndarray:
@@ -238,8 +286,9 @@ def discounted_worth(run: RealTextRun, discount: float) -> np.ndarray:
     """
     hits = np.diff(run.successes, axis=0, prepend=0.0)
     misses = np.diff(run.failures, axis=0, prepend=0.0)
-    return np.asarray(memory_worth(discounted_counter_paths(hits, discount),
-                                   discounted_counter_paths(misses, discount)))
+    return np.asarray(
+        memory_worth(discounted_counter_paths(hits, discount), discounted_counter_paths(misses, discount))
+    )
 
 
 def _exact_column_sums(matrix: np.ndarray) -> np.ndarray:
@@ -256,7 +305,9 @@ def query_probabilities(corpus: Corpus, type_weights: np.ndarray) -> np.ndarray:
     return prob
 
 
-def exact_p_plus(corpus: Corpus, retrieval: Retrieval, type_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def exact_p_plus(
+    corpus: Corpus, retrieval: Retrieval, type_weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``p+(m) = Pr[success | m retrieved]`` in one phase, and ``Pr[m retrieved]`` per episode.
 
     Both follow from the world without sampling: retrieval is deterministic per query, so
@@ -295,7 +346,6 @@ def expected_worth(run: RealTextRun, episode: int | None = None) -> np.ndarray:
     return np.asarray(memory_worth(hits, total - hits))
 
 
-
 def evidence_ratio_needed(start: float, target: float, rate_after: float) -> float:
     """Post-shift to pre-shift evidence ratio a cumulative MW needs to fall from ``start`` to ``target``.
 
@@ -312,4 +362,6 @@ def evidence_ratio_needed(start: float, target: float, rate_after: float) -> flo
 def rerun_matches(run: RealTextRun, vectors: CorpusEmbeddings) -> bool:
     """Run ``run.world`` on ``run.corpus`` and ``vectors`` again: are trajectory and outcomes identical?"""
     again = run_episodes(run.corpus, vectors, run.world)
-    return bool(np.array_equal(again.trajectory, run.trajectory) and np.array_equal(again.success, run.success))
+    return bool(
+        np.array_equal(again.trajectory, run.trajectory) and np.array_equal(again.success, run.success)
+    )

@@ -8,8 +8,9 @@ from scipy.special import erf  # type: ignore[import-untyped, unused-ignore]
 __all__ = ["layer_norm_", "gelu_erf_"]
 
 
-def layer_norm_(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float,
-                 scratch: np.ndarray) -> np.ndarray:
+def layer_norm_(
+    x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float, scratch: np.ndarray
+) -> np.ndarray:
     """LayerNorm over the last axis, in place in ``x`` (``scratch``: same shape, clobbered)."""
     x -= x.mean(axis=-1, keepdims=True)
     var = np.square(x, out=scratch).mean(axis=-1, keepdims=True)

@@ -40,11 +40,13 @@ class OutcomeModel:
     stale_misleads_any_task: bool = True
 
     def __post_init__(self) -> None:
-        problems = [real_problem(name, getattr(self, name), 0.0, 1.0)
-                    for name in ("p_all", "p_none", "p_stale")]
+        problems = [
+            real_problem(name, getattr(self, name), 0.0, 1.0) for name in ("p_all", "p_none", "p_stale")
+        ]
         if not isinstance(self.stale_misleads_any_task, bool):
-            problems.append(f"stale_misleads_any_task must be True or False, got "
-                            f"{self.stale_misleads_any_task!r}")
+            problems.append(
+                f"stale_misleads_any_task must be True or False, got {self.stale_misleads_any_task!r}"
+            )
         raise_problems(problems)
 
     def probability(self, fraction_needed: npt.ArrayLike, misled: npt.ArrayLike) -> np.ndarray:

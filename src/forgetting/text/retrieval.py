@@ -21,8 +21,14 @@ from .corpus import PHASES, Corpus
 from .encoder import MiniLMEncoder
 from .model_files import MODEL_FILES_SHA256, WEIGHTS_FILE, locate_model_dir, verify_model_dir
 from .outcome import OutcomeModel
-from .similarity import (COSINE_DECIMALS, cosine_change_bound, cosine_matrix, fragile_ranking,
-                         fragile_rounding, rank_candidates)
+from .similarity import (
+    COSINE_DECIMALS,
+    cosine_change_bound,
+    cosine_matrix,
+    fragile_ranking,
+    fragile_rounding,
+    rank_candidates,
+)
 
 __all__ = ["CorpusEmbeddings", "Retrieval", "embed_corpus", "retrieve", "robustness"]
 
@@ -48,8 +54,13 @@ class CorpusEmbeddings:
     cache_misses: int
 
 
-def embed_corpus(corpus: Corpus, cache_dir: str | os.PathLike[str], *,
-                 encoder: MiniLMEncoder | None = None, verify_model: bool = True) -> CorpusEmbeddings:
+def embed_corpus(
+    corpus: Corpus,
+    cache_dir: str | os.PathLike[str],
+    *,
+    encoder: MiniLMEncoder | None = None,
+    verify_model: bool = True,
+) -> CorpusEmbeddings:
     """Embed every memory and query through an :class:`~forgetting.text.cache.EmbeddingCache`.
 
     Parameters
@@ -80,8 +91,13 @@ def embed_corpus(corpus: Corpus, cache_dir: str | os.PathLike[str], *,
     texts = [m.text for m in corpus.memories] + [q.text for q in corpus.queries]
     vectors = cache.encode(texts)
     n = len(corpus.memories)
-    return CorpusEmbeddings(memories=vectors[:n], queries=vectors[n:], model_sha256=digest,
-                            cache_hits=cache.hits, cache_misses=cache.misses)
+    return CorpusEmbeddings(
+        memories=vectors[:n],
+        queries=vectors[n:],
+        model_sha256=digest,
+        cache_hits=cache.hits,
+        cache_misses=cache.misses,
+    )
 
 
 @dataclass(frozen=True)
@@ -115,10 +131,19 @@ class Retrieval:
     fragile: np.ndarray
 
 
-def retrieve(corpus: Corpus, vectors: CorpusEmbeddings, phase: str, k: int,
-             outcome: OutcomeModel = OutcomeModel(),
-             decimals: int | None = COSINE_DECIMALS,
-             tolerance: float | np.ndarray | None = None) -> Retrieval:
+#: The outcome model of the published chapter (frozen, so one shared default is safe).
+DEFAULT_OUTCOME = OutcomeModel()
+
+
+def retrieve(
+    corpus: Corpus,
+    vectors: CorpusEmbeddings,
+    phase: str,
+    k: int,
+    outcome: OutcomeModel = DEFAULT_OUTCOME,
+    decimals: int | None = COSINE_DECIMALS,
+    tolerance: float | np.ndarray | None = None,
+) -> Retrieval:
     """Top-``k`` retrieval of every query in ``phase`` and the resulting success probabilities.
 
     Raises ``ValueError`` for an unknown phase or a ``k`` larger than the store of the phase.
@@ -137,8 +162,12 @@ def retrieve(corpus: Corpus, vectors: CorpusEmbeddings, phase: str, k: int,
         raise ValueError(f"k={k} exceeds the {int(available.sum())} memories in the store in phase {phase!r}")
     raw = cosine_matrix(vectors.queries, vectors.memories)
     similarity = raw if decimals is None else np.round(raw, decimals)
-    bound = np.broadcast_to(cosine_change_bound(vectors.queries, vectors.memories)
-                            if tolerance is None else np.asarray(tolerance, dtype=np.float64), raw.shape)
+    bound = np.broadcast_to(
+        cosine_change_bound(vectors.queries, vectors.memories)
+        if tolerance is None
+        else np.asarray(tolerance, dtype=np.float64),
+        raw.shape,
+    )
     candidates = np.flatnonzero(available)
     candidate_ids = [corpus.memory_ids[i] for i in candidates]
     top = np.empty((len(corpus.queries), k), dtype=np.intp)
@@ -146,8 +175,9 @@ def retrieve(corpus: Corpus, vectors: CorpusEmbeddings, phase: str, k: int,
     for row in range(len(corpus.queries)):
         top[row] = candidates[rank_candidates(similarity[row, candidates], candidate_ids)[:k]]
         if decimals is not None:
-            fragile[row] = fragile_ranking(raw[row, candidates], candidate_ids, k,
-                                           bound[row, candidates], decimals)
+            fragile[row] = fragile_ranking(
+                raw[row, candidates], candidate_ids, k, bound[row, candidates], decimals
+            )
         else:
             fragile[row] = True  # unrounded: any change of the last digits may reorder
     scores = np.take_along_axis(similarity, top, axis=1)
@@ -166,12 +196,16 @@ def retrieve(corpus: Corpus, vectors: CorpusEmbeddings, phase: str, k: int,
             if memory in relevant:
                 misled[row] = not valid[memory]
                 break
-    return Retrieval(phase, top, scores, fraction, misled, outcome.probability(fraction, misled),
-                     fragile)
+    return Retrieval(phase, top, scores, fraction, misled, outcome.probability(fraction, misled), fragile)
 
 
-def robustness(corpus: Corpus, vectors: CorpusEmbeddings, ks: Sequence[int],
-               tolerance: float | None = None, decimals: int = COSINE_DECIMALS) -> dict[str, int]:
+def robustness(
+    corpus: Corpus,
+    vectors: CorpusEmbeddings,
+    ks: Sequence[int],
+    tolerance: float | None = None,
+    decimals: int = COSINE_DECIMALS,
+) -> dict[str, int]:
     """How safe the chapter's decisions and published cosines are from machine noise.
 
     Counts, over both phases, every query and every ``k`` in ``ks``: the retrieval
@@ -197,10 +231,7 @@ def robustness(corpus: Corpus, vectors: CorpusEmbeddings, ks: Sequence[int],
             out["changed_by_rounding"] += int(np.any(rounded.top != unrounded.top, axis=1).sum())
     upper = np.triu_indices(len(corpus.memories))
     raw = cosine_matrix(vectors.memories, vectors.memories)[upper]
-    bound = (cosine_change_bound(vectors.memories, vectors.memories)[upper] if tolerance is None
-             else tolerance)
+    bound = cosine_change_bound(vectors.memories, vectors.memories)[upper] if tolerance is None else tolerance
     out["published_cosines"] = int(raw.size)
     out["fragile_cosines"] = int(fragile_rounding(raw, bound, decimals).sum())
     return out
-
-

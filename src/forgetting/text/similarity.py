@@ -20,9 +20,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["COSINE_DECIMALS", "RELATIVE_PERTURBATION", "FLOAT32_ROUNDING", "COSINE_TOLERANCE",
-           "cosine_matrix", "rounded_cosines", "cosine_change_bound", "fragile_rounding",
-           "rank_candidates", "fragile_ranking"]
+__all__ = [
+    "COSINE_DECIMALS",
+    "RELATIVE_PERTURBATION",
+    "FLOAT32_ROUNDING",
+    "COSINE_TOLERANCE",
+    "cosine_matrix",
+    "rounded_cosines",
+    "cosine_change_bound",
+    "fragile_rounding",
+    "rank_candidates",
+    "fragile_ranking",
+]
 
 #: Decimal places of every cosine that decides a retrieval or is published. Digits beyond the
 #: 6th significant one are machine noise. Why three places and not four is measured by the
@@ -33,7 +42,7 @@ COSINE_DECIMALS = 3
 RELATIVE_PERTURBATION = 1e-6
 #: Relative rounding of a float32 component, added to the perturbation (the vectors are stored
 #: in float32, so a perturbed vector is rounded once more).
-FLOAT32_ROUNDING = 2.0 ** -24
+FLOAT32_ROUNDING = 2.0**-24
 #: The largest :func:`cosine_change_bound` of any pair, ``4 eps / (1 - eps)^2`` with
 #: ``eps = RELATIVE_PERTURBATION + FLOAT32_ROUNDING``, rounded up.
 COSINE_TOLERANCE = 5e-6
@@ -57,8 +66,7 @@ def rounded_cosines(a: np.ndarray, b: np.ndarray, decimals: int = COSINE_DECIMAL
     return np.round(cosine_matrix(a, b), decimals)
 
 
-def cosine_change_bound(a: np.ndarray, b: np.ndarray,
-                        relative: float = RELATIVE_PERTURBATION) -> np.ndarray:
+def cosine_change_bound(a: np.ndarray, b: np.ndarray, relative: float = RELATIVE_PERTURBATION) -> np.ndarray:
     """Largest change of each cosine of :func:`cosine_matrix` under a relative perturbation.
 
     Every component of every vector multiplied by a factor in ``[1 - eps, 1 + eps]``, with
@@ -76,19 +84,21 @@ def cosine_change_bound(a: np.ndarray, b: np.ndarray,
     x = x / np.linalg.norm(x, axis=1, keepdims=True)
     y = y / np.linalg.norm(y, axis=1, keepdims=True)
     absolute = np.abs(x) @ np.abs(y).T
-    return np.asarray(((2 * eps + eps ** 2) * absolute + (2 * eps - eps ** 2) * np.abs(x @ y.T)) / (1 - eps) ** 2)
+    return np.asarray(((2 * eps + eps**2) * absolute + (2 * eps - eps**2) * np.abs(x @ y.T)) / (1 - eps) ** 2)
 
 
-def _rounding_bounds(values: np.ndarray, decimals: int,
-                     tolerance: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _rounding_bounds(
+    values: np.ndarray, decimals: int, tolerance: float | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Lowest and highest rounded value (in units of ``10**-decimals``) within ``tolerance``."""
-    scale = 10.0 ** decimals
+    scale = 10.0**decimals
     values = np.asarray(values, dtype=np.float64)
     return np.rint((values - tolerance) * scale), np.rint((values + tolerance) * scale)
 
 
-def fragile_rounding(values: np.ndarray, tolerance: float | np.ndarray = COSINE_TOLERANCE,
-                     decimals: int = COSINE_DECIMALS) -> np.ndarray:
+def fragile_rounding(
+    values: np.ndarray, tolerance: float | np.ndarray = COSINE_TOLERANCE, decimals: int = COSINE_DECIMALS
+) -> np.ndarray:
     """``True`` where a change of up to ``tolerance`` (scalar, or one per value) could change the
     value rounded to ``decimals``."""
     low, high = _rounding_bounds(values, decimals, tolerance)
@@ -105,9 +115,13 @@ def rank_candidates(scores: np.ndarray, candidate_ids: Sequence[str] | np.ndarra
     return np.lexsort((id_rank, -np.asarray(scores, dtype=np.float64)))
 
 
-def fragile_ranking(raw_scores: np.ndarray, candidate_ids: Sequence[str], k: int,
-                    tolerance: float | np.ndarray = COSINE_TOLERANCE,
-                    decimals: int = COSINE_DECIMALS) -> bool:
+def fragile_ranking(
+    raw_scores: np.ndarray,
+    candidate_ids: Sequence[str],
+    k: int,
+    tolerance: float | np.ndarray = COSINE_TOLERANCE,
+    decimals: int = COSINE_DECIMALS,
+) -> bool:
     """Could changing each raw score by up to ``tolerance`` change the ordered rounded top ``k``?
 
     ``tolerance`` is a scalar or one bound per score (:func:`cosine_change_bound`).
@@ -123,10 +137,13 @@ def fragile_ranking(raw_scores: np.ndarray, candidate_ids: Sequence[str], k: int
     low, high = _rounding_bounds(raw, decimals, tolerance)
     for position in range(min(k, raw.size)):
         first = order[position]
-        later = order[position + 1:]
-        safe = (low[first] > high[later]) | ((low[first] == high[first]) & (low[later] == high[later])
-                                             & (low[first] == low[later]) & (ids[first] < ids[later]))
+        later = order[position + 1 :]
+        safe = (low[first] > high[later]) | (
+            (low[first] == high[first])
+            & (low[later] == high[later])
+            & (low[first] == low[later])
+            & (ids[first] < ids[later])
+        )
         if not safe.all():
             return True
     return False
-

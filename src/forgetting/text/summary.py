@@ -38,7 +38,8 @@ def summarise(run: RealTextRun) -> dict[str, Any]:
     episode, 1-based, after the shift at which the stale memory is low-value; -1 if never),
     ``stale_p_plus_before`` / ``_after`` (exact ``p+`` of each phase), ``stale_expected_after``
     (:func:`~forgetting.text.exp5.expected_worth`), the corrected memory's MW and class, the
-    success rate of each phase, and the role means. Role means (``specialist_mw_mean`` ...) average the final MW over the memories of that
+    success rate of each phase, and the role means. Role means (``specialist_mw_mean`` ...)
+    average the final MW over the memories of that
     role that have enough evidence (not ``uncertain``); ``n_<role>`` says how many.
     """
     corpus, world = run.corpus, run.world
@@ -49,8 +50,11 @@ def summarise(run: RealTextRun) -> dict[str, Any]:
     classes_before, classes_end = run.classes(before), run.classes(end)
     trajectory = run.trajectory[:, stale]
     stale_evidence = run.successes[:, stale] + run.failures[:, stale]
-    low = np.flatnonzero((trajectory <= world.low_threshold) & (stale_evidence >= world.min_evidence)
-                         & (np.arange(run.n_episodes) >= world.shift_episode))
+    low = np.flatnonzero(
+        (trajectory <= world.low_threshold)
+        & (stale_evidence >= world.min_evidence)
+        & (np.arange(run.n_episodes) >= world.shift_episode)
+    )
     out: dict[str, Any] = {
         "episodes": run.n_episodes,
         "shift_episode": world.shift_episode,
@@ -63,8 +67,12 @@ def summarise(run: RealTextRun) -> dict[str, Any]:
         "stale_evidence_before": float(run.evidence(before)[stale]),
         "stale_evidence_after": float(run.evidence(end)[stale] - run.evidence(before)[stale]),
         "stale_low_value_episode": int(low[0]) + 1 if low.size else -1,
-        "stale_p_plus_before": float(exact_p_plus(corpus, run.retrieval[BEFORE], run.type_weights[BEFORE])[0][stale]),
-        "stale_p_plus_after": float(exact_p_plus(corpus, run.retrieval[AFTER], run.type_weights[AFTER])[0][stale]),
+        "stale_p_plus_before": float(
+            exact_p_plus(corpus, run.retrieval[BEFORE], run.type_weights[BEFORE])[0][stale]
+        ),
+        "stale_p_plus_after": float(
+            exact_p_plus(corpus, run.retrieval[AFTER], run.type_weights[AFTER])[0][stale]
+        ),
         "stale_expected_after": float(expected_worth(run)[stale]),
         "corrected_mw_after": float(worth_end[corrected]),
         "corrected_class_after": str(classes_end[corrected]),
@@ -78,8 +86,9 @@ def summarise(run: RealTextRun) -> dict[str, Any]:
     return out
 
 
-def seed_summaries(corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWorld,
-                   n_seeds: int) -> list[dict[str, Any]]:
+def seed_summaries(
+    corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWorld, n_seeds: int
+) -> list[dict[str, Any]]:
     """:func:`summarise` of ``world`` run with seeds ``0 .. n_seeds - 1``.
 
     Raises ``ValueError`` if ``n_seeds`` is not an int >= 1.
@@ -88,8 +97,9 @@ def seed_summaries(corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWor
     return [summarise(run_episodes(corpus, vectors, replace(world, seed=seed))) for seed in range(n_seeds)]
 
 
-def seed_summary(corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWorld,
-                 n_seeds: int, keys: Sequence[str]) -> dict[str, tuple[float, float]]:
+def seed_summary(
+    corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWorld, n_seeds: int, keys: Sequence[str]
+) -> dict[str, tuple[float, float]]:
     """Mean and sample sd of summary ``keys`` over seeds ``0 .. n_seeds - 1`` (``n_seeds >= 2``).
 
     Raises ``ValueError`` if ``n_seeds`` is not an int >= 2.
@@ -106,4 +116,3 @@ def summary_mean_sd(summaries: Sequence[dict[str, Any]], key: str) -> tuple[floa
     ``nan``.
     """
     return mean_sd(np.array([s[key] for s in summaries], dtype=float))
-

@@ -19,13 +19,30 @@ from .retrieval import CorpusEmbeddings
 from .similarity import rounded_cosines
 from .summary import seed_summaries, summary_mean_sd
 
-__all__ = ["role_order", "memory_rows", "query_rows", "comparison_rows", "taxonomy_table",
-           "taxonomy_counts", "evidence_by_query", "stale_evidence_rows", "memory_similarity",
-           "hitchhiker_table", "variant_worlds", "variants_table"]
+__all__ = [
+    "role_order",
+    "memory_rows",
+    "query_rows",
+    "comparison_rows",
+    "taxonomy_table",
+    "taxonomy_counts",
+    "evidence_by_query",
+    "stale_evidence_rows",
+    "memory_similarity",
+    "hitchhiker_table",
+    "variant_worlds",
+    "variants_table",
+]
 
 #: Summary keys shown per variant world, in column order.
-VARIANT_KEYS = ("stale_mw_before", "stale_mw_after", "stale_p_plus_after", "corrected_mw_after",
-                "specialist_mw_mean", "hitchhiker_mw_mean")
+VARIANT_KEYS = (
+    "stale_mw_before",
+    "stale_mw_after",
+    "stale_p_plus_after",
+    "corrected_mw_after",
+    "specialist_mw_mean",
+    "hitchhiker_mw_mean",
+)
 
 
 def role_order(corpus: Corpus) -> list[int]:
@@ -39,28 +56,45 @@ def _phases_text(tags: Sequence[str]) -> str:
 
 def memory_rows(corpus: Corpus) -> list[dict[str, Any]]:
     """The corpus's memories in :func:`role_order`: id, role, phases in store and true, text."""
-    return [{"memory": m.id, "role": m.role, "in store": _phases_text(m.phases),
-             "true": _phases_text(m.valid), "text": m.text}
-            for m in (corpus.memories[i] for i in role_order(corpus))]
+    return [
+        {
+            "memory": m.id,
+            "role": m.role,
+            "in store": _phases_text(m.phases),
+            "true": _phases_text(m.valid),
+            "text": m.text,
+        }
+        for m in (corpus.memories[i] for i in role_order(corpus))
+    ]
 
 
 def query_rows(corpus: Corpus) -> list[dict[str, Any]]:
     """The corpus's queries in file order: id, type, text and the memories needed in each phase."""
-    return [{"query": q.id, "type": q.type, "text": q.text,
-             "needs before": ", ".join(q.needs[BEFORE]), "needs after": ", ".join(q.needs[AFTER])}
-            for q in corpus.queries]
+    return [
+        {
+            "query": q.id,
+            "type": q.type,
+            "text": q.text,
+            "needs before": ", ".join(q.needs[BEFORE]),
+            "needs after": ", ".join(q.needs[AFTER]),
+        }
+        for q in corpus.queries
+    ]
 
 
 #: The comparison table's rows: label and :func:`~forgetting.text.summary.summarise` key.
-COMPARISON_ROWS = (("stale MW just before the shift", "stale_mw_before"),
-                   ("stale MW at the end", "stale_mw_after"),
-                   ("specialist MW, mean", "specialist_mw_mean"),
-                   ("hitchhiker MW, mean (with evidence)", "hitchhiker_mw_mean"),
-                   ("corrected memory MW at the end", "corrected_mw_after"))
+COMPARISON_ROWS = (
+    ("stale MW just before the shift", "stale_mw_before"),
+    ("stale MW at the end", "stale_mw_after"),
+    ("specialist MW, mean", "specialist_mw_mean"),
+    ("hitchhiker MW, mean (with evidence)", "hitchhiker_mw_mean"),
+    ("corrected memory MW at the end", "corrected_mw_after"),
+)
 
 
-def comparison_rows(summary: Mapping[str, Any], seed_runs: Sequence[dict[str, Any]], seed: int,
-                    paper: Mapping[str, float]) -> list[dict[str, Any]]:
+def comparison_rows(
+    summary: Mapping[str, Any], seed_runs: Sequence[dict[str, Any]], seed: int, paper: Mapping[str, float]
+) -> list[dict[str, Any]]:
     """The paper's values next to this run's (``seed``) and the mean and sd over ``seed_runs``.
 
     ``paper`` maps summary keys to published values; a key it lacks shows ``nan`` (not
@@ -69,9 +103,15 @@ def comparison_rows(summary: Mapping[str, Any], seed_runs: Sequence[dict[str, An
     rows = []
     for label, key in COMPARISON_ROWS:
         mean, sd = summary_mean_sd(seed_runs, key)
-        rows.append({"quantity": label, "paper": paper.get(key, float("nan")),
-                     f"this chapter (seed {seed})": summary[key],
-                     f"mean over {len(seed_runs)} seeds": mean, "sd": sd})
+        rows.append(
+            {
+                "quantity": label,
+                "paper": paper.get(key, float("nan")),
+                f"this chapter (seed {seed})": summary[key],
+                f"mean over {len(seed_runs)} seeds": mean,
+                "sd": sd,
+            }
+        )
     return rows
 
 
@@ -81,13 +121,18 @@ def taxonomy_table(run: RealTextRun) -> list[dict[str, Any]]:
     rows = []
     for i in role_order(run.corpus):
         memory = run.corpus.memories[i]
-        rows.append({
-            "memory": memory.id, "role": memory.role,
-            "mw_before": float(run.worth(before)[i]), "evidence_before": float(run.evidence(before)[i]),
-            "class_before": str(run.classes(before)[i]),
-            "mw_after": float(run.worth(end)[i]), "evidence_after": float(run.evidence(end)[i]),
-            "class_after": str(run.classes(end)[i]),
-        })
+        rows.append(
+            {
+                "memory": memory.id,
+                "role": memory.role,
+                "mw_before": float(run.worth(before)[i]),
+                "evidence_before": float(run.evidence(before)[i]),
+                "class_before": str(run.classes(before)[i]),
+                "mw_after": float(run.worth(end)[i]),
+                "evidence_after": float(run.evidence(end)[i]),
+                "class_after": str(run.classes(end)[i]),
+            }
+        )
     return rows
 
 
@@ -114,17 +159,26 @@ def evidence_by_query(run: RealTextRun, memory_id: str, after: bool = True) -> l
         if not mask.any():
             continue
         rank = int(np.flatnonzero(retrieval.top[q] == memory)[0]) + 1
-        rows.append({"query": query.id, "type": query.type, "rank": rank,
-                     "misled": bool(retrieval.misled[q]), "p_success": float(retrieval.p_success[q]),
-                     "episodes": int(mask.sum()), "successes": int(run.success[mask].sum()),
-                     "failures": int((~run.success[mask]).sum())})
+        rows.append(
+            {
+                "query": query.id,
+                "type": query.type,
+                "rank": rank,
+                "misled": bool(retrieval.misled[q]),
+                "p_success": float(retrieval.p_success[q]),
+                "episodes": int(mask.sum()),
+                "successes": int(run.success[mask].sum()),
+                "failures": int((~run.success[mask]).sum()),
+            }
+        )
     return rows
 
 
 def stale_evidence_rows(run: RealTextRun, memory_id: str) -> list[dict[str, Any]]:
     """:func:`evidence_by_query` of one memory before the shift, then after it, with a ``phase`` column."""
-    return ([{"phase": BEFORE, **row} for row in evidence_by_query(run, memory_id, after=False)]
-            + [{"phase": AFTER, **row} for row in evidence_by_query(run, memory_id, after=True)])
+    return [{"phase": BEFORE, **row} for row in evidence_by_query(run, memory_id, after=False)] + [
+        {"phase": AFTER, **row} for row in evidence_by_query(run, memory_id, after=True)
+    ]
 
 
 def memory_similarity(corpus: Corpus, vectors: CorpusEmbeddings) -> tuple[np.ndarray, list[str], list[str]]:
@@ -137,8 +191,11 @@ def memory_similarity(corpus: Corpus, vectors: CorpusEmbeddings) -> tuple[np.nda
 
 def _hitchhiker_pairs(corpus: Corpus) -> list[tuple[int, int]]:
     """(hitchhiker, memory it resembles) index pairs, in file order."""
-    return [(i, corpus.index(m.resembles)) for i, m in enumerate(corpus.memories)
-            if m.role == "hitchhiker" and m.resembles is not None]
+    return [
+        (i, corpus.index(m.resembles))
+        for i, m in enumerate(corpus.memories)
+        if m.role == "hitchhiker" and m.resembles is not None
+    ]
 
 
 def hitchhiker_table(run: RealTextRun, vectors: CorpusEmbeddings) -> list[dict[str, Any]]:
@@ -152,11 +209,18 @@ def hitchhiker_table(run: RealTextRun, vectors: CorpusEmbeddings) -> list[dict[s
     rows = []
     for i, j in _hitchhiker_pairs(corpus):
         memory = corpus.memories[i]
-        rows.append({"hitchhiker": memory.id, "resembles": memory.resembles,
-                     "cosine": float(similarity[i, j]),
-                     "mw_hitchhiker": float(worth[i]), "evidence_hitchhiker": float(evidence[i]),
-                     "class_hitchhiker": str(classes[i]),
-                     "mw_resembled": float(worth[j]), "class_resembled": str(classes[j])})
+        rows.append(
+            {
+                "hitchhiker": memory.id,
+                "resembles": memory.resembles,
+                "cosine": float(similarity[i, j]),
+                "mw_hitchhiker": float(worth[i]),
+                "evidence_hitchhiker": float(evidence[i]),
+                "class_hitchhiker": str(classes[i]),
+                "mw_resembled": float(worth[j]),
+                "class_resembled": str(classes[j]),
+            }
+        )
     return rows
 
 
@@ -176,13 +240,22 @@ def variant_worlds(corpus: Corpus, world: RealTextWorld) -> list[tuple[str, Real
         ("shift after 1/6 of the episodes", replace(world, shift_episode=n_episodes // 6)),
         (f"k = {max(1, k - 1)}", replace(world, k=max(1, k - 1))),
         (f"k = {k + 1}", replace(world, k=k + 1)),
-        ("misled only by the top memory the task bears on" if outcome.stale_misleads_any_task
-         else "misled by any wrong memory retrieved", replace(world, outcome=narrow)),
+        (
+            "misled only by the top memory the task bears on"
+            if outcome.stale_misleads_any_task
+            else "misled by any wrong memory retrieved",
+            replace(world, outcome=narrow),
+        ),
     ]
 
 
-def variants_table(corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWorld, n_seeds: int,
-                   world_summaries: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def variants_table(
+    corpus: Corpus,
+    vectors: CorpusEmbeddings,
+    world: RealTextWorld,
+    n_seeds: int,
+    world_summaries: Sequence[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
     """One row per :func:`variant_worlds` entry: the mean over seeds ``0 .. n_seeds - 1`` of
     :data:`VARIANT_KEYS` and the number of seeds in which the stale memory ends low-value.
 

@@ -10,11 +10,30 @@ import numpy as np
 
 from ..progress import progress
 from ..worth import LOW_VALUE, add_episodes, memory_worth, worth_class
-from .model import (DEFAULT_N_SEEDS, FloatArray, check_n_seeds, check_world, expected_retrieved_utility,
-                    replace_world, seed_streams, spearman_rho, success_probability, uniform_retrieval)
+from .model import (
+    DEFAULT_N_SEEDS,
+    FloatArray,
+    check_n_seeds,
+    check_world,
+    expected_retrieved_utility,
+    replace_world,
+    seed_streams,
+    spearman_rho,
+    success_probability,
+    uniform_retrieval,
+)
 
-__all__ = ["EASY", "HARD", "TASK_TYPES", "ConfoundWorld", "ConfoundResult", "confound_p_plus",
-           "confound_experiment", "confound_sweep", "confound_episode_sweep"]
+__all__ = [
+    "EASY",
+    "HARD",
+    "TASK_TYPES",
+    "ConfoundWorld",
+    "ConfoundResult",
+    "confound_p_plus",
+    "confound_experiment",
+    "confound_sweep",
+    "confound_episode_sweep",
+]
 
 
 EASY, HARD = 0, 1
@@ -84,18 +103,31 @@ class ConfoundWorld:
     specialist_utility: tuple[float, float] = (0.5, 1.0)
 
     def __post_init__(self) -> None:
-        check_world(self, {"n_generalists": ("int", 2, 10**7), "n_specialists": ("int", 1, 10**7),
-                            "n_episodes": ("int", 1, 10**8), "hard_fraction": ("real", 0.0, 1.0),
-                            "easy_base_rate": ("real", 0.0, 1.0), "hard_base_rate": ("real", 0.0, 1.0),
-                            "memory_effect": ("real", 0.0, 1.0),
-                            "retrieved_per_episode": ("int", 1, self.n_generalists - 1
-                                                      if isinstance(self.n_generalists, int) else 1)})
+        check_world(
+            self,
+            {
+                "n_generalists": ("int", 2, 10**7),
+                "n_specialists": ("int", 1, 10**7),
+                "n_episodes": ("int", 1, 10**8),
+                "hard_fraction": ("real", 0.0, 1.0),
+                "easy_base_rate": ("real", 0.0, 1.0),
+                "hard_base_rate": ("real", 0.0, 1.0),
+                "memory_effect": ("real", 0.0, 1.0),
+                "retrieved_per_episode": (
+                    "int",
+                    1,
+                    self.n_generalists - 1 if isinstance(self.n_generalists, int) else 1,
+                ),
+            },
+        )
         problems = []
         for name in ("easy_base_rate", "hard_base_rate"):
             base = getattr(self, name)
-            if not (0.0 <= base - self.memory_effect / 2 and base + self.memory_effect / 2 <= 1.0):
-                problems.append(f"{name} +- memory_effect / 2 must stay in [0, 1], got {name}={base!r} "
-                                f"and memory_effect={self.memory_effect!r}")
+            if not (base - self.memory_effect / 2 >= 0.0 and base + self.memory_effect / 2 <= 1.0):
+                problems.append(
+                    f"{name} +- memory_effect / 2 must stay in [0, 1], got {name}={base!r} "
+                    f"and memory_effect={self.memory_effect!r}"
+                )
         for name in ("generalist_utility", "specialist_utility"):
             low, high = getattr(self, name)
             if not 0.0 <= low <= high <= 1.0:
@@ -123,14 +155,14 @@ class ConfoundResult:
     """
 
     world: ConfoundWorld
-    rho_global: np.ndarray            # (seeds,)
-    rho_by_type: np.ndarray           # (seeds, 2)
-    utilities: np.ndarray             # (seeds, memories)
-    worth: np.ndarray                 # (seeds, memories)
-    evidence: np.ndarray              # (seeds, memories)
-    worth_by_type: np.ndarray         # (seeds, 2, memories); the prior where a type never retrieved m
-    p_plus: np.ndarray                # (seeds, memories), exact
-    p_plus_by_type: np.ndarray        # (seeds, 2, memories), exact; NaN where m is not in the type's pool
+    rho_global: np.ndarray  # (seeds,)
+    rho_by_type: np.ndarray  # (seeds, 2)
+    utilities: np.ndarray  # (seeds, memories)
+    worth: np.ndarray  # (seeds, memories)
+    evidence: np.ndarray  # (seeds, memories)
+    worth_by_type: np.ndarray  # (seeds, 2, memories); the prior where a type never retrieved m
+    p_plus: np.ndarray  # (seeds, memories), exact
+    p_plus_by_type: np.ndarray  # (seeds, 2, memories), exact; NaN where m is not in the type's pool
 
     @property
     def rho_conditioned(self) -> np.ndarray:
@@ -176,7 +208,8 @@ def confound_p_plus(world: ConfoundWorld, utilities: np.ndarray) -> tuple[np.nda
     for c, pool in enumerate(pools):
         pool_u = utilities[pool]
         by_type[c, pool] = world.base_rates()[c] + world.memory_effect * (
-            expected_retrieved_utility(pool_u, pool_u.sum(), pool.size, k) - 0.5)
+            expected_retrieved_utility(pool_u, pool_u.sum(), pool.size, k) - 0.5
+        )
         weight[c, pool] = type_share[c] * k / pool.size
     overall = np.nansum(by_type * weight, axis=0) / weight.sum(axis=0)
     return overall, by_type
@@ -185,14 +218,21 @@ def confound_p_plus(world: ConfoundWorld, utilities: np.ndarray) -> tuple[np.nda
 def _confound_run(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, ...]:
     rng = np.random.default_rng(seed)
     n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
-    utilities = np.concatenate([rng.uniform(*world.generalist_utility, world.n_generalists),
-                                rng.uniform(*world.specialist_utility, world.n_specialists)])
+    utilities = np.concatenate(
+        [
+            rng.uniform(*world.generalist_utility, world.n_generalists),
+            rng.uniform(*world.specialist_utility, world.n_specialists),
+        ]
+    )
     task = (rng.random(e) < world.hard_fraction).astype(np.intp)
     retrieved = np.empty((e, k), dtype=np.intp)
-    retrieved[task == EASY] = uniform_retrieval(rng, int(np.count_nonzero(task == EASY)), world.n_generalists, k)
+    retrieved[task == EASY] = uniform_retrieval(
+        rng, int(np.count_nonzero(task == EASY)), world.n_generalists, k
+    )
     retrieved[task == HARD] = uniform_retrieval(rng, int(np.count_nonzero(task == HARD)), n, k)
-    outcomes = rng.random(e) < success_probability(utilities, retrieved, world.base_rates()[task],
-                                                   world.memory_effect)
+    outcomes = rng.random(e) < success_probability(
+        utilities, retrieved, world.base_rates()[task], world.memory_effect
+    )
     successes, failures = np.zeros(n), np.zeros(n)
     add_episodes(successes, failures, retrieved, outcomes)
     # per-type counters: memory m of type c lives at c * n + m
@@ -202,38 +242,68 @@ def _confound_run(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, ...]:
     evidence = successes + failures
     worth_by_type = memory_worth(typed_successes, typed_failures).reshape(2, n)
     seen = (typed_successes + typed_failures).reshape(2, n) > 0
-    rho_by_type = np.array([spearman_rho(worth_by_type[c, seen[c]], utilities[seen[c]]) for c in (EASY, HARD)])
+    rho_by_type = np.array(
+        [spearman_rho(worth_by_type[c, seen[c]], utilities[seen[c]]) for c in (EASY, HARD)]
+    )
     p_plus, p_plus_by_type = confound_p_plus(world, utilities)
-    return (np.array(spearman_rho(worth, utilities)), rho_by_type, utilities, worth, evidence, worth_by_type,
-            p_plus, p_plus_by_type)
+    return (
+        np.array(spearman_rho(worth, utilities)),
+        rho_by_type,
+        utilities,
+        worth,
+        evidence,
+        worth_by_type,
+        p_plus,
+        p_plus_by_type,
+    )
 
 
-def confound_experiment(world: ConfoundWorld = ConfoundWorld(), n_seeds: int = DEFAULT_N_SEEDS,
-                        seed: int = 0) -> ConfoundResult:
+def confound_experiment(
+    world: ConfoundWorld = ConfoundWorld(), n_seeds: int = DEFAULT_N_SEEDS, seed: int = 0
+) -> ConfoundResult:
     """Experiment 2: :class:`ConfoundWorld` for ``n_seeds`` seeds, each on its own child stream of ``seed``."""
     check_n_seeds(n_seeds)
-    runs = [_confound_run(world, child) for child in progress(seed_streams(seed, n_seeds), f"{n_seeds} seeds")]
+    runs = [
+        _confound_run(world, child) for child in progress(seed_streams(seed, n_seeds), f"{n_seeds} seeds")
+    ]
     return ConfoundResult(world, *(np.stack(parts) for parts in zip(*runs)))
 
 
-def confound_sweep(memory_effects: Sequence[float] = (0.1, 0.2, 0.4), specialist_counts: Sequence[int] = (20, 50),
-                   world: ConfoundWorld = ConfoundWorld(), n_seeds: int = DEFAULT_N_SEEDS,
-                   seed: int = 0) -> dict[tuple[float, int], ConfoundResult]:
+def confound_sweep(
+    memory_effects: Sequence[float] = (0.1, 0.2, 0.4),
+    specialist_counts: Sequence[int] = (20, 50),
+    world: ConfoundWorld = ConfoundWorld(),
+    n_seeds: int = DEFAULT_N_SEEDS,
+    seed: int = 0,
+) -> dict[tuple[float, int], ConfoundResult]:
     """Experiment 2 over memory effects and specialist counts (total memories kept fixed)."""
     total = world.n_memories
-    return {(float(effect), int(count)): confound_experiment(
-        replace_world(world, memory_effect=float(effect), n_specialists=int(count), n_generalists=total - int(count)),
-        n_seeds, seed) for effect in memory_effects for count in specialist_counts}
+    return {
+        (float(effect), int(count)): confound_experiment(
+            replace_world(
+                world, memory_effect=float(effect), n_specialists=int(count), n_generalists=total - int(count)
+            ),
+            n_seeds,
+            seed,
+        )
+        for effect in memory_effects
+        for count in specialist_counts
+    }
 
 
-def confound_episode_sweep(episode_counts: Sequence[int] = (1_000, 3_000, 10_000, 30_000, 100_000),
-                           world: ConfoundWorld = ConfoundWorld(), n_seeds: int = DEFAULT_N_SEEDS,
-                           seed: int = 0) -> dict[int, ConfoundResult]:
+def confound_episode_sweep(
+    episode_counts: Sequence[int] = (1_000, 3_000, 10_000, 30_000, 100_000),
+    world: ConfoundWorld = ConfoundWorld(),
+    n_seeds: int = DEFAULT_N_SEEDS,
+    seed: int = 0,
+) -> dict[int, ConfoundResult]:
     """Experiment 2 at several episode counts (everything else from ``world``).
 
     Shows whether the global rho is a finite-sample value: it moves towards its limit
     (:attr:`ConfoundResult.p_plus_rho_global`) as episodes grow, and the conditioned rho
     towards its own (:attr:`ConfoundResult.p_plus_rho_conditioned`).
     """
-    return {int(e): confound_experiment(replace_world(world, n_episodes=int(e)), n_seeds, seed)
-            for e in episode_counts}
+    return {
+        int(e): confound_experiment(replace_world(world, n_episodes=int(e)), n_seeds, seed)
+        for e in episode_counts
+    }

@@ -1,4 +1,5 @@
-"""Experiments 1 and 3: a controlled world with known utilities, retrieved uniformly (1) or by a softmax over the current worth (3)."""
+"""Experiments 1 and 3: a controlled world with known utilities, retrieved uniformly (1) or by a
+softmax over the current worth (3)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,33 @@ import numpy.typing as npt
 from ..progress import progress
 from ..stats import rho_across_seeds
 from ..worth import WORTH_CLASSES, add_episodes, class_counts, memory_worth
-from .model import (BLOCK_EPISODES, DEFAULT_N_SEEDS, FloatArray, check_checkpoints, check_n_seeds, check_world,
-                    episodes_to_checkpoints, p_plus_uniform, replace_world, retrieval_entropy, seed_streams,
-                    softmax_retrieval, spearman_rho, success_probability)
+from .model import (
+    BLOCK_EPISODES,
+    DEFAULT_N_SEEDS,
+    FloatArray,
+    check_checkpoints,
+    check_n_seeds,
+    check_world,
+    episodes_to_checkpoints,
+    p_plus_uniform,
+    replace_world,
+    retrieval_entropy,
+    seed_streams,
+    softmax_retrieval,
+    spearman_rho,
+    success_probability,
+)
 
-__all__ = ["ControlledWorld", "ControlledResult", "controlled_experiment", "retrieval_depth_sweep",
-           "PolicyWorld", "PolicyResult", "policy_experiment", "temperature_sweep"]
+__all__ = [
+    "ControlledWorld",
+    "ControlledResult",
+    "controlled_experiment",
+    "retrieval_depth_sweep",
+    "PolicyWorld",
+    "PolicyResult",
+    "policy_experiment",
+    "temperature_sweep",
+]
 
 
 @dataclass(frozen=True)
@@ -58,9 +80,18 @@ class ControlledWorld:
     checkpoints: tuple[int, ...] = (0, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000)
 
     def __post_init__(self) -> None:
-        check_world(self, {"n_memories": ("int", 2, 10**7), "n_episodes": ("int", 1, 10**8),
-                            "retrieved_per_episode": ("int", 1, self.n_memories - 1
-                                                      if isinstance(self.n_memories, int) else 1)})
+        check_world(
+            self,
+            {
+                "n_memories": ("int", 2, 10**7),
+                "n_episodes": ("int", 1, 10**8),
+                "retrieved_per_episode": (
+                    "int",
+                    1,
+                    self.n_memories - 1 if isinstance(self.n_memories, int) else 1,
+                ),
+            },
+        )
         object.__setattr__(self, "checkpoints", check_checkpoints(self.checkpoints, self.n_episodes))
 
 
@@ -85,16 +116,15 @@ class ControlledResult(_RhoAcrossSeeds):
     """Experiment 1 over seeds. ``rho[s]`` is the final Spearman rho(MW, utility) of seed ``s``."""
 
     world: ControlledWorld
-    rho: np.ndarray                 # (seeds,)
+    rho: np.ndarray  # (seeds,)
     rho_at_checkpoints: np.ndarray  # (seeds, checkpoints)
     checkpoints: np.ndarray
-    taxonomy: np.ndarray            # (seeds, 4) counts in WORTH_CLASSES order, final
-    utilities: np.ndarray           # (seeds, memories)
-    p_plus: np.ndarray              # (seeds, memories)
-    worth: np.ndarray               # (seeds, memories)
-    evidence: np.ndarray            # (seeds, memories)
-    baseline_rho: float = 0.0       # never-updating store: every worth is the prior -> 0.0 by definition
-
+    taxonomy: np.ndarray  # (seeds, 4) counts in WORTH_CLASSES order, final
+    utilities: np.ndarray  # (seeds, memories)
+    p_plus: np.ndarray  # (seeds, memories)
+    worth: np.ndarray  # (seeds, memories)
+    evidence: np.ndarray  # (seeds, memories)
+    baseline_rho: float = 0.0  # never-updating store: every worth is the prior -> 0.0 by definition
 
     @property
     def p_plus_rho(self) -> np.ndarray:
@@ -112,31 +142,49 @@ def _controlled_run(world: ControlledWorld, seed: Any) -> tuple[npt.NDArray[Any]
     utilities = rng.uniform(0.0, 1.0, n)
     successes, failures = np.zeros(n), np.zeros(n)
     rhos: list[float] = []  # at each checkpoint; the last block runs on to n_episodes without a record
-    for _ in episodes_to_checkpoints(rng, utilities, k, (*world.checkpoints, world.n_episodes),
-                                     successes, failures):
+    for _ in episodes_to_checkpoints(
+        rng, utilities, k, (*world.checkpoints, world.n_episodes), successes, failures
+    ):
         if len(rhos) < len(world.checkpoints):
             rhos.append(spearman_rho(memory_worth(successes, failures), utilities))
     worth = memory_worth(successes, failures)
     evidence = successes + failures
-    return (np.array(spearman_rho(worth, utilities)), np.array(rhos),
-            class_counts(worth, evidence), utilities, p_plus_uniform(utilities, k), worth, evidence)
+    return (
+        np.array(spearman_rho(worth, utilities)),
+        np.array(rhos),
+        class_counts(worth, evidence),
+        utilities,
+        p_plus_uniform(utilities, k),
+        worth,
+        evidence,
+    )
 
 
-def controlled_experiment(world: ControlledWorld = ControlledWorld(), n_seeds: int = DEFAULT_N_SEEDS,
-                          seed: int = 0) -> ControlledResult:
+def controlled_experiment(
+    world: ControlledWorld = ControlledWorld(), n_seeds: int = DEFAULT_N_SEEDS, seed: int = 0
+) -> ControlledResult:
     """Experiment 1: :class:`ControlledWorld` for ``n_seeds`` seeds, each on its own child stream of ``seed``."""
     check_n_seeds(n_seeds)
-    runs = [_controlled_run(world, child) for child in progress(seed_streams(seed, n_seeds), f"{n_seeds} seeds")]
+    runs = [
+        _controlled_run(world, child) for child in progress(seed_streams(seed, n_seeds), f"{n_seeds} seeds")
+    ]
     rho, rhos, taxonomy, utilities, p_plus, worth, evidence = (np.stack(parts) for parts in zip(*runs))
-    return ControlledResult(world, rho, rhos, np.array(world.checkpoints), taxonomy, utilities, p_plus,
-                            worth, evidence)
+    return ControlledResult(
+        world, rho, rhos, np.array(world.checkpoints), taxonomy, utilities, p_plus, worth, evidence
+    )
 
 
-def retrieval_depth_sweep(depths: Sequence[int] = (1, 3, 5, 10, 20), world: ControlledWorld = ControlledWorld(),
-                          n_seeds: int = DEFAULT_N_SEEDS, seed: int = 0) -> dict[int, ControlledResult]:
+def retrieval_depth_sweep(
+    depths: Sequence[int] = (1, 3, 5, 10, 20),
+    world: ControlledWorld = ControlledWorld(),
+    n_seeds: int = DEFAULT_N_SEEDS,
+    seed: int = 0,
+) -> dict[int, ControlledResult]:
     """Experiment 1 at several retrieval depths ``k`` (everything else from ``world``)."""
-    return {int(k): controlled_experiment(replace_world(world, retrieved_per_episode=int(k)), n_seeds, seed)
-            for k in depths}
+    return {
+        int(k): controlled_experiment(replace_world(world, retrieved_per_episode=int(k)), n_seeds, seed)
+        for k in depths
+    }
 
 
 @dataclass(frozen=True)
@@ -173,10 +221,19 @@ class PolicyWorld:
     temperature: float = 0.2
 
     def __post_init__(self) -> None:
-        check_world(self, {"n_memories": ("int", 2, 10**6), "n_episodes": ("int", 1, 10**7),
-                            "temperature": ("real", 1e-6, 1e6),
-                            "retrieved_per_episode": ("int", 1, self.n_memories - 1
-                                                      if isinstance(self.n_memories, int) else 1)})
+        check_world(
+            self,
+            {
+                "n_memories": ("int", 2, 10**6),
+                "n_episodes": ("int", 1, 10**7),
+                "temperature": ("real", 1e-6, 1e6),
+                "retrieved_per_episode": (
+                    "int",
+                    1,
+                    self.n_memories - 1 if isinstance(self.n_memories, int) else 1,
+                ),
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -185,13 +242,12 @@ class PolicyResult(_RhoAcrossSeeds):
     normalised entropy of the retrieval counts (1 = uniform)."""
 
     world: PolicyWorld
-    rho: np.ndarray                # (seeds,)
-    coverage: np.ndarray           # (seeds,)
-    entropy: np.ndarray            # (seeds,)
-    utilities: np.ndarray          # (seeds, memories)
-    worth: np.ndarray              # (seeds, memories)
-    retrievals: np.ndarray         # (seeds, memories) retrieval counts
-
+    rho: np.ndarray  # (seeds,)
+    coverage: np.ndarray  # (seeds,)
+    entropy: np.ndarray  # (seeds,)
+    utilities: np.ndarray  # (seeds, memories)
+    worth: np.ndarray  # (seeds, memories)
+    retrievals: np.ndarray  # (seeds, memories) retrieval counts
 
     @property
     def success_rate(self) -> np.ndarray:
@@ -216,8 +272,9 @@ class PolicyResult(_RhoAcrossSeeds):
         return value
 
 
-def policy_experiment(world: PolicyWorld = PolicyWorld(), n_seeds: int = DEFAULT_N_SEEDS,
-                      seed: int = 0) -> PolicyResult:
+def policy_experiment(
+    world: PolicyWorld = PolicyWorld(), n_seeds: int = DEFAULT_N_SEEDS, seed: int = 0
+) -> PolicyResult:
     """Experiment 3: :class:`PolicyWorld` for ``n_seeds`` seeds.
 
     Runs all seeds side by side (one counter array of ``seeds x memories``), drawing each
@@ -233,8 +290,8 @@ def policy_experiment(world: PolicyWorld = PolicyWorld(), n_seeds: int = DEFAULT
     flat_utilities = utilities.ravel()
     for start in range(0, world.n_episodes, BLOCK_EPISODES):
         size = min(BLOCK_EPISODES, world.n_episodes - start)
-        gumbel = np.stack([rng.gumbel(size=(size, n)) for rng in rngs], axis=1)   # (block, seeds, n)
-        draws = np.stack([rng.random(size) for rng in rngs], axis=1)               # (block, seeds)
+        gumbel = np.stack([rng.gumbel(size=(size, n)) for rng in rngs], axis=1)  # (block, seeds, n)
+        draws = np.stack([rng.random(size) for rng in rngs], axis=1)  # (block, seeds)
         for t in range(size):
             worth = memory_worth(successes, failures).reshape(n_seeds, n)
             retrieved = softmax_retrieval(worth, gumbel[t], world.temperature, k)
@@ -244,13 +301,19 @@ def policy_experiment(world: PolicyWorld = PolicyWorld(), n_seeds: int = DEFAULT
     worth = memory_worth(successes, failures).reshape(n_seeds, n)
     retrievals = (successes + failures).reshape(n_seeds, n)
     rho = np.array([spearman_rho(w, u) for w, u in zip(worth, utilities)])
-    return PolicyResult(world, rho, (retrievals > 0).mean(axis=1), retrieval_entropy(retrievals),
-                        utilities, worth, retrievals)
+    return PolicyResult(
+        world, rho, (retrievals > 0).mean(axis=1), retrieval_entropy(retrievals), utilities, worth, retrievals
+    )
 
 
-def temperature_sweep(temperatures: Sequence[float] = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02),
-                      world: PolicyWorld = PolicyWorld(), n_seeds: int = DEFAULT_N_SEEDS,
-                      seed: int = 0) -> dict[float, PolicyResult]:
+def temperature_sweep(
+    temperatures: Sequence[float] = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02),
+    world: PolicyWorld = PolicyWorld(),
+    n_seeds: int = DEFAULT_N_SEEDS,
+    seed: int = 0,
+) -> dict[float, PolicyResult]:
     """Experiment 3 at several softmax temperatures (everything else from ``world``)."""
-    return {float(t): policy_experiment(replace_world(world, temperature=float(t)), n_seeds, seed)
-            for t in temperatures}
+    return {
+        float(t): policy_experiment(replace_world(world, temperature=float(t)), n_seeds, seed)
+        for t in temperatures
+    }

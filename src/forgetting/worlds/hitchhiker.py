@@ -10,11 +10,28 @@ from typing import Any
 import numpy as np
 
 from ..worth import add_episodes, memory_worth
-from .model import (SEPARATION_Z, FloatArray, check_n_seeds, check_world, seed_streams, separated,
-                    success_probability, uniform_retrieval)
+from .model import (
+    SEPARATION_Z,
+    FloatArray,
+    check_n_seeds,
+    check_world,
+    seed_streams,
+    separated,
+    success_probability,
+    uniform_retrieval,
+)
 
-__all__ = ["ANCHOR", "HITCHHIKER", "CO_RETRIEVAL_N_SEEDS", "CoRetrievalWorld", "CoRetrievalResult",
-           "co_retrieval_p_plus", "co_retrieval_experiment", "threshold_or_nan", "threshold_sensitivity"]
+__all__ = [
+    "ANCHOR",
+    "HITCHHIKER",
+    "CO_RETRIEVAL_N_SEEDS",
+    "CoRetrievalWorld",
+    "CoRetrievalResult",
+    "co_retrieval_p_plus",
+    "co_retrieval_experiment",
+    "threshold_or_nan",
+    "threshold_sensitivity",
+]
 
 CO_RETRIEVAL_N_SEEDS = 100
 """Seeds for Experiment 4, whose criterion needs the across-seed sd (see :class:`CoRetrievalWorld`)."""
@@ -69,22 +86,36 @@ class CoRetrievalWorld:
     diversities: tuple[float, ...] = tuple(i / 10 for i in range(11))
 
     def __post_init__(self) -> None:
-        check_world(self, {"n_memories": ("int", 4, 10**7), "n_episodes": ("int", 1, 10**8),
-                            "anchor_utility": ("real", 0.0, 1.0), "hitchhiker_utility": ("real", 0.0, 1.0),
-                            "retrieved_per_episode": ("int", 2, self.n_memories - 2
-                                                      if isinstance(self.n_memories, int) else 2)})
+        check_world(
+            self,
+            {
+                "n_memories": ("int", 4, 10**7),
+                "n_episodes": ("int", 1, 10**8),
+                "anchor_utility": ("real", 0.0, 1.0),
+                "hitchhiker_utility": ("real", 0.0, 1.0),
+                "retrieved_per_episode": (
+                    "int",
+                    2,
+                    self.n_memories - 2 if isinstance(self.n_memories, int) else 2,
+                ),
+            },
+        )
         if self.pair_rate is not None:
             check_world(self, {"pair_rate": ("real", 0.0, 1.0)})
         values = tuple(float(d) for d in self.diversities)
         if not values or any(not 0.0 <= d <= 1.0 for d in values) or list(values) != sorted(set(values)):
-            raise ValueError(f"CoRetrievalWorld: diversities must be strictly increasing values in [0, 1], "
-                             f"got {self.diversities!r}")
+            raise ValueError(
+                f"CoRetrievalWorld: diversities must be strictly increasing values in [0, 1], "
+                f"got {self.diversities!r}"
+            )
         object.__setattr__(self, "diversities", values)
 
     @property
     def effective_pair_rate(self) -> float:
         """``pair_rate``, or ``k / n`` when it is ``None``."""
-        return self.retrieved_per_episode / self.n_memories if self.pair_rate is None else float(self.pair_rate)
+        return (
+            self.retrieved_per_episode / self.n_memories if self.pair_rate is None else float(self.pair_rate)
+        )
 
 
 @dataclass(frozen=True)
@@ -92,10 +123,10 @@ class CoRetrievalResult:
     """Experiment 4 over seeds and diversities: ``gap[s, j]`` = MW(anchor) - MW(hitchhiker)."""
 
     world: CoRetrievalWorld
-    diversities: np.ndarray     # (diversities,)
-    anchor_worth: np.ndarray    # (seeds, diversities)
+    diversities: np.ndarray  # (diversities,)
+    anchor_worth: np.ndarray  # (seeds, diversities)
     hitchhiker_worth: np.ndarray
-    exact_gap: np.ndarray       # (seeds, diversities): p+(anchor) - p+(hitchhiker), exact
+    exact_gap: np.ndarray  # (seeds, diversities): p+(anchor) - p+(hitchhiker), exact
 
     @property
     def gap(self) -> np.ndarray:
@@ -140,7 +171,9 @@ class CoRetrievalResult:
         return None
 
 
-def co_retrieval_p_plus(world: CoRetrievalWorld, utilities: np.ndarray, diversity: float) -> tuple[float, float]:
+def co_retrieval_p_plus(
+    world: CoRetrievalWorld, utilities: np.ndarray, diversity: float
+) -> tuple[float, float]:
     """Exact ``(p+(anchor), p+(hitchhiker))`` at ``diversity``.
 
     The pair's companions are uniform draws from the other memories, of mean utility ``o``.
@@ -180,8 +213,9 @@ def _co_retrieval_run(world: CoRetrievalWorld, diversity: float, seed: Any) -> t
     return float(worth[ANCHOR]), float(worth[HITCHHIKER]), exact_anchor - exact_hitchhiker
 
 
-def co_retrieval_experiment(world: CoRetrievalWorld = CoRetrievalWorld(), n_seeds: int = CO_RETRIEVAL_N_SEEDS,
-                            seed: int = 0) -> CoRetrievalResult:
+def co_retrieval_experiment(
+    world: CoRetrievalWorld = CoRetrievalWorld(), n_seeds: int = CO_RETRIEVAL_N_SEEDS, seed: int = 0
+) -> CoRetrievalResult:
     """Experiment 4 at every diversity of ``world``; each (seed, diversity) run has its own stream.
 
     Seed ``s`` uses the same child stream at every diversity (common random numbers), so the
@@ -198,9 +232,17 @@ def threshold_or_nan(threshold: float | None) -> float:
     return math.nan if threshold is None else threshold
 
 
-def threshold_sensitivity(result: CoRetrievalResult, seed: int, n_seeds: int, z: float, strict_z: float,
-                          other_seeds: list[int], few_seeds: int, other_depth: int,
-                          other_pair_rate: float) -> list[dict[str, Any]]:
+def threshold_sensitivity(
+    result: CoRetrievalResult,
+    seed: int,
+    n_seeds: int,
+    z: float,
+    strict_z: float,
+    other_seeds: list[int],
+    few_seeds: int,
+    other_depth: int,
+    other_pair_rate: float,
+) -> list[dict[str, Any]]:
     """The diversity threshold under other base seeds, fewer seeds, another ``k`` and pair rate.
 
     ``result`` is the headline run (``result.world`` at base ``seed`` with ``n_seeds``); one row
@@ -214,16 +256,28 @@ def threshold_sensitivity(result: CoRetrievalResult, seed: int, n_seeds: int, z:
     settings = [("headline", seed, n_seeds, world)]
     settings += [("other base seed", s, n_seeds, world) for s in other_seeds]
     settings += [("fewer seeds", s, few_seeds, world) for s in [seed, *other_seeds]]
-    settings += [(f"k = {other_depth}", seed, n_seeds,
-                  dataclasses.replace(world, retrieved_per_episode=other_depth)),
-                 (f"pair rate {other_pair_rate:g}", seed, n_seeds,
-                  dataclasses.replace(world, pair_rate=other_pair_rate))]
+    settings += [
+        (f"k = {other_depth}", seed, n_seeds, dataclasses.replace(world, retrieved_per_episode=other_depth)),
+        (
+            f"pair rate {other_pair_rate:g}",
+            seed,
+            n_seeds,
+            dataclasses.replace(world, pair_rate=other_pair_rate),
+        ),
+    ]
     rows = []
     for label, base, count, variant in settings:
         run = result if label == "headline" else co_retrieval_experiment(variant, n_seeds=count, seed=base)
-        rows.append({"setting": label, "base_seed": base, "seeds": count, "k": variant.retrieved_per_episode,
-                     "pair_rate": variant.effective_pair_rate,
-                     f"threshold_z{z:g}": threshold_or_nan(run.threshold_at(z)),
-                     f"threshold_z{strict_z:g}": threshold_or_nan(run.threshold_at(strict_z)),
-                     "threshold_95pct_share": threshold_or_nan(run.share_threshold(0.95))})
+        rows.append(
+            {
+                "setting": label,
+                "base_seed": base,
+                "seeds": count,
+                "k": variant.retrieved_per_episode,
+                "pair_rate": variant.effective_pair_rate,
+                f"threshold_z{z:g}": threshold_or_nan(run.threshold_at(z)),
+                f"threshold_z{strict_z:g}": threshold_or_nan(run.threshold_at(strict_z)),
+                "threshold_95pct_share": threshold_or_nan(run.share_threshold(0.95)),
+            }
+        )
     return rows

@@ -44,11 +44,27 @@ from ..stats import mean_sd
 from ..worth import add_episodes
 
 __all__ = [
-    "DEFAULT_N_SEEDS", "SEPARATION_Z", "BLOCK_EPISODES", "FloatArray", "IntArray",
-    "spearman_rho", "success_probability", "expected_retrieved_utility", "p_plus_uniform",
-    "p_plus_by_enumeration", "uniform_retrieval", "softmax_retrieval", "retrieval_entropy",
-    "loglog_slope", "separated", "seed_streams", "check_world", "check_n_seeds", "check_checkpoints",
-    "replace_world", "episodes_to_checkpoints",
+    "DEFAULT_N_SEEDS",
+    "SEPARATION_Z",
+    "BLOCK_EPISODES",
+    "FloatArray",
+    "IntArray",
+    "spearman_rho",
+    "success_probability",
+    "expected_retrieved_utility",
+    "p_plus_uniform",
+    "p_plus_by_enumeration",
+    "uniform_retrieval",
+    "softmax_retrieval",
+    "retrieval_entropy",
+    "loglog_slope",
+    "separated",
+    "seed_streams",
+    "check_world",
+    "check_n_seeds",
+    "check_checkpoints",
+    "replace_world",
+    "episodes_to_checkpoints",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -85,8 +101,9 @@ def spearman_rho(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
     return float(np.dot(rank_a, rank_b) / math.sqrt(np.dot(rank_a, rank_a) * np.dot(rank_b, rank_b)))
 
 
-def success_probability(utilities: np.ndarray, retrieved_idx: np.ndarray, base_rate: Any = 0.5,
-                        effect: float = 1.0) -> np.ndarray:
+def success_probability(
+    utilities: np.ndarray, retrieved_idx: np.ndarray, base_rate: Any = 0.5, effect: float = 1.0
+) -> np.ndarray:
     """Outcome model: ``Pr[success] = base_rate + effect * (mean utility of the retrieved set - 1/2)``.
 
     ``retrieved_idx`` has shape (episodes, k); ``base_rate`` is a scalar or one value per
@@ -96,7 +113,9 @@ def success_probability(utilities: np.ndarray, retrieved_idx: np.ndarray, base_r
     return value
 
 
-def expected_retrieved_utility(utilities: np.ndarray, pool_total: float, pool_size: int, k: int) -> np.ndarray:
+def expected_retrieved_utility(
+    utilities: np.ndarray, pool_total: float, pool_size: int, k: int
+) -> np.ndarray:
     """``E[mean utility of M | m in M]`` for a uniform ``k``-subset ``M`` of a pool containing ``m``.
 
     ``= u_m / k + (k - 1) / k * (pool_total - u_m) / (pool_size - 1)``: ``m`` itself plus
@@ -113,8 +132,9 @@ def p_plus_uniform(utilities: np.ndarray, k: int, base_rate: float = 0.5, effect
     return base_rate + effect * (expected_retrieved_utility(u, u.sum(), u.size, k) - 0.5)
 
 
-def p_plus_by_enumeration(utilities: Sequence[float], k: int, base_rate: float = 0.5,
-                          effect: float = 1.0) -> np.ndarray:
+def p_plus_by_enumeration(
+    utilities: Sequence[float], k: int, base_rate: float = 0.5, effect: float = 1.0
+) -> np.ndarray:
     """``p+(m)`` by averaging the success probability over every ``k``-subset containing ``m``.
 
     Exponential in the number of memories: a check of :func:`p_plus_uniform` on small worlds.
@@ -139,8 +159,11 @@ def uniform_retrieval(rng: np.random.Generator, n_episodes: int, pool_size: int,
     rows = []
     for start in range(0, n_episodes, BLOCK_EPISODES):
         keys = rng.random((min(BLOCK_EPISODES, n_episodes - start), pool_size))
-        smallest = keys.argpartition(k - 1, axis=1)[:, :k] if k < pool_size else \
-            np.broadcast_to(np.arange(pool_size), keys.shape).copy()
+        smallest = (
+            keys.argpartition(k - 1, axis=1)[:, :k]
+            if k < pool_size
+            else np.broadcast_to(np.arange(pool_size), keys.shape).copy()
+        )
         order = np.take_along_axis(keys, smallest, axis=1).argsort(axis=1)
         rows.append(np.take_along_axis(smallest, order, axis=1))
     return np.concatenate(rows) if rows else np.empty((0, k), dtype=np.intp)
@@ -206,8 +229,10 @@ def check_world(world: Any, rules: dict[str, tuple[str, float, float]]) -> None:
         value = getattr(world, name)
         ok = is_int(value, allow_numpy=True) if kind == "int" else is_real(value)
         if not ok or not low <= value <= high:
-            problems.append(f"{name} must be {'an int' if kind == 'int' else 'a real number'} in "
-                            f"[{low}, {high}], got {value!r}")
+            problems.append(
+                f"{name} must be {'an int' if kind == 'int' else 'a real number'} in "
+                f"[{low}, {high}], got {value!r}"
+            )
     raise_problems(problems, prefix=f"{type(world).__name__}: ")
 
 
@@ -220,8 +245,10 @@ def check_checkpoints(checkpoints: Sequence[int], n_episodes: int) -> tuple[int,
     """``checkpoints`` as a tuple of ints; ``ValueError`` unless strictly increasing in [0, n_episodes]."""
     values = tuple(int(c) for c in checkpoints)
     if not values or list(values) != sorted(set(values)) or values[0] < 0 or values[-1] > n_episodes:
-        raise ValueError(f"checkpoints must be strictly increasing episode counts in [0, {n_episodes}], "
-                         f"got {tuple(checkpoints)!r}")
+        raise ValueError(
+            f"checkpoints must be strictly increasing episode counts in [0, {n_episodes}], "
+            f"got {tuple(checkpoints)!r}"
+        )
     return values
 
 
@@ -232,9 +259,14 @@ def replace_world(world: _World, **changes: Any) -> _World:
     return type(world)(**values)
 
 
-def episodes_to_checkpoints(rng: np.random.Generator, utilities: FloatArray, retrieved_per_episode: int,
-                            checkpoints: Sequence[int], successes: FloatArray,
-                            failures: FloatArray) -> Iterator[tuple[int, IntArray, npt.NDArray[np.bool_]]]:
+def episodes_to_checkpoints(
+    rng: np.random.Generator,
+    utilities: FloatArray,
+    retrieved_per_episode: int,
+    checkpoints: Sequence[int],
+    successes: FloatArray,
+    failures: FloatArray,
+) -> Iterator[tuple[int, IntArray, npt.NDArray[np.bool_]]]:
     """Run uniform-retrieval episodes up to each checkpoint in turn, adding them to the counters.
 
     Between consecutive checkpoints the block of episodes is drawn from ``rng`` (retrieval by

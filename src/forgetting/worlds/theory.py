@@ -17,8 +17,16 @@ from .._validate import raise_problems
 from ..progress import progress
 from ..worth import memory_worth
 from ..worth.discounted import discount_problem, discounted_counters
-from .model import (FloatArray, check_checkpoints, check_n_seeds, check_world, episodes_to_checkpoints,
-                    loglog_slope, p_plus_uniform, seed_streams)
+from .model import (
+    FloatArray,
+    check_checkpoints,
+    check_n_seeds,
+    check_world,
+    episodes_to_checkpoints,
+    loglog_slope,
+    p_plus_uniform,
+    seed_streams,
+)
 
 __all__ = ["TheoryWorld", "TheoryResult", "theory_check", "DiscountedTheoryResult", "discounted_theory_check"]
 
@@ -49,9 +57,17 @@ class TheoryWorld:
     checkpoints: tuple[int, ...] = (100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000)
 
     def __post_init__(self) -> None:
-        check_world(self, {"n_memories": ("int", 2, 10**7),
-                            "retrieved_per_episode": ("int", 1, self.n_memories - 1
-                                                      if isinstance(self.n_memories, int) else 1)})
+        check_world(
+            self,
+            {
+                "n_memories": ("int", 2, 10**7),
+                "retrieved_per_episode": (
+                    "int",
+                    1,
+                    self.n_memories - 1 if isinstance(self.n_memories, int) else 1,
+                ),
+            },
+        )
         object.__setattr__(self, "checkpoints", check_checkpoints(self.checkpoints, 10**8))
         if self.checkpoints[0] == 0:
             raise ValueError("TheoryWorld: checkpoints must be >= 1 (the error at 0 episodes is the prior's)")
@@ -68,11 +84,11 @@ class TheoryResult:
 
     world: TheoryWorld
     checkpoints: np.ndarray
-    utilities: np.ndarray        # (seeds, memories)
-    p_plus: np.ndarray           # (seeds, memories), exact
-    worth: np.ndarray            # (seeds, memories), at the last checkpoint
-    mean_abs_error: np.ndarray   # (seeds, checkpoints)
-    max_abs_error: np.ndarray    # (seeds, checkpoints)
+    utilities: np.ndarray  # (seeds, memories)
+    p_plus: np.ndarray  # (seeds, memories), exact
+    worth: np.ndarray  # (seeds, memories), at the last checkpoint
+    mean_abs_error: np.ndarray  # (seeds, checkpoints)
+    max_abs_error: np.ndarray  # (seeds, checkpoints)
     predicted_error: np.ndarray  # (checkpoints,), the normal approximation, averaged over seeds
 
     @property
@@ -107,7 +123,9 @@ def theory_check(world: TheoryWorld = TheoryWorld(), n_seeds: int = 10, seed: in
     checkpoints = np.array(world.checkpoints)
     per_memory = p_plus * (1 - p_plus)
     retrievals = checkpoints * world.retrieved_per_episode / world.n_memories
-    predicted = np.sqrt(2 / np.pi) * np.sqrt(per_memory[:, None, :] / retrievals[None, :, None]).mean(axis=(0, 2))
+    predicted = np.sqrt(2 / np.pi) * np.sqrt(per_memory[:, None, :] / retrievals[None, :, None]).mean(
+        axis=(0, 2)
+    )
     return TheoryResult(world, checkpoints, utilities, p_plus, worth, mean_err, max_err, predicted)
 
 
@@ -126,8 +144,8 @@ class DiscountedTheoryResult:
     world: TheoryWorld
     discount: float
     checkpoints: np.ndarray
-    p_plus: np.ndarray            # (seeds, memories), exact
-    mean_abs_error: np.ndarray    # (seeds, checkpoints), plain estimator
+    p_plus: np.ndarray  # (seeds, memories), exact
+    mean_abs_error: np.ndarray  # (seeds, checkpoints), plain estimator
     discounted_error: np.ndarray  # (seeds, checkpoints), discounted estimator
     predicted_floor: float
 
@@ -146,8 +164,9 @@ def _discounted_theory_run(world: TheoryWorld, discount: float, seed: Any) -> tu
     p_plus = p_plus_uniform(utilities, k)
     successes, failures = np.zeros(n), np.zeros(n)
     rows, wins, plain, discounted = [], [], [], []
-    for _, retrieved, outcomes in episodes_to_checkpoints(rng, utilities, k, world.checkpoints,
-                                                          successes, failures):
+    for _, retrieved, outcomes in episodes_to_checkpoints(
+        rng, utilities, k, world.checkpoints, successes, failures
+    ):
         rows.append(retrieved)
         wins.append(outcomes)
         plain.append(np.abs(memory_worth(successes, failures) - p_plus).mean())
@@ -156,8 +175,9 @@ def _discounted_theory_run(world: TheoryWorld, discount: float, seed: Any) -> tu
     return p_plus, np.array(plain), np.array(discounted)
 
 
-def discounted_theory_check(world: TheoryWorld = TheoryWorld(), discount: float = 0.99, n_seeds: int = 10,
-                            seed: int = 0) -> DiscountedTheoryResult:
+def discounted_theory_check(
+    world: TheoryWorld = TheoryWorld(), discount: float = 0.99, n_seeds: int = 10, seed: int = 0
+) -> DiscountedTheoryResult:
     """The theory world under the discounted estimator (:class:`forgetting.worth.DiscountedMemoryWorth`).
 
     Same seeds and episodes as :func:`theory_check`; the discounted counters come from
@@ -167,11 +187,14 @@ def discounted_theory_check(world: TheoryWorld = TheoryWorld(), discount: float 
     """
     check_n_seeds(n_seeds)
     raise_problems([discount_problem(discount)])
-    runs = [_discounted_theory_run(world, discount, child)
-            for child in progress(seed_streams(seed, n_seeds), f"{n_seeds} seeds")]
+    runs = [
+        _discounted_theory_run(world, discount, child)
+        for child in progress(seed_streams(seed, n_seeds), f"{n_seeds} seeds")
+    ]
     p_plus, plain, discounted = (np.stack(parts) for parts in zip(*runs))
     rate = world.retrieved_per_episode / world.n_memories
     effective = math.inf if discount == 1 else rate * (1 + discount) / (1 - discount)
     floor = float(np.sqrt(2 / np.pi) * np.sqrt(p_plus * (1 - p_plus) / effective).mean())
-    return DiscountedTheoryResult(world, float(discount), np.array(world.checkpoints), p_plus, plain,
-                                  discounted, floor)
+    return DiscountedTheoryResult(
+        world, float(discount), np.array(world.checkpoints), p_plus, plain, discounted, floor
+    )

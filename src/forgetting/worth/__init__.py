@@ -20,20 +20,55 @@ one earns the same worth (:mod:`forgetting.worlds.hitchhiker`).
 
 from .batch import WorthArrays, add_episodes, update_batch
 from .contextual import ContextualMemoryWorth
-from .discounted import (DEFAULT_DISCOUNT, DiscountedMemoryWorth, discounted_counter_paths,
-                         discounted_counters)
+from .discounted import DEFAULT_DISCOUNT, DiscountedMemoryWorth, discounted_counter_paths, discounted_counters
 from .estimator import MemoryWorth
-from .formulas import (DEFAULT_PRIOR, decayed, evidence_volume, memory_worth, oracle_weights,
-                       score_weights, uniform_weights)
-from .taxonomy import (DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, HIGH_VALUE,
-                       LOW_VALUE, MIXED, UNCERTAIN, WORTH_CLASSES, class_counts, worth_class)
+from .formulas import (
+    DEFAULT_PRIOR,
+    decayed,
+    evidence_volume,
+    memory_worth,
+    oracle_weights,
+    score_weights,
+    uniform_weights,
+)
+from .taxonomy import (
+    DEFAULT_HIGH_THRESHOLD,
+    DEFAULT_LOW_THRESHOLD,
+    DEFAULT_MIN_EVIDENCE,
+    HIGH_VALUE,
+    LOW_VALUE,
+    MIXED,
+    UNCERTAIN,
+    WORTH_CLASSES,
+    class_counts,
+    worth_class,
+)
 
 __all__ = [
-    "DEFAULT_PRIOR", "DEFAULT_MIN_EVIDENCE", "DEFAULT_HIGH_THRESHOLD", "DEFAULT_LOW_THRESHOLD",
-    "DEFAULT_DISCOUNT", "HIGH_VALUE", "UNCERTAIN", "MIXED", "LOW_VALUE", "WORTH_CLASSES",
-    "memory_worth", "evidence_volume", "worth_class", "class_counts", "decayed",
-    "uniform_weights", "score_weights", "oracle_weights",
-    "MemoryWorth", "ContextualMemoryWorth", "DiscountedMemoryWorth",
-    "discounted_counters", "discounted_counter_paths",
-    "update_batch", "add_episodes", "WorthArrays",
+    "DEFAULT_PRIOR",
+    "DEFAULT_MIN_EVIDENCE",
+    "DEFAULT_HIGH_THRESHOLD",
+    "DEFAULT_LOW_THRESHOLD",
+    "DEFAULT_DISCOUNT",
+    "HIGH_VALUE",
+    "UNCERTAIN",
+    "MIXED",
+    "LOW_VALUE",
+    "WORTH_CLASSES",
+    "memory_worth",
+    "evidence_volume",
+    "worth_class",
+    "class_counts",
+    "decayed",
+    "uniform_weights",
+    "score_weights",
+    "oracle_weights",
+    "MemoryWorth",
+    "ContextualMemoryWorth",
+    "DiscountedMemoryWorth",
+    "discounted_counters",
+    "discounted_counter_paths",
+    "update_batch",
+    "add_episodes",
+    "WorthArrays",
 ]

@@ -15,11 +15,23 @@ import numpy.typing as npt
 
 from .._validate import int_problem, raise_problems
 from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
-from .taxonomy import (DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE,
-                       taxonomy_problems, worth_class)
+from .taxonomy import (
+    DEFAULT_HIGH_THRESHOLD,
+    DEFAULT_LOW_THRESHOLD,
+    DEFAULT_MIN_EVIDENCE,
+    taxonomy_problems,
+    worth_class,
+)
 
-__all__ = ["FloatArray", "IntArray", "BoolArray", "validate_batch", "add_episodes", "update_batch",
-           "WorthArrays"]
+__all__ = [
+    "FloatArray",
+    "IntArray",
+    "BoolArray",
+    "validate_batch",
+    "add_episodes",
+    "update_batch",
+    "WorthArrays",
+]
 
 FloatArray = npt.NDArray[np.float64]
 """A float64 numpy array."""
@@ -29,8 +41,9 @@ BoolArray = npt.NDArray[np.bool_]
 """A boolean numpy array."""
 
 
-def validate_batch(successes: Any, failures: Any, retrieved_idx: Any, outcomes: Any,
-                   weights: Any) -> tuple[IntArray, BoolArray, FloatArray | None]:
+def validate_batch(
+    successes: Any, failures: Any, retrieved_idx: Any, outcomes: Any, weights: Any
+) -> tuple[IntArray, BoolArray, FloatArray | None]:
     """Check a block of episodes against its counter arrays; return ``(index, outcomes, weights)``.
 
     One ``ValueError`` lists every problem; see :func:`update_batch` for what is allowed.
@@ -38,36 +51,46 @@ def validate_batch(successes: Any, failures: Any, retrieved_idx: Any, outcomes: 
     problems: list[str] = []
     for name, counter in (("successes", successes), ("failures", failures)):
         if not isinstance(counter, np.ndarray) or counter.dtype != np.float64 or counter.ndim != 1:
-            problems.append(f"{name} must be a 1-d float64 numpy array (updated in place), got "
-                            f"{getattr(counter, 'dtype', type(counter).__name__)} "
-                            f"shape {getattr(counter, 'shape', None)}")
+            problems.append(
+                f"{name} must be a 1-d float64 numpy array (updated in place), got "
+                f"{getattr(counter, 'dtype', type(counter).__name__)} "
+                f"shape {getattr(counter, 'shape', None)}"
+            )
     raise_problems(problems)
     if successes.shape != failures.shape:
-        raise ValueError(f"successes and failures must have the same shape, got {successes.shape} "
-                         f"and {failures.shape}")
+        raise ValueError(
+            f"successes and failures must have the same shape, got {successes.shape} and {failures.shape}"
+        )
     if np.shares_memory(successes, failures):
-        raise ValueError("successes and failures must be distinct arrays, got the same or overlapping "
-                         "memory (every failure would also be written into the successes)")
+        raise ValueError(
+            "successes and failures must be distinct arrays, got the same or overlapping "
+            "memory (every failure would also be written into the successes)"
+        )
     n_memories = successes.size
     index = np.asarray(retrieved_idx)
     outcome = np.asarray(outcomes)
     if index.ndim != 2 or not np.issubdtype(index.dtype, np.integer) or index.shape[1] == 0:
-        problems.append(f"retrieved_idx must be a 2-d int array (episodes x k, k >= 1), got dtype "
-                        f"{index.dtype} shape {index.shape}")
+        problems.append(
+            f"retrieved_idx must be a 2-d int array (episodes x k, k >= 1), got dtype "
+            f"{index.dtype} shape {index.shape}"
+        )
     else:
         if index.size and (index.min() < 0 or index.max() >= n_memories):
-            problems.append(f"retrieved_idx must be in [0, {n_memories}), got values in "
-                            f"[{index.min()}, {index.max()}]")
+            problems.append(
+                f"retrieved_idx must be in [0, {n_memories}), got values in [{index.min()}, {index.max()}]"
+            )
         ordered = np.sort(index, axis=1)
         repeated = np.flatnonzero(np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))
         if repeated.size:
-            problems.append(f"retrieved_idx must not repeat an id within an episode, episodes "
-                            f"{repeated[:10].tolist()} do")
+            problems.append(
+                f"retrieved_idx must not repeat an id within an episode, episodes {repeated[:10].tolist()} do"
+            )
     if outcome.dtype != np.bool_ or outcome.ndim != 1:
         problems.append(f"outcomes must be a 1-d bool array, got dtype {outcome.dtype} shape {outcome.shape}")
     elif index.ndim == 2 and outcome.shape[0] != index.shape[0]:
-        problems.append(f"outcomes must have one entry per episode: got {outcome.shape[0]} for "
-                        f"{index.shape[0]} episodes")
+        problems.append(
+            f"outcomes must have one entry per episode: got {outcome.shape[0]} for {index.shape[0]} episodes"
+        )
     weight = None
     if weights is not None:
         weight = np.asarray(weights)
@@ -83,8 +106,13 @@ def validate_batch(successes: Any, failures: Any, retrieved_idx: Any, outcomes: 
     return index, outcome, weight
 
 
-def add_episodes(successes: FloatArray, failures: FloatArray, retrieved_idx: IntArray,
-                 outcomes: BoolArray, weights: FloatArray | None = None) -> None:
+def add_episodes(
+    successes: FloatArray,
+    failures: FloatArray,
+    retrieved_idx: IntArray,
+    outcomes: BoolArray,
+    weights: FloatArray | None = None,
+) -> None:
     """Add a block of episodes to counter arrays in place, unchecked: the kernel of :func:`update_batch`.
 
     For every episode ``t`` and column ``j``, ``weights[t, j]`` (1.0 when omitted) is added to
@@ -104,8 +132,13 @@ def add_episodes(successes: FloatArray, failures: FloatArray, retrieved_idx: Int
     np.add.at(failures, index[~hit], weight[~hit])
 
 
-def update_batch(successes: FloatArray, failures: FloatArray, retrieved_idx: npt.ArrayLike,
-                 outcomes: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> None:
+def update_batch(
+    successes: FloatArray,
+    failures: FloatArray,
+    retrieved_idx: npt.ArrayLike,
+    outcomes: npt.ArrayLike,
+    weights: npt.ArrayLike | None = None,
+) -> None:
     """Add a block of episodes to counter arrays, in place.
 
     Parameters
@@ -140,12 +173,20 @@ class WorthArrays:
     ([1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, 0.5, 0.0])
     """
 
-    def __init__(self, n_memories: int, prior: float = DEFAULT_PRIOR,
-                 min_evidence: float = DEFAULT_MIN_EVIDENCE,
-                 high_threshold: float = DEFAULT_HIGH_THRESHOLD,
-                 low_threshold: float = DEFAULT_LOW_THRESHOLD) -> None:
-        raise_problems([int_problem("n_memories", n_memories, minimum=1, allow_numpy=True),
-                        *taxonomy_problems(prior, min_evidence, high_threshold, low_threshold)])
+    def __init__(
+        self,
+        n_memories: int,
+        prior: float = DEFAULT_PRIOR,
+        min_evidence: float = DEFAULT_MIN_EVIDENCE,
+        high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+        low_threshold: float = DEFAULT_LOW_THRESHOLD,
+    ) -> None:
+        raise_problems(
+            [
+                int_problem("n_memories", n_memories, minimum=1, allow_numpy=True),
+                *taxonomy_problems(prior, min_evidence, high_threshold, low_threshold),
+            ]
+        )
         self.n_memories = int(n_memories)
         self.prior = prior
         self.min_evidence = min_evidence
@@ -160,11 +201,13 @@ class WorthArrays:
         self.n_episodes_ = 0
         return self
 
-    def update_batch(self, retrieved_idx: npt.ArrayLike, outcomes: npt.ArrayLike,
-                     weights: npt.ArrayLike | None = None) -> Self:
+    def update_batch(
+        self, retrieved_idx: npt.ArrayLike, outcomes: npt.ArrayLike, weights: npt.ArrayLike | None = None
+    ) -> Self:
         """Add a block of episodes (see :func:`update_batch`)."""
-        index, outcome, weight = validate_batch(self.successes_, self.failures_, retrieved_idx,
-                                                outcomes, weights)
+        index, outcome, weight = validate_batch(
+            self.successes_, self.failures_, retrieved_idx, outcomes, weights
+        )
         add_episodes(self.successes_, self.failures_, index, outcome, weight)
         self.n_episodes_ += index.shape[0]
         return self
@@ -181,6 +224,7 @@ class WorthArrays:
 
     def classify(self) -> npt.NDArray[np.str_]:
         """Taxonomy label of every memory (:func:`worth_class`)."""
-        labels: npt.NDArray[np.str_] = worth_class(self.worth(), self.evidence(), self.min_evidence,
-                           self.high_threshold, self.low_threshold)
+        labels: npt.NDArray[np.str_] = worth_class(
+            self.worth(), self.evidence(), self.min_evidence, self.high_threshold, self.low_threshold
+        )
         return labels

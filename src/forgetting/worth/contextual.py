@@ -14,8 +14,13 @@ from typing import Any, Self
 from .._validate import is_hashable, raise_problems
 from .estimator import add_weights, plain_id, validate_episode
 from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
-from .taxonomy import (DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE,
-                       taxonomy_problems, worth_class)
+from .taxonomy import (
+    DEFAULT_HIGH_THRESHOLD,
+    DEFAULT_LOW_THRESHOLD,
+    DEFAULT_MIN_EVIDENCE,
+    taxonomy_problems,
+    worth_class,
+)
 
 __all__ = ["ContextualMemoryWorth"]
 
@@ -46,9 +51,13 @@ class ContextualMemoryWorth:
     (0.0, 1.0, 0.5)
     """
 
-    def __init__(self, prior: float = DEFAULT_PRIOR, min_evidence: float = DEFAULT_MIN_EVIDENCE,
-                 high_threshold: float = DEFAULT_HIGH_THRESHOLD,
-                 low_threshold: float = DEFAULT_LOW_THRESHOLD) -> None:
+    def __init__(
+        self,
+        prior: float = DEFAULT_PRIOR,
+        min_evidence: float = DEFAULT_MIN_EVIDENCE,
+        high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+        low_threshold: float = DEFAULT_LOW_THRESHOLD,
+    ) -> None:
         raise_problems(taxonomy_problems(prior, min_evidence, high_threshold, low_threshold))
         self.prior = prior
         self.min_evidence = min_evidence
@@ -63,8 +72,14 @@ class ContextualMemoryWorth:
         self.n_episodes_ = 0
         return self
 
-    def update(self, retrieved: Sequence[Hashable], success: bool,
-               weights: Sequence[float] | None = None, *, context: Hashable) -> Self:
+    def update(
+        self,
+        retrieved: Sequence[Hashable],
+        success: bool,
+        weights: Sequence[float] | None = None,
+        *,
+        context: Hashable,
+    ) -> Self:
         """Record one episode of ``context`` (keyword-only, required).
 
         As :meth:`~forgetting.worth.estimator.MemoryWorth.update`, with the counters of
@@ -93,8 +108,15 @@ class ContextualMemoryWorth:
 
     def classify(self, mem_id: Hashable, context: Hashable) -> str:
         """Taxonomy class of ``mem_id`` within ``context``."""
-        return str(worth_class(self.worth(mem_id, context), self.evidence(mem_id, context),
-                               self.min_evidence, self.high_threshold, self.low_threshold))
+        return str(
+            worth_class(
+                self.worth(mem_id, context),
+                self.evidence(mem_id, context),
+                self.min_evidence,
+                self.high_threshold,
+                self.low_threshold,
+            )
+        )
 
     def pooled_counters(self, mem_id: Hashable) -> tuple[float, float]:
         """Counters summed over contexts (in order of first appearance), i.e. the unconditioned ones."""

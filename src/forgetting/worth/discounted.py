@@ -34,8 +34,13 @@ from .estimator import MemoryWorth, plain_id
 from .formulas import DEFAULT_PRIOR, decayed
 from .taxonomy import DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, taxonomy_problems
 
-__all__ = ["DEFAULT_DISCOUNT", "DiscountedMemoryWorth", "discount_problem", "discounted_counters",
-           "discounted_counter_paths"]
+__all__ = [
+    "DEFAULT_DISCOUNT",
+    "DiscountedMemoryWorth",
+    "discount_problem",
+    "discounted_counters",
+    "discounted_counter_paths",
+]
 
 DEFAULT_DISCOUNT = 0.99
 """Per-episode decay ``gamma`` (effective memory ~ ``1 / (1 - gamma)`` episodes)."""
@@ -72,12 +77,20 @@ class DiscountedMemoryWorth(MemoryWorth):
         As in :class:`~forgetting.worth.estimator.MemoryWorth`.
     """
 
-    def __init__(self, discount: float = DEFAULT_DISCOUNT, prior: float = DEFAULT_PRIOR,
-                 min_evidence: float = DEFAULT_MIN_EVIDENCE,
-                 high_threshold: float = DEFAULT_HIGH_THRESHOLD,
-                 low_threshold: float = DEFAULT_LOW_THRESHOLD) -> None:
-        raise_problems([discount_problem(discount),
-                        *taxonomy_problems(prior, min_evidence, high_threshold, low_threshold)])
+    def __init__(
+        self,
+        discount: float = DEFAULT_DISCOUNT,
+        prior: float = DEFAULT_PRIOR,
+        min_evidence: float = DEFAULT_MIN_EVIDENCE,
+        high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+        low_threshold: float = DEFAULT_LOW_THRESHOLD,
+    ) -> None:
+        raise_problems(
+            [
+                discount_problem(discount),
+                *taxonomy_problems(prior, min_evidence, high_threshold, low_threshold),
+            ]
+        )
         self.discount = discount
         super().__init__(prior, min_evidence, high_threshold, low_threshold)
 
@@ -106,8 +119,11 @@ class DiscountedMemoryWorth(MemoryWorth):
                 for m in store:
                     store[m] *= self._scale
             self._scale = 1.0
-        hit, miss = ((self._scaled_successes, self._scaled_failures) if outcome
-                     else (self._scaled_failures, self._scaled_successes))
+        hit, miss = (
+            (self._scaled_successes, self._scaled_failures)
+            if outcome
+            else (self._scaled_failures, self._scaled_successes)
+        )
         for key, weight in zip(keys, values):
             hit[key] = hit.get(key, 0.0) + weight / self._scale
             miss.setdefault(key, 0.0)
@@ -115,17 +131,22 @@ class DiscountedMemoryWorth(MemoryWorth):
     def counters(self, mem_id: Hashable) -> tuple[float, float]:
         """Discounted ``(h+, h-)`` of a memory; ``(0.0, 0.0)`` for an id never retrieved."""
         key = plain_id(mem_id)
-        return (self._scaled_successes.get(key, 0.0) * self._scale,
-                self._scaled_failures.get(key, 0.0) * self._scale)
+        return (
+            self._scaled_successes.get(key, 0.0) * self._scale,
+            self._scaled_failures.get(key, 0.0) * self._scale,
+        )
 
     def memory_ids(self) -> list[Any]:
         """Ids retrieved at least once, in order of first retrieval."""
         return list(self._scaled_successes)
 
 
-def discounted_counters(retrieved_idx: npt.NDArray[np.integer[Any]], outcomes: npt.NDArray[np.bool_],
-                        discount: float, n_memories: int,
-                        ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+def discounted_counters(
+    retrieved_idx: npt.NDArray[np.integer[Any]],
+    outcomes: npt.NDArray[np.bool_],
+    discount: float,
+    n_memories: int,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Discounted ``(h+, h-)`` of memories ``0 .. n_memories - 1`` after a block of episodes.
 
     The closed form: episode ``t`` (1-based) of ``T`` carries weight ``gamma**(T - t)`` for
@@ -163,6 +184,7 @@ def discounted_counter_paths(evidence: npt.ArrayLike, discount: float) -> npt.ND
     Raises ``ValueError`` unless ``discount`` is in (0, 1].
     """
     raise_problems([discount_problem(discount)])
-    filtered: npt.NDArray[np.float64] = lfilter([1.0], [1.0, -float(discount)],
-                                                np.asarray(evidence, dtype=np.float64), axis=0)
+    filtered: npt.NDArray[np.float64] = lfilter(
+        [1.0], [1.0, -float(discount)], np.asarray(evidence, dtype=np.float64), axis=0
+    )
     return filtered

@@ -20,14 +20,24 @@ import numpy as np
 
 from .._validate import is_hashable, is_real, raise_problems
 from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
-from .taxonomy import (DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE,
-                       taxonomy_problems, worth_class)
+from .taxonomy import (
+    DEFAULT_HIGH_THRESHOLD,
+    DEFAULT_LOW_THRESHOLD,
+    DEFAULT_MIN_EVIDENCE,
+    taxonomy_problems,
+    worth_class,
+)
 
 __all__ = ["MemoryWorth", "add_weights", "validate_episode", "plain_id"]
 
 
-def add_weights(successes: MutableMapping[Any, float], failures: MutableMapping[Any, float],
-                keys: Sequence[Any], outcome: bool, weights: Sequence[float]) -> None:
+def add_weights(
+    successes: MutableMapping[Any, float],
+    failures: MutableMapping[Any, float],
+    keys: Sequence[Any],
+    outcome: bool,
+    weights: Sequence[float],
+) -> None:
     """Add each key's weight to ``successes`` if ``outcome`` else to ``failures``, in order.
 
     Both counters of every key exist afterwards (the other one at 0.0 if it was new), so the
@@ -59,8 +69,10 @@ def validate_episode(retrieved: Any, success: Any, weights: Any) -> tuple[list[A
     problems: list[str] = []
     ids: list[Any] = []
     if isinstance(retrieved, (str, bytes)) or not isinstance(retrieved, (Sequence, np.ndarray)):
-        problems.append(f"retrieved must be a sequence of memory ids (list, tuple or 1-d array), "
-                        f"got {type(retrieved).__name__} {retrieved!r}")
+        problems.append(
+            f"retrieved must be a sequence of memory ids (list, tuple or 1-d array), "
+            f"got {type(retrieved).__name__} {retrieved!r}"
+        )
     else:
         if isinstance(retrieved, np.ndarray) and retrieved.ndim != 1:
             problems.append(f"retrieved must be 1-d, got an array of shape {retrieved.shape}")
@@ -78,19 +90,25 @@ def validate_episode(retrieved: Any, success: Any, weights: Any) -> tuple[list[A
             duplicated = [m for m, count in counts.items() if count > 1]
             problems.append(f"retrieved must not repeat an id, got duplicates {duplicated!r}")
     if not _is_outcome(success):
-        problems.append(f"success must be a bool (True/False or numpy.bool_), got "
-                        f"{type(success).__name__} {success!r}")
+        problems.append(
+            f"success must be a bool (True/False or numpy.bool_), got {type(success).__name__} {success!r}"
+        )
     values: list[float] = [1.0] * len(ids)
     if weights is not None:
-        raw = list(np.asarray(weights, dtype=object).ravel()) if isinstance(weights, np.ndarray) \
-            else list(weights) if isinstance(weights, Iterable) and not isinstance(weights, (str, bytes)) \
+        raw = (
+            list(np.asarray(weights, dtype=object).ravel())
+            if isinstance(weights, np.ndarray)
+            else list(weights)
+            if isinstance(weights, Iterable) and not isinstance(weights, (str, bytes))
             else None
+        )
         if raw is None:
             problems.append(f"weights must be a sequence of numbers, got {weights!r}")
         else:
             if len(raw) != len(ids):
-                problems.append(f"weights must have one entry per retrieved id: got {len(raw)} weights "
-                                f"for {len(ids)} ids")
+                problems.append(
+                    f"weights must have one entry per retrieved id: got {len(raw)} weights for {len(ids)} ids"
+                )
             bad = [w for w in raw if not is_real(w) or w < 0]
             if bad:
                 problems.append(f"weights must be finite real numbers >= 0, got {bad!r}")
@@ -137,9 +155,13 @@ class MemoryWorth:
     ((1.0, 2.0), 0.3333333333333333, 1.0, 0.5)
     """
 
-    def __init__(self, prior: float = DEFAULT_PRIOR, min_evidence: float = DEFAULT_MIN_EVIDENCE,
-                 high_threshold: float = DEFAULT_HIGH_THRESHOLD,
-                 low_threshold: float = DEFAULT_LOW_THRESHOLD) -> None:
+    def __init__(
+        self,
+        prior: float = DEFAULT_PRIOR,
+        min_evidence: float = DEFAULT_MIN_EVIDENCE,
+        high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+        low_threshold: float = DEFAULT_LOW_THRESHOLD,
+    ) -> None:
         raise_problems(taxonomy_problems(prior, min_evidence, high_threshold, low_threshold))
         self.prior = prior
         self.min_evidence = min_evidence
@@ -165,8 +187,9 @@ class MemoryWorth:
         return self._failures
 
     # --- writing --------------------------------------------------------------------------
-    def update(self, retrieved: Sequence[Hashable], success: bool,
-               weights: Sequence[float] | None = None) -> Self:
+    def update(
+        self, retrieved: Sequence[Hashable], success: bool, weights: Sequence[float] | None = None
+    ) -> Self:
         """Record one episode: ``retrieved`` ids, its boolean outcome, optional per-id weights.
 
         Each retrieved id adds its weight (1.0 by default) to ``h+`` if ``success`` else to
@@ -198,8 +221,15 @@ class MemoryWorth:
 
     def classify(self, mem_id: Hashable) -> str:
         """``high-value``, ``uncertain``, ``mixed`` or ``low-value`` (:func:`worth_class`)."""
-        return str(worth_class(self.worth(mem_id), self.evidence(mem_id), self.min_evidence,
-                               self.high_threshold, self.low_threshold))
+        return str(
+            worth_class(
+                self.worth(mem_id),
+                self.evidence(mem_id),
+                self.min_evidence,
+                self.high_threshold,
+                self.low_threshold,
+            )
+        )
 
     def memory_ids(self) -> list[Any]:
         """Ids retrieved at least once, in order of first retrieval."""

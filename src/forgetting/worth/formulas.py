@@ -19,8 +19,13 @@ import numpy.typing as npt
 from .._validate import raise_problems, require_int
 
 __all__ = [
-    "DEFAULT_PRIOR", "memory_worth", "evidence_volume", "decayed",
-    "uniform_weights", "score_weights", "oracle_weights",
+    "DEFAULT_PRIOR",
+    "memory_worth",
+    "evidence_volume",
+    "decayed",
+    "uniform_weights",
+    "score_weights",
+    "oracle_weights",
 ]
 
 DEFAULT_PRIOR = 0.5
@@ -41,15 +46,18 @@ def _counter(value: Any) -> npt.NDArray[np.float64] | None:
 def _counters(successes: Any, failures: Any) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Both counters as float64 arrays; ``ValueError`` unless every value is finite and ``>= 0``."""
     pos, neg = _counter(successes), _counter(failures)
-    problems = [f"{name} must be finite real numbers >= 0 (weighted counts), got {value!r}"
-                for name, value, array in (("successes", successes, pos), ("failures", failures, neg))
-                if array is None]
+    problems = [
+        f"{name} must be finite real numbers >= 0 (weighted counts), got {value!r}"
+        for name, value, array in (("successes", successes, pos), ("failures", failures, neg))
+        if array is None
+    ]
     if pos is not None and neg is not None:
         try:
             np.broadcast_shapes(pos.shape, neg.shape)
         except ValueError:
-            problems.append(f"successes and failures must have broadcastable shapes, got "
-                            f"{pos.shape} and {neg.shape}")
+            problems.append(
+                f"successes and failures must have broadcastable shapes, got {pos.shape} and {neg.shape}"
+            )
     raise_problems(problems)
     assert pos is not None and neg is not None
     return pos, neg
@@ -81,7 +89,7 @@ def evidence_volume(successes: Any, failures: Any) -> Any:
 
 def decayed(counter: float, discount: float, episodes: int = 1) -> float:
     """A counter after ``episodes`` discounted episodes without a retrieval: ``gamma**n * h``."""
-    return counter * discount ** episodes
+    return counter * discount**episodes
 
 
 def uniform_weights(n_retrieved: int) -> npt.NDArray[np.float64]:
@@ -110,8 +118,9 @@ def score_weights(scores: npt.ArrayLike, normalize: bool = True) -> npt.NDArray[
     return values / values.sum() if normalize else values.copy()
 
 
-def oracle_weights(retrieved: npt.ArrayLike, utilities: npt.ArrayLike,
-                   normalize: bool = False) -> npt.NDArray[np.float64]:
+def oracle_weights(
+    retrieved: npt.ArrayLike, utilities: npt.ArrayLike, normalize: bool = False
+) -> npt.NDArray[np.float64]:
     """Weights equal to the known true utility of each retrieved memory (controlled worlds only).
 
     ``retrieved`` are integer indices into ``utilities``. Raw utilities by default (a memory

@@ -15,9 +15,17 @@ import numpy.typing as npt
 from .._validate import real_problem
 
 __all__ = [
-    "DEFAULT_MIN_EVIDENCE", "DEFAULT_HIGH_THRESHOLD", "DEFAULT_LOW_THRESHOLD",
-    "HIGH_VALUE", "UNCERTAIN", "MIXED", "LOW_VALUE", "WORTH_CLASSES",
-    "worth_class", "class_counts", "taxonomy_problems",
+    "DEFAULT_MIN_EVIDENCE",
+    "DEFAULT_HIGH_THRESHOLD",
+    "DEFAULT_LOW_THRESHOLD",
+    "HIGH_VALUE",
+    "UNCERTAIN",
+    "MIXED",
+    "LOW_VALUE",
+    "WORTH_CLASSES",
+    "worth_class",
+    "class_counts",
+    "taxonomy_problems",
 ]
 
 DEFAULT_MIN_EVIDENCE = 5.0
@@ -39,9 +47,13 @@ WORTH_CLASSES = (HIGH_VALUE, UNCERTAIN, MIXED, LOW_VALUE)
 """The four classes, in the order tables and counts use."""
 
 
-def worth_class(worth: npt.ArrayLike, evidence: npt.ArrayLike, min_evidence: float = DEFAULT_MIN_EVIDENCE,
-                high_threshold: float = DEFAULT_HIGH_THRESHOLD,
-                low_threshold: float = DEFAULT_LOW_THRESHOLD) -> Any:
+def worth_class(
+    worth: npt.ArrayLike,
+    evidence: npt.ArrayLike,
+    min_evidence: float = DEFAULT_MIN_EVIDENCE,
+    high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+    low_threshold: float = DEFAULT_LOW_THRESHOLD,
+) -> Any:
     """The taxonomy from rate and volume, checked in this order.
 
     1. ``uncertain``  if ``evidence < min_evidence`` (never deprecate on it);
@@ -61,13 +73,19 @@ def worth_class(worth: npt.ArrayLike, evidence: npt.ArrayLike, min_evidence: flo
     volume = np.asarray(evidence, dtype=np.float64)
     labels = np.select(
         [volume < min_evidence, rate >= high_threshold, rate <= low_threshold],
-        [UNCERTAIN, HIGH_VALUE, LOW_VALUE], default=MIXED)
+        [UNCERTAIN, HIGH_VALUE, LOW_VALUE],
+        default=MIXED,
+    )
     return str(labels) if labels.ndim == 0 else labels
 
 
-def class_counts(worth: npt.ArrayLike, evidence: npt.ArrayLike, min_evidence: float = DEFAULT_MIN_EVIDENCE,
-                 high_threshold: float = DEFAULT_HIGH_THRESHOLD,
-                 low_threshold: float = DEFAULT_LOW_THRESHOLD) -> npt.NDArray[np.int_]:
+def class_counts(
+    worth: npt.ArrayLike,
+    evidence: npt.ArrayLike,
+    min_evidence: float = DEFAULT_MIN_EVIDENCE,
+    high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+    low_threshold: float = DEFAULT_LOW_THRESHOLD,
+) -> npt.NDArray[np.int_]:
     """How many memories fall in each class, in :data:`WORTH_CLASSES` order (sums to the count).
 
     >>> class_counts([0.9, 0.5, 0.1, 0.9], [10, 10, 10, 1]).tolist()
@@ -77,20 +95,27 @@ def class_counts(worth: npt.ArrayLike, evidence: npt.ArrayLike, min_evidence: fl
     return np.array([np.count_nonzero(labels == name) for name in WORTH_CLASSES])
 
 
-def taxonomy_problems(prior: float, min_evidence: float, high_threshold: float,
-                      low_threshold: float) -> list[str]:
+def taxonomy_problems(
+    prior: float, min_evidence: float, high_threshold: float, low_threshold: float
+) -> list[str]:
     """One sentence per bad hyperparameter (empty when all are good).
 
     ``prior``, ``high_threshold`` and ``low_threshold`` are real numbers in [0, 1],
     ``min_evidence`` a finite real number >= 0, and ``low_threshold < high_threshold``.
     """
-    problems = [p for p in (
-        real_problem("prior", prior, 0.0, 1.0),
-        real_problem("min_evidence", min_evidence, 0.0, math.inf),
-        real_problem("high_threshold", high_threshold, 0.0, 1.0),
-        real_problem("low_threshold", low_threshold, 0.0, 1.0),
-    ) if p]
+    problems = [
+        p
+        for p in (
+            real_problem("prior", prior, 0.0, 1.0),
+            real_problem("min_evidence", min_evidence, 0.0, math.inf),
+            real_problem("high_threshold", high_threshold, 0.0, 1.0),
+            real_problem("low_threshold", low_threshold, 0.0, 1.0),
+        )
+        if p
+    ]
     if not problems and not low_threshold < high_threshold:
-        problems.append(f"low_threshold must be < high_threshold, got low_threshold={low_threshold!r} "
-                        f"and high_threshold={high_threshold!r}")
+        problems.append(
+            f"low_threshold must be < high_threshold, got low_threshold={low_threshold!r} "
+            f"and high_threshold={high_threshold!r}"
+        )
     return problems
