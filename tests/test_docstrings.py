@@ -1,4 +1,4 @@
-"""Every docstring example in the science packages runs and gives what it shows."""
+"""Every docstring example in the library runs and gives what it shows."""
 
 import doctest
 import importlib
@@ -6,14 +6,10 @@ import pkgutil
 
 import pytest
 
-import forgetting.decay
-import forgetting.worlds
-import forgetting.worth
+import forgetting
 
-MODULES = ["forgetting._validate", "forgetting.stats", "forgetting.hashing"] + [
-    module.name
-    for package in (forgetting.decay, forgetting.worth, forgetting.worlds)
-    for module in pkgutil.iter_modules(package.__path__, package.__name__ + ".")
+MODULES = ["forgetting"] + [
+    module.name for module in pkgutil.walk_packages(forgetting.__path__, "forgetting.")
 ]
 
 

@@ -1,7 +1,7 @@
 """The decay-engine study: every comparison of the book's decay chapters as one function.
 
-A :class:`Policy` names an engine and its parameter; :func:`run_session` replays one
-seeded session through it and returns the per-session metrics; the sweeps below
+A policy (:class:`DecayPolicy` or :class:`WindowPolicy`) names an engine and its parameters;
+:func:`run_session` replays one seeded session through it and returns the per-session metrics; the sweeps below
 repeat that over seeds and settings and return plain rows (lists of dicts), in
 a fixed order, ready for a table or a CSV.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import stats
 from .._validate import require_int
@@ -33,6 +33,8 @@ from .simulation import Trace, simulate
 
 __all__ = [
     "Policy",
+    "DecayPolicy",
+    "WindowPolicy",
     "DECAY",
     "WINDOW",
     "run_session",
@@ -50,52 +52,72 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Policy:
-    """An eviction policy: ``kind`` is ``"decay"`` (parameter theta) or ``"window"`` (parameter W).
+class DecayPolicy:
+    """The Ebbinghaus decay engine with its two parameters.
 
     Attributes
     ----------
-    kind : str
-        ``"decay"`` (:class:`~forgetting.decay.engines.EbbinghausEngine`) or ``"window"``
-        (:class:`~forgetting.decay.engines.RecencyWindow`).
-    parameter : float
-        The eviction threshold ``theta`` for decay, the window size ``W`` for the window.
+    eviction_threshold : float, default 0.20
+        ``theta``: an item is evicted the first turn its retention falls below it.
     baseline_stability : float, default 8.0
-        ``S0`` (decay only).
+        ``S0``, the stability of a new item (turns).
     """
 
-    kind: str
-    parameter: float
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD
     baseline_stability: float = DEFAULT_BASELINE_STABILITY
+    kind: ClassVar[str] = "decay"
 
     def engine(self) -> Engine:
-        """A fresh engine for this policy."""
-        if self.kind == "decay":
-            return EbbinghausEngine(self.parameter, self.baseline_stability)
-        if self.kind == "window":
-            return RecencyWindow(int(self.parameter))
-        raise ValueError(f"Policy.kind must be 'decay' or 'window', got {self.kind!r}")
+        """A fresh :class:`~forgetting.decay.engines.EbbinghausEngine`."""
+        return EbbinghausEngine(self.eviction_threshold, self.baseline_stability)
 
     @property
     def label(self) -> str:
         """Name for tables and legends, e.g. ``Ebbinghaus decay (θ = 0.20)``."""
-        if self.kind == "decay":
-            return f"Ebbinghaus decay (θ = {self.parameter:.2f})"
-        return f"Recency window (W = {int(self.parameter)})"
+        return f"Ebbinghaus decay (θ = {self.eviction_threshold:.2f})"
 
     @property
     def grace_turns(self) -> int:
         """Turns after its last touch at which an unreinforced item is evicted."""
-        if self.kind == "decay":
-            delay = decay_eviction_delay(self.baseline_stability, self.parameter)
-            assert delay is not None  # S0 is finite, so the delay is too
-            return delay
-        return window_eviction_delay(int(self.parameter))
+        delay = decay_eviction_delay(self.baseline_stability, self.eviction_threshold)
+        assert delay is not None  # S0 is finite, so the delay is too
+        return delay
 
 
-DECAY = Policy("decay", DEFAULT_EVICTION_THRESHOLD)
+@dataclass(frozen=True)
+class WindowPolicy:
+    """The recency window: evict when ``turn - last_touched > window_size``.
+
+    Attributes
+    ----------
+    window_size : int, default 15
+        ``W``, in turns.
+    """
+
+    window_size: int = DEFAULT_WINDOW_SIZE
+    kind: ClassVar[str] = "window"
+
+    def engine(self) -> Engine:
+        """A fresh :class:`~forgetting.decay.engines.RecencyWindow`."""
+        return RecencyWindow(self.window_size)
+
+    @property
+    def label(self) -> str:
+        """Name for tables and legends, e.g. ``Recency window (W = 15)``."""
+        return f"Recency window (W = {self.window_size})"
+
+    @property
+    def grace_turns(self) -> int:
+        """Turns after its last touch at which an unreinforced item is evicted."""
+        return window_eviction_delay(self.window_size)
+
+
+Policy = DecayPolicy | WindowPolicy
+"""An eviction policy: the engine it builds and the name it carries in tables."""
+
+DECAY = DecayPolicy()
 """The decay engine at its defaults (theta 0.20, S0 8)."""
-WINDOW = Policy("window", DEFAULT_WINDOW_SIZE)
+WINDOW = WindowPolicy()
 """The recency window at its default (W 15)."""
 
 
@@ -165,11 +187,9 @@ def sensitivity_sweep(
     is simulated once per value and paired on the grid.
     """
     decay_frr = {
-        t: summarize_runs(run_seeds(Policy("decay", t), config, n_seeds))["frr_mean"] for t in thresholds
+        t: summarize_runs(run_seeds(DecayPolicy(t), config, n_seeds))["frr_mean"] for t in thresholds
     }
-    window_frr = {
-        w: summarize_runs(run_seeds(Policy("window", w), config, n_seeds))["frr_mean"] for w in windows
-    }
+    window_frr = {w: summarize_runs(run_seeds(WindowPolicy(w), config, n_seeds))["frr_mean"] for w in windows}
     return [
         {
             "threshold": t,
