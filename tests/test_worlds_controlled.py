@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from forgetting import published
 from forgetting import worlds as W
 from forgetting.worth import MemoryWorth, WorthArrays
 
@@ -42,7 +43,9 @@ def exp1():
 
 
 def test_experiment1_lands_near_the_published_rho(exp1):
-    assert abs(exp1.rho_mean - 0.89) < 0.03  # published 0.89 +- 0.02
+    band = published.load_published()["mw-exp1.rho"]
+    # consistent with the published band within its Monte Carlo error
+    assert W.consistent_with_band(exp1.rho_mean, exp1.rho_se, band.low, band.high)
     assert 0.01 < exp1.rho_sd < 0.04
     assert exp1.baseline_rho == 0.0
     assert np.all(exp1.rho_at_checkpoints[:, 0] == 0.0)  # before any episode: the constant prior
@@ -83,3 +86,42 @@ def test_policy_success_rate_and_retrieval_ratio():
     )
     with pytest.raises(ValueError, match="share"):
         result.retrieval_ratio(0.0)
+
+
+def test_standard_error_is_sd_over_root_seeds(exp1):
+    assert exp1.rho_se == pytest.approx(exp1.rho_sd / np.sqrt(len(exp1.rho)))
+
+
+def test_static_scores_rank_nothing_on_average_but_vary_by_seed():
+    utilities = np.random.default_rng(3).uniform(size=(40, 100))
+    rho = W.static_score_rho(utilities, seed=0)
+    assert rho.shape == (40,)
+    assert abs(rho.mean()) < 3 * rho.std(ddof=1) / np.sqrt(40)
+    assert rho.std(ddof=1) > 0.05
+    assert np.array_equal(rho, W.static_score_rho(utilities, seed=0))
+    with pytest.raises(ValueError, match="utilities must be"):
+        W.static_score_rho(np.ones(5))
+
+
+@pytest.mark.parametrize(
+    ("mean", "se", "expected"),
+    [(0.39, 0.0, True), (0.36, 0.001, False), (0.36, 0.01, True), (0.43, 0.005, False), (0.42, 0.01, True)],
+)
+def test_consistent_with_band_widens_the_band_by_z_standard_errors(mean, se, expected):
+    assert W.consistent_with_band(mean, se, 0.37, 0.41) is expected
+
+
+def test_gap_decomposition_adds_up_and_pairs_by_seed():
+    policy = np.array([0.85, 0.86, 0.87, 0.88])
+    uniform = policy + 0.01
+    parts = W.gap_decomposition(policy, uniform, 0.9)
+    assert parts["loop"] + parts["setting"] == pytest.approx(parts["gap"])
+    assert parts["loop"] == pytest.approx(-0.01)
+    assert parts["loop_se"] == pytest.approx(0.0, abs=1e-12)  # a constant paired difference
+    assert parts["loop_share"] == pytest.approx(parts["loop"] / parts["gap"])
+    with pytest.raises(ValueError, match="paired by seed"):
+        W.gap_decomposition(policy, uniform[:3], 0.9)
+
+
+def test_the_depth_sweep_covers_every_k_from_1_to_20():
+    assert tuple(range(1, 21)) == W.DEFAULT_DEPTHS

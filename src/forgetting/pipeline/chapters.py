@@ -243,8 +243,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
         _p("checkpoints", [0, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000], "int-list", 0, 10**7,
            quick=[0, 50, 100, 200, 500, 1_000, 2_000], help="episodes at which rho is recorded"),
-        _p("depths", [1, 3, 5, 10, 20], "int-list", 1, 100_000, quick=[1, 10],
-           help="k values of the sensitivity sweep"),
+        _p("depths", list(range(1, 21)), "int-list", 1, 100_000, quick=[1, 5, 10],
+           help="k values of the sensitivity sweep (every k from 1 to 20)"),
     ), (
         Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
         Rule("every depth <= n_memories", ("depths", "n_memories"), lambda ds, n: max(ds) <= n),
@@ -314,8 +314,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
     ChapterSpec("mw-exp5", "Experiment 5: real sentences, neural retrieval, a stale memory", (
         _p("seed", 0, "int", 0, 2**63 - 1, help="seed of the headline run"),
         _p("n_episodes", 3000, "int", 2, 1_000_000, quick=600, help="episodes per run"),
-        _p("shift_episode", 1500, "int", 1, 1_000_000, quick=300,
-           help="episodes before the shift (must be < n_episodes)"),
+        _p("shift_episode", 647, "int", 1, 1_000_000, quick=300,
+           help="episodes before the shift (must be < n_episodes); derived from the paper's numbers"),
         _p("k", 3, "int", 1, 20, help="memories retrieved per episode (top-k cosine)"),
         _p("p_all", 0.97, "float", 0.0, 1.0, help="success probability with every needed memory retrieved"),
         _p("p_none", 0.25, "float", 0.0, 1.0, help="success probability with no needed memory retrieved"),
@@ -324,8 +324,12 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
            help="a retrieved stale memory misleads any task (False: only tasks it bears on)"),
         _p("discount", 0.99, "float", 0.5, 1.0, help="gamma of the discounted estimator shown for comparison"),
         _p("n_seeds", 20, "int", 2, 100_000, quick=3, help="seeds 0..n-1 for the spread and the variants"),
+        _p("shift_episodes", [150, 300, 450, 600, 750, 900, 1200, 1500, 2000, 2500], "int-list", 1, 1_000_000,
+           quick=[100, 300], help="shift episodes of the sweep (each < n_episodes)"),
     ), (
         Rule("shift_episode < n_episodes", ("shift_episode", "n_episodes"), lambda s, n: s < n),
+        Rule("every shift episode of the sweep < n_episodes", ("shift_episodes", "n_episodes"),
+             lambda ss, n: max(ss) < n),
     )),
     # --- end of Experiment 5 ---
     ChapterSpec("beyond-governance", "Beyond the sources: governance with both signals", (

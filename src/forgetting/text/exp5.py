@@ -64,9 +64,11 @@ class RealTextWorld:
     ----------
     n_episodes : int, default 3000
         Episodes in the run (>= 2).
-    shift_episode : int, default 1500
+    shift_episode : int, default 647
         Episodes before the shift: episodes ``0 .. shift_episode - 1`` are in phase
-        ``before`` (``1 <= shift_episode < n_episodes``).
+        ``before`` (``1 <= shift_episode < n_episodes``). The paper gives none; the default is
+        the one its published pair implies in this world
+        (:func:`forgetting.text.shift.inferred_shift_episode`, checked by the chapter).
     k : int, default 3
         Memories retrieved per episode.
     outcome : OutcomeModel
@@ -86,7 +88,7 @@ class RealTextWorld:
     """
 
     n_episodes: int = 3000
-    shift_episode: int = 1500
+    shift_episode: int = 647
     k: int = 3
     outcome: OutcomeModel = field(default_factory=OutcomeModel)
     seed: int = 0

@@ -21,13 +21,17 @@ from .confound import (
     confound_sweep,
 )
 from .controlled import (
+    DEFAULT_DEPTHS,
     ControlledResult,
     ControlledWorld,
     PolicyResult,
     PolicyWorld,
+    consistent_with_band,
     controlled_experiment,
+    gap_decomposition,
     policy_experiment,
     retrieval_depth_sweep,
+    static_score_rho,
     temperature_sweep,
 )
 from .hitchhiker import (
@@ -84,6 +88,10 @@ __all__ = [
     "ControlledResult",
     "controlled_experiment",
     "retrieval_depth_sweep",
+    "DEFAULT_DEPTHS",
+    "consistent_with_band",
+    "gap_decomposition",
+    "static_score_rho",
     "EASY",
     "HARD",
     "TASK_TYPES",

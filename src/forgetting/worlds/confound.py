@@ -271,7 +271,7 @@ def confound_experiment(
 
 def confound_sweep(
     memory_effects: Sequence[float] = (0.1, 0.2, 0.4),
-    specialist_counts: Sequence[int] = (20, 50),
+    specialist_counts: Sequence[int] = (20, 30, 50),
     world: ConfoundWorld = ConfoundWorld(),
     n_seeds: int = DEFAULT_N_SEEDS,
     seed: int = 0,
@@ -292,7 +292,7 @@ def confound_sweep(
 
 
 def confound_episode_sweep(
-    episode_counts: Sequence[int] = (1_000, 3_000, 10_000, 30_000, 100_000),
+    episode_counts: Sequence[int] = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000),
     world: ConfoundWorld = ConfoundWorld(),
     n_seeds: int = DEFAULT_N_SEEDS,
     seed: int = 0,

@@ -3,6 +3,7 @@ softmax over the current worth (3)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,10 @@ __all__ = [
     "ControlledResult",
     "controlled_experiment",
     "retrieval_depth_sweep",
+    "DEFAULT_DEPTHS",
+    "static_score_rho",
+    "consistent_with_band",
+    "gap_decomposition",
     "PolicyWorld",
     "PolicyResult",
     "policy_experiment",
@@ -110,6 +115,11 @@ class _RhoAcrossSeeds:
         """Sample sd of ``rho`` over seeds; 0.0 for one seed."""
         return rho_across_seeds(self.rho)[1]
 
+    @property
+    def rho_se(self) -> float:
+        """Monte Carlo standard error of :attr:`rho_mean`: ``sd / sqrt(seeds)``."""
+        return self.rho_sd / math.sqrt(len(self.rho))
+
 
 @dataclass(frozen=True)
 class ControlledResult(_RhoAcrossSeeds):
@@ -174,8 +184,72 @@ def controlled_experiment(
     )
 
 
+#: Retrieval depths of the Experiment 1 sweep: every k from 1 to 20.
+DEFAULT_DEPTHS: tuple[int, ...] = tuple(range(1, 21))
+
+
+def static_score_rho(utilities: np.ndarray, seed: int = 0) -> np.ndarray:
+    """rho(write-time score, utility) per seed for a store that never updates random scores.
+
+    One reading of the paper's "never updating" baseline: each memory gets a score when it is
+    written, ``Uniform(0, 1)`` and independent of its utility, and keeps it. ``utilities`` is
+    ``(seeds, memories)``; seed ``s`` draws its scores from child stream ``s`` of
+    ``SeedSequence([seed, 1])`` (apart from the worlds' own streams). The other reading, a
+    store that keeps every memory at the prior, gives 0.0 by the definition of
+    :func:`spearman_rho`.
+    """
+    u = np.asarray(utilities, dtype=np.float64)
+    if u.ndim != 2 or u.shape[1] < 2:
+        raise ValueError(f"utilities must be (seeds, memories >= 2), got shape {u.shape}")
+    streams = np.random.SeedSequence([seed, 1]).spawn(u.shape[0])
+    return np.array(
+        [
+            spearman_rho(np.random.default_rng(s).uniform(0.0, 1.0, row.size), row)
+            for s, row in zip(streams, u)
+        ]
+    )
+
+
+def consistent_with_band(mean: float, se: float, low: float, high: float, z: float = 1.96) -> bool:
+    """Whether ``[mean - z se, mean + z se]`` meets the published band ``[low, high]``.
+
+    A mean outside the band by less than its own Monte Carlo error (``z`` standard errors)
+    cannot be told apart from one inside it.
+    """
+    return bool(mean + z * se >= low and mean - z * se <= high)
+
+
+def gap_decomposition(policy_rho: np.ndarray, uniform_rho: np.ndarray, published: float) -> dict[str, float]:
+    """Split the gap ``mean(policy_rho) - published`` into the loop's part and the rest, paired by seed.
+
+    ``loop = mean(policy_rho - uniform_rho)`` (same worlds, softmax against uniform retrieval)
+    and ``setting = mean(uniform_rho) - published`` (what the world's settings, above all the
+    retrieval depth, give without the loop); ``loop + setting`` is the gap. Each part comes with
+    its Monte Carlo standard error (``sd / sqrt(seeds)``, of the paired differences for the
+    loop) and ``loop_share = loop / gap``.
+    """
+    policy, uniform = np.asarray(policy_rho, dtype=np.float64), np.asarray(uniform_rho, dtype=np.float64)
+    if policy.shape != uniform.shape or policy.ndim != 1 or policy.size < 2:
+        raise ValueError(
+            f"policy_rho and uniform_rho must be 1-d, paired by seed, >= 2 seeds; got {policy.shape}, {uniform.shape}"
+        )
+    root = math.sqrt(policy.size)
+    difference = policy - uniform
+    gap = float(policy.mean()) - published
+    loop = float(difference.mean())
+    return {
+        "gap": gap,
+        "gap_se": float(policy.std(ddof=1)) / root,
+        "loop": loop,
+        "loop_se": float(difference.std(ddof=1)) / root,
+        "setting": float(uniform.mean()) - published,
+        "setting_se": float(uniform.std(ddof=1)) / root,
+        "loop_share": loop / gap if gap != 0 else float("nan"),
+    }
+
+
 def retrieval_depth_sweep(
-    depths: Sequence[int] = (1, 3, 5, 10, 20),
+    depths: Sequence[int] = DEFAULT_DEPTHS,
     world: ControlledWorld = ControlledWorld(),
     n_seeds: int = DEFAULT_N_SEEDS,
     seed: int = 0,

@@ -1,0 +1,62 @@
+"""forgetting.text.shift: the shift episode the paper's numbers imply, and the sweep over it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from forgetting.text.exp5 import RealTextWorld, evidence_ratio_needed, run_episodes
+from forgetting.text.shift import SWEEP_KEYS, inferred_shift_episode, shift_sweep, stale_rates
+from forgetting.text.summary import summarise
+
+pytest_plugins = ("text_fixtures",)
+
+
+def test_inferred_shift_gives_the_target_under_the_expected_counters():
+    start, target, rate_after, n = 0.8, 0.2, 0.05, 3000
+    shift = inferred_shift_episode(start, target, rate_after, n, retrieval_ratio=2.0)
+    # expected end value with `shift` episodes at rate 1 and n - shift at rate 2
+    before, after = shift * 1.0, (n - shift) * 2.0
+    assert (before * start + after * rate_after) / (before + after) == pytest.approx(target, abs=1e-3)
+    equal_rates = inferred_shift_episode(start, target, rate_after, n)
+    assert equal_rates == round(n / (1 + evidence_ratio_needed(start, target, rate_after)))
+    assert equal_rates < shift  # more post-shift retrieval lets the shift come later
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(target=0.9), "target must lie strictly between"),
+        (dict(rate_after=0.3), "target must lie strictly between"),
+        (dict(n_episodes=1), "n_episodes"),
+        (dict(retrieval_ratio=0.0), "retrieval_ratio"),
+    ],
+)
+def test_bad_inference_arguments_are_named(kwargs, message):
+    arguments = dict(start=0.8, target=0.2, rate_after=0.05, n_episodes=3000, retrieval_ratio=1.0)
+    with pytest.raises(ValueError, match=message):
+        inferred_shift_episode(**{**arguments, **kwargs})
+
+
+def test_stale_rates_are_the_exact_p_plus_of_the_summary(corpus, vectors):
+    world = RealTextWorld(n_episodes=400, shift_episode=100)
+    rates = stale_rates(corpus, vectors, world)
+    summary = summarise(run_episodes(corpus, vectors, world))
+    assert rates["p_plus_before"] == summary["stale_p_plus_before"]
+    assert rates["p_plus_after"] == summary["stale_p_plus_after"]
+    assert 0 < rates["rate_before"] < rates["rate_after"] <= 1  # the task mix moves towards deployment
+
+
+def test_the_sweep_has_one_row_per_shift_with_mean_and_sd(corpus, vectors):
+    world = RealTextWorld(n_episodes=300, shift_episode=100)
+    rows = shift_sweep(corpus, vectors, world, [50, 150, 250], n_seeds=3)
+    assert [row["shift_episode"] for row in rows] == [50, 150, 250]
+    for row in rows:
+        assert {f"{key}_{part}" for key in SWEEP_KEYS for part in ("mean", "sd")} <= set(row)
+        assert row["n_seeds"] == 3 and 0 <= row["seeds_stale_low_value"] <= 3
+    late = summarise(run_episodes(corpus, vectors, replace(world, shift_episode=250, seed=0)))
+    assert rows[-1]["stale_mw_after_mean"] > rows[0]["stale_mw_after_mean"]
+    assert late["shift_episode"] == 250
+    with pytest.raises(ValueError, match="n_seeds"):
+        shift_sweep(corpus, vectors, world, [50], n_seeds=1)
