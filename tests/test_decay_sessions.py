@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay.sessions import RECALL_BASE_OFFSETS, SessionConfig, generate_session
+from forgetting.decay.sessions import RECALL_BASE_OFFSETS, SessionConfig, generate_session, latest_last_recall
 
 
 @settings(max_examples=60, deadline=None)
@@ -162,3 +162,27 @@ def test_an_accepted_config_always_generates(jitter, offsets, span, recalls, sch
     session = generate_session(config)
     for fid in session.foundational_ids:
         assert len(session.recall_turns(fid)) <= config.recalls_per_foundational
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    length=st.integers(1, 200),
+    recalls=st.integers(0, 6),
+    schedule=st.sampled_from(["spaced", "uniform"]),
+)
+def test_no_recall_lands_after_the_latest_last_recall(seed, length, recalls, schedule):
+    config = SessionConfig(
+        seed=seed,
+        session_length=length,
+        recalls_per_foundational=recalls,
+        noise_per_turn=0,
+        schedule=schedule,
+    )
+    session = generate_session(config)
+    latest = latest_last_recall(config)
+    turns = [t for fid in session.foundational_ids for t in session.recall_turns(fid)]
+    if latest is None:
+        assert turns == []
+    else:
+        assert all(t <= latest for t in turns)

@@ -31,15 +31,17 @@ NEVER_TURN = 2**62
 """Beyond any session: an item whose eviction delay exceeds this is never scheduled."""
 
 
-def retention(turns_since_touch: int, stability: float) -> float:
+def retention(turns_since_touch: float, stability: float) -> float:
     """Ebbinghaus retention ``R = exp(-t / S)``.
 
     Parameters
     ----------
-    turns_since_touch : int
-        ``t``, turns since the item was last registered or recalled; ``R = 1.0`` for ``t <= 0``.
+    turns_since_touch : int or float
+        ``t``, time since the item was last registered or recalled, in the unit of ``S``
+        (turns; seconds only in the wall-clock variant of :mod:`~forgetting.decay.wallclock`);
+        ``R = 1.0`` for ``t <= 0``.
     stability : float
-        ``S > 0``, in turns: the time for retention to fall to ``1/e``.
+        ``S > 0``: the time for retention to fall to ``1/e``.
 
     >>> retention(0, 8.0), round(retention(15, 8.0), 3)
     (1.0, 0.153)

@@ -24,6 +24,7 @@ __all__ = [
     "SurvivalStats",
     "survival_stats",
     "footprint_reduction",
+    "session_summary",
     "zero_variance_alarm",
 ]
 
@@ -82,6 +83,22 @@ def footprint_reduction(trace: Trace) -> float:
     if trace.items_created == 0:
         return 0.0
     return 1.0 - statistics.fmean(trace.working_set_sizes) / trace.items_created
+
+
+def session_summary(trace: Trace) -> dict[str, float | int | None]:
+    """The per-session metrics every decay comparison reports, by name.
+
+    ``terminal_frr``, ``terminal_survival_rate`` and ``foundational_evicted`` /
+    ``mean_survival_time`` of the foundational facts, and ``footprint_reduction``.
+    """
+    survival = survival_stats(trace, trace.foundational_ids)
+    return {
+        "terminal_frr": terminal_frr(trace),
+        "terminal_survival_rate": survival.terminal_survival_rate,
+        "foundational_evicted": survival.n_evicted,
+        "mean_survival_time": survival.mean_survival_time,
+        "footprint_reduction": footprint_reduction(trace),
+    }
 
 
 def zero_variance_alarm(per_seed: Mapping[str, Sequence[float]]) -> list[str]:

@@ -42,6 +42,7 @@ __all__ = [
     "Session",
     "spaced_recall_turns",
     "uniform_recall_turns",
+    "latest_last_recall",
     "generate_session",
 ]
 
@@ -203,6 +204,29 @@ def uniform_recall_turns(rng: random.Random, config: SessionConfig) -> list[int]
     population = range(first, last + 1)
     count = min(config.recalls_per_foundational, len(population))
     return sorted(rng.sample(population, count))
+
+
+def latest_last_recall(config: SessionConfig) -> int | None:
+    """The latest turn a fact's last scheduled recall can land on, over every seed.
+
+    Spaced schedule: recall ``k`` lands at most at ``b_k = min(L, max(b_{k-1} + 1,
+    1 + round(offset_k * high)))`` (``round`` is monotone and a factor never exceeds
+    ``high``); uniform schedule: the last turn of ``uniform_range`` inside the session.
+    ``None`` when no recall is scheduled.
+
+    >>> latest_last_recall(SessionConfig(seed=0))
+    59
+    """
+    length = config.session_length
+    if config.recalls_per_foundational == 0:
+        return None
+    if config.schedule == "uniform":
+        first, last = config.uniform_range
+        return min(last, length) if first <= length else None
+    bound = 1
+    for offset in config.recall_base_offsets[: config.recalls_per_foundational]:
+        bound = min(length, max(bound + 1, 1 + round(offset * config.recall_jitter[1])))
+    return bound
 
 
 def generate_session(config: SessionConfig) -> Session:

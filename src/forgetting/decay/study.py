@@ -28,7 +28,7 @@ from .curves import (
     window_eviction_delay,
 )
 from .engines import EbbinghausEngine, Engine, RecencyWindow
-from .sessions import SessionConfig, generate_session
+from .sessions import Session, SessionConfig, generate_session, latest_last_recall
 from .simulation import Trace, simulate
 
 __all__ = [
@@ -47,7 +47,13 @@ __all__ = [
     "mechanism_check",
     "retention_curves",
     "grace_period_table",
+    "reaches_first_recall",
+    "first_recall_reached",
     "first_recall_in_grace",
+    "first_recall_on_eviction_turn",
+    "recall_outcomes",
+    "earliest_losing_first_offset",
+    "first_offset_sweep",
 ]
 
 
@@ -73,8 +79,13 @@ class DecayPolicy:
 
     @property
     def label(self) -> str:
-        """Name for tables and legends, e.g. ``Ebbinghaus decay (θ = 0.20)``."""
-        return f"Ebbinghaus decay (θ = {self.eviction_threshold:.2f})"
+        """Name for tables and legends, e.g. ``Ebbinghaus decay (θ = 0.20)``; S0 shown when not 8."""
+        stability = (
+            ""
+            if self.baseline_stability == DEFAULT_BASELINE_STABILITY
+            else f", S₀ = {self.baseline_stability:g}"
+        )
+        return f"Ebbinghaus decay (θ = {self.eviction_threshold:.2f}{stability})"
 
     @property
     def grace_turns(self) -> int:
@@ -122,17 +133,9 @@ WINDOW = WindowPolicy()
 
 
 def run_session(policy: Policy, config: SessionConfig) -> dict[str, Any]:
-    """Replay one session; return its terminal FRR, foundational survival and footprint."""
+    """Replay one session; return its seed and :func:`~forgetting.decay.metrics.session_summary`."""
     trace = simulate(policy.engine(), generate_session(config))
-    survival = metrics.survival_stats(trace, trace.foundational_ids)
-    return {
-        "seed": config.seed,
-        "terminal_frr": metrics.terminal_frr(trace),
-        "terminal_survival_rate": survival.terminal_survival_rate,
-        "foundational_evicted": survival.n_evicted,
-        "mean_survival_time": survival.mean_survival_time,
-        "footprint_reduction": metrics.footprint_reduction(trace),
-    }
+    return {"seed": config.seed, **metrics.session_summary(trace)}
 
 
 def run_seeds(policy: Policy, config: SessionConfig, n_seeds: int) -> list[dict[str, Any]]:
@@ -143,15 +146,21 @@ def run_seeds(policy: Policy, config: SessionConfig, n_seeds: int) -> list[dict[
 
 
 def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Mean (and sd of FRR) over seeds, as plain floats."""
-    frr = stats.summarize([r["terminal_frr"] for r in runs])
-    return {
-        "frr_mean": frr.mean,
-        "frr_sd": frr.sd,
-        "survival_rate": stats.summarize([r["terminal_survival_rate"] for r in runs]).mean,
-        "facts_evicted": stats.summarize([r["foundational_evicted"] for r in runs]).mean,
-        "footprint_reduction": stats.summarize([r["footprint_reduction"] for r in runs]).mean,
-    }
+    """Mean and sample sd over seeds of each per-session metric, as plain floats.
+
+    Keys: ``frr``, ``survival_rate``, ``facts_evicted`` and ``footprint_reduction``, each
+    with ``_mean`` and ``_sd`` (the FRR keys are ``frr_mean`` and ``frr_sd``).
+    """
+    summary: dict[str, float] = {}
+    for name, key in (
+        ("frr", "terminal_frr"),
+        ("survival_rate", "terminal_survival_rate"),
+        ("facts_evicted", "foundational_evicted"),
+        ("footprint_reduction", "footprint_reduction"),
+    ):
+        values = stats.summarize([r[key] for r in runs])
+        summary[f"{name}_mean"], summary[f"{name}_sd"] = values.mean, values.sd
+    return summary
 
 
 def headline(
@@ -167,13 +176,17 @@ def noise_sweep(
     n_seeds: int,
     policies: Sequence[Policy] = (DECAY, WINDOW),
 ) -> list[dict[str, Any]]:
-    """Terminal FRR of each policy at each noise level (a table, never a fitted slope)."""
+    """Terminal FRR (mean and sd over seeds) of each policy at each noise level.
+
+    A table, never a fitted slope: FRR is bounded in [0, 1].
+    """
     rows = []
     for noise in noise_levels:
         row: dict[str, Any] = {"noise_per_turn": noise}
         for policy in policies:
-            runs = run_seeds(policy, config.replace(noise_per_turn=noise), n_seeds)
-            row[f"{policy.kind}_frr"] = stats.summarize([r["terminal_frr"] for r in runs]).mean
+            summary = summarize_runs(run_seeds(policy, config.replace(noise_per_turn=noise), n_seeds))
+            row[f"{policy.kind}_frr_mean"] = summary["frr_mean"]
+            row[f"{policy.kind}_frr_sd"] = summary["frr_sd"]
         rows.append(row)
     return rows
 
@@ -181,22 +194,22 @@ def noise_sweep(
 def sensitivity_sweep(
     config: SessionConfig, thresholds: Sequence[float], windows: Sequence[int], n_seeds: int
 ) -> list[dict[str, Any]]:
-    """Decay FRR vs window FRR on the grid thresholds x windows; ``holds`` if decay wins.
+    """Decay FRR vs window FRR (mean and sd) on the grid thresholds x windows; ``holds`` if decay wins.
 
     The decay result depends only on theta and the window result only on W, so each
     is simulated once per value and paired on the grid.
     """
-    decay_frr = {
-        t: summarize_runs(run_seeds(DecayPolicy(t), config, n_seeds))["frr_mean"] for t in thresholds
-    }
-    window_frr = {w: summarize_runs(run_seeds(WindowPolicy(w), config, n_seeds))["frr_mean"] for w in windows}
+    decay = {t: summarize_runs(run_seeds(DecayPolicy(t), config, n_seeds)) for t in thresholds}
+    window = {w: summarize_runs(run_seeds(WindowPolicy(w), config, n_seeds)) for w in windows}
     return [
         {
             "threshold": t,
             "window": w,
-            "decay_frr": decay_frr[t],
-            "window_frr": window_frr[w],
-            "holds": decay_frr[t] > window_frr[w],
+            "decay_frr_mean": decay[t]["frr_mean"],
+            "decay_frr_sd": decay[t]["frr_sd"],
+            "window_frr_mean": window[w]["frr_mean"],
+            "window_frr_sd": window[w]["frr_sd"],
+            "holds": decay[t]["frr_mean"] > window[w]["frr_mean"],
         }
         for t in thresholds
         for w in windows
@@ -258,17 +271,126 @@ def grace_period_table(
     ]
 
 
+def reaches_first_recall(registered_turn: int, first_recall_turn: int, grace_turns: int) -> bool:
+    """Whether an untouched item is still present when its first recall comes.
+
+    An item registered at turn ``r`` and never touched is evicted by ``step(r + grace)``;
+    events of a turn are applied *before* its ``step``, so a recall on the eviction turn
+    itself still finds the item: the test is ``first_recall - r <= grace`` (not ``<``).
+    """
+    return first_recall_turn - registered_turn <= grace_turns
+
+
+def first_recall_reached(session: Session, policy: Policy) -> list[bool]:
+    """For each foundational fact, in order: is it present at its first recall under ``policy``?
+
+    ``False`` also for a fact that is never recalled. Foundational facts are registered at
+    turn 1 and nothing else touches them before their first recall, so the answer depends
+    only on that gap and the policy's grace period (:func:`reaches_first_recall`).
+    """
+    registered = {mem_id: turn for turn, action, mem_id, _ in session.events if action == "register"}
+    reached = []
+    for fid in session.foundational_ids:
+        turns = session.recall_turns(fid)
+        reached.append(bool(turns) and reaches_first_recall(registered[fid], turns[0], policy.grace_turns))
+    return reached
+
+
 def first_recall_in_grace(config: SessionConfig, n_seeds: int, policy: Policy) -> float:
-    """Share of foundational facts whose first recall comes before ``policy`` evicts them.
+    """Share of foundational facts (seeds ``0..n_seeds-1``) present at their first recall.
 
     A fact whose first recall lands after its grace period is lost whatever the
     policy does: a benchmark where this share is near zero cannot be won.
     """
+    require_int("n_seeds", n_seeds, minimum=1)
+    reached = [
+        hit
+        for seed in range(n_seeds)
+        for hit in first_recall_reached(generate_session(config.replace(seed=seed)), policy)
+    ]
+    return sum(reached) / len(reached) if reached else math.nan
+
+
+def first_recall_on_eviction_turn(config: SessionConfig, n_seeds: int, policy: Policy) -> float:
+    """Share of foundational facts whose first recall lands exactly on their eviction turn.
+
+    These are the facts a ``step``-before-recall order (or a strict ``<`` in the
+    statistic) would wrongly count as lost.
+    """
+    require_int("n_seeds", n_seeds, minimum=1)
     hits = total = 0
     for seed in range(n_seeds):
         session = generate_session(config.replace(seed=seed))
         for fid in session.foundational_ids:
             turns = session.recall_turns(fid)
             total += 1
-            hits += bool(turns) and turns[0] - 1 < policy.grace_turns
+            hits += bool(turns) and turns[0] - 1 == policy.grace_turns
     return hits / total if total else math.nan
+
+
+def recall_outcomes(config: SessionConfig, n_seeds: int, policy: Policy) -> list[dict[str, int]]:
+    """Where foundational facts are lost, by scheduled recall, over seeds ``0..n_seeds-1``.
+
+    One row per recall index ``k`` (1 = first recall): ``scheduled`` facts with a
+    ``k``-th recall, ``found`` of them present then, and ``first_lost`` whose first failed
+    recall is the ``k``-th. A last row (``recall = 0``) counts the facts that passed every
+    recall and were still lost by the last turn (``first_lost``), out of ``scheduled``
+    facts that passed every recall.
+    """
+    require_int("n_seeds", n_seeds, minimum=1)
+    rows: dict[int, dict[str, int]] = {}
+    after = {"recall": 0, "scheduled": 0, "found": 0, "first_lost": 0}
+    for seed in range(n_seeds):
+        trace = simulate(policy.engine(), generate_session(config.replace(seed=seed)))
+        for fid in trace.foundational_ids:
+            found = [ok for _, mem_id, ok in trace.recalls if mem_id == fid]
+            for k, ok in enumerate(found, 1):
+                row = rows.setdefault(k, {"recall": k, "scheduled": 0, "found": 0, "first_lost": 0})
+                row["scheduled"] += 1
+                row["found"] += ok
+                row["first_lost"] += not ok and all(found[: k - 1])
+            if all(found):
+                after["scheduled"] += 1
+                kept = trace.is_present_after(fid, trace.session_length)
+                after["found"] += kept
+                after["first_lost"] += not kept
+    return [rows[k] for k in sorted(rows)] + [after]
+
+
+def earliest_losing_first_offset(
+    config: SessionConfig, policy: Policy, max_offset: int = 10_000
+) -> int | None:
+    """Smallest first base offset whose latest possible first recall comes after ``policy`` evicts.
+
+    A fact registered at turn 1 and first recalled at most at ``b = 1 + round(offset * high)``
+    (:func:`~forgetting.decay.sessions.latest_last_recall` of a one-recall schedule) is
+    safe for every seed while ``b - 1 <= grace``; from the returned offset on, some seeds
+    lose facts before their first recall. ``None`` if no offset up to ``max_offset`` does.
+    """
+    for offset in range(1, max_offset + 1):
+        one_recall = config.replace(
+            recall_base_offsets=(offset,), recalls_per_foundational=1, schedule="spaced"
+        )
+        latest = latest_last_recall(one_recall)
+        if latest is not None and not reaches_first_recall(1, latest, policy.grace_turns):
+            return offset
+    return None
+
+
+def first_offset_sweep(
+    config: SessionConfig, n_seeds: int, first_offsets: Sequence[int], policies: Sequence[Policy]
+) -> list[dict[str, Any]]:
+    """Share of facts present at their first recall as the first base offset grows.
+
+    ``config.recall_base_offsets`` with its first entry replaced by each value (the
+    later recalls are unchanged): the condition under which a short grace period loses a
+    fact before its first reinforcement, shown rather than asserted.
+    """
+    rows = []
+    for offset in first_offsets:
+        shifted = config.replace(recall_base_offsets=(offset, *config.recall_base_offsets[1:]))
+        row: dict[str, Any] = {"first_offset": offset}
+        for policy in policies:
+            row[policy.label] = first_recall_in_grace(shifted, n_seeds, policy)
+        rows.append(row)
+    return rows

@@ -198,6 +198,10 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("windows", [10, 15, 20, 30, 50], "int-list", 1, 10_000),
         _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("window_size", 15, "int", 1, 10_000, help=_W),
+        _p("frontier_thresholds", [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], "float-list",
+           _THETA_LOW, _THETA_HIGH, quick=[0.05, 0.2, 0.8], help="theta values of the frontier"),
+        _p("frontier_windows", [1, 5, 10, 15, 20, 30, 45, 60, 75, 90, 100, 110, 120, 130, 140, 150], "int-list",
+           1, 10_000, quick=[5, 15, 120], help="W values of the frontier"),
     )),
     ChapterSpec("decay-trace", "One session, step by step", (
         _p("seed", 0, "int", 0, 2**63 - 1),
@@ -210,7 +214,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
     ), (
         Rule("checkpoint_turn <= session_length", ("checkpoint_turn", "session_length"), lambda c, n: c <= n),
     )),
-    ChapterSpec("decay-postmortems", "Two bugs that almost lied", (
+    ChapterSpec("decay-postmortems", "Three bugs that almost lied", (
         _p("stabilities", [2.0, 4.0, 6.0, 8.0], "float-list", 0.01, 1e6),
         _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("n_seeds", 50, "int", 2, 100_000, quick=5),
@@ -220,6 +224,17 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("noise_per_turn", 3, "int", 0, 1000),
         _p("uniform_first_turn", 10, "int", 1, 100_000),
         _p("window_size", 15, "int", 1, 10_000, help=_W),
+        _p("first_offsets", [2, 3, 4, 5, 6, 8, 10, 12, 15], "int-list", 1, 10_000, quick=[3, 5],
+           help="first base recall offsets of the grace-period demonstration"),
+        _p("n_reruns", 20, "int", 2, 10_000, quick=3, help="reruns of the wall-clock first draft"),
+        _p("latency_median", 1.0, "float", 0.001, 1e4, help="median seconds per turn (log-normal)"),
+        _p("latency_sigma", 1.0, "float", 0.0, 5.0, help="log-normal shape of the per-turn latency"),
+        _p("wallclock_stability", 8.0, "float", 0.001, 1e6, help="S0 of the wall-clock engine, in seconds"),
+        _p("latency_sigmas", [0.25, 0.5, 1.0, 1.5], "float-list", 0.0, 5.0, quick=[0.5, 1.0],
+           help="latency shapes of the robustness sweep"),
+        _p("machine_speeds", [0.25, 0.5, 1.0, 2.0, 4.0], "float-list", 0.001, 1000, quick=[0.5, 1.0],
+           help="machine speeds (latencies divided by them) of the robustness sweep"),
+        _p("sweep_reruns", 10, "int", 2, 10_000, quick=2, help="reruns per setting of the robustness sweep"),
     ), (
         Rule("uniform_first_turn <= session_length", ("uniform_first_turn", "session_length"), lambda f, n: f <= n),
     )),

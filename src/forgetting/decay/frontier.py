@@ -1,0 +1,93 @@
+"""The fair comparison: terminal FRR against footprint over each policy's whole parameter range.
+
+A single window size against a single threshold says little: a wide enough window keeps
+every fact, at the price of pruning less. Sweeping ``theta`` for decay and ``W`` for the
+window over the same seeds traces the trade-off a user actually chooses on, one point
+per setting, each with its spread over seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import stats
+from .._validate import require_int
+from .sessions import SessionConfig, latest_last_recall
+from .study import DecayPolicy, Policy, WindowPolicy, run_seeds
+
+__all__ = [
+    "FRONTIER_COLUMNS",
+    "frontier_point",
+    "frontier",
+    "window_certain_loss_below",
+    "window_min_full_recall",
+]
+
+FRONTIER_COLUMNS = (
+    "policy",
+    "parameter",
+    "terminal_frr_mean",
+    "terminal_frr_sd",
+    "footprint_reduction_mean",
+    "footprint_reduction_sd",
+)
+"""The columns of a frontier row, in order."""
+
+
+def frontier_point(policy: Policy, config: SessionConfig, n_seeds: int) -> dict[str, Any]:
+    """One frontier row: ``policy`` over seeds ``0..n_seeds-1``, mean and sample sd of each axis."""
+    runs = run_seeds(policy, config, n_seeds)
+    frr = stats.summarize([r["terminal_frr"] for r in runs])
+    footprint = stats.summarize([r["footprint_reduction"] for r in runs])
+    parameter = policy.eviction_threshold if isinstance(policy, DecayPolicy) else policy.window_size
+    return dict(
+        zip(FRONTIER_COLUMNS, (policy.kind, parameter, frr.mean, frr.sd, footprint.mean, footprint.sd))
+    )
+
+
+def frontier(
+    config: SessionConfig,
+    n_seeds: int,
+    thresholds: Sequence[float],
+    windows: Sequence[int],
+    baseline_stability: float | None = None,
+) -> list[dict[str, Any]]:
+    """Frontier rows for decay at every ``theta`` in ``thresholds``, then the window at every ``W``.
+
+    ``baseline_stability`` is the decay engine's ``S0`` (its default when ``None``).
+    """
+    policies: list[Policy] = [
+        DecayPolicy(t) if baseline_stability is None else DecayPolicy(t, baseline_stability)
+        for t in thresholds
+    ]
+    policies += [WindowPolicy(w) for w in windows]
+    return [frontier_point(policy, config, n_seeds) for policy in policies]
+
+
+def window_certain_loss_below(config: SessionConfig) -> int | None:
+    """The ``W`` below which the window loses every foundational fact by the last turn, for any seed.
+
+    A fact is present at the end of turn ``L`` only if ``L - last touch <= W``; its last
+    touch is at most :func:`~forgetting.decay.sessions.latest_last_recall`, so every
+    ``W < L - latest_last_recall`` gives terminal FRR 0 by construction, whatever the
+    seeds. ``None`` when no recall is scheduled (then only ``W >= L - 1`` keeps a fact).
+    """
+    latest = latest_last_recall(config)
+    return None if latest is None else config.session_length - latest
+
+
+def window_min_full_recall(config: SessionConfig, n_seeds: int, max_window: int | None = None) -> int | None:
+    """Smallest ``W`` whose window keeps every foundational fact to the end in seeds ``0..n_seeds-1``.
+
+    Scans ``W = 1, 2, ...`` up to ``max_window`` (default: the session length), starting at
+    :func:`window_certain_loss_below` since nothing below it can keep a fact; ``None``
+    when no ``W`` in range reaches terminal FRR 1.
+    """
+    require_int("n_seeds", n_seeds, minimum=1)
+    last = config.session_length if max_window is None else require_int("max_window", max_window, minimum=1)
+    start = max(1, window_certain_loss_below(config) or 1)
+    for window in range(start, last + 1):
+        if all(r["terminal_frr"] == 1.0 for r in run_seeds(WindowPolicy(window), config, n_seeds)):
+            return window
+    return None

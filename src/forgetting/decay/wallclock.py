@@ -1,0 +1,328 @@
+"""The decay engine on the wall clock: the article's first draft, and why it broke.
+
+The decay-engine article says its first draft measured time since a touch in seconds
+(``time.time()``) instead of turns, that this broke, and never says how. This module
+rebuilds that draft so the book can show it. :class:`WallClockEngine` is
+:class:`~forgetting.decay.engines.EbbinghausEngine` with one change: the ``t`` of
+``R = exp(-t / S)`` is the seconds a clock reports between the last touch and now, and
+``S`` is in seconds. A turn's duration is whatever the agent's work took, so the same
+session gives different evictions on every run and on every machine.
+
+The clock is an argument, ``clock(turn) -> seconds``. The book passes a
+:class:`VirtualClock`: per-turn latencies drawn from a seeded log-normal distribution, so
+the chapter itself reruns byte for byte while each *rerun seed* plays one run of the
+first draft. The tests also pass a real clock (``lambda turn: time.perf_counter()``), the
+draft as it was.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import stats
+from .._validate import raise_problems, real_problem, require_int, require_real
+from ..hashing import digest
+from . import metrics
+from .curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, reinforced_stability, retention
+from .engines import MemoryItem, _check_mem_id, _check_turn
+from .sessions import SessionConfig, generate_session
+from .simulation import simulate
+
+__all__ = [
+    "DEFAULT_MEDIAN_LATENCY",
+    "DEFAULT_LATENCY_SIGMA",
+    "Clock",
+    "LatencyModel",
+    "VirtualClock",
+    "WallClockEngine",
+    "wallclock_runs",
+    "latency_quantile",
+    "rerun_spread",
+    "rerun_table",
+    "robustness_grid",
+]
+
+DEFAULT_MEDIAN_LATENCY = 1.0
+"""Median seconds per turn: with it, ``S0 = 8`` seconds means what ``S0 = 8`` turns means."""
+DEFAULT_LATENCY_SIGMA = 0.5
+"""Log-normal shape of a turn's latency: a turn is usually near the median, sometimes far above."""
+
+Clock = Callable[[int], float]
+"""``clock(turn)``: seconds at the moment the engine is called during ``turn`` (non-decreasing)."""
+
+
+@dataclass(frozen=True)
+class LatencyModel:
+    """How long a turn takes: ``median_seconds * exp(sigma * Z) / speed``, ``Z ~ N(0, 1)``.
+
+    Attributes
+    ----------
+    median_seconds : float, default 1.0
+        Median latency of a turn on the reference machine.
+    sigma : float, default 0.5
+        Log-normal shape (0 gives every turn the median).
+    speed : float, default 1.0
+        Machine speed relative to the reference: every latency is divided by it.
+    """
+
+    median_seconds: float = DEFAULT_MEDIAN_LATENCY
+    sigma: float = DEFAULT_LATENCY_SIGMA
+    speed: float = 1.0
+
+    def __post_init__(self) -> None:
+        raise_problems(
+            [
+                real_problem("median_seconds", self.median_seconds, 0.0, low_open=True),
+                real_problem("sigma", self.sigma, 0.0, 10.0),
+                real_problem("speed", self.speed, 0.0, low_open=True),
+            ],
+            "invalid LatencyModel: ",
+        )
+
+
+def latency_quantile(latency: LatencyModel, probability: float) -> float:
+    """Seconds a turn exceeds with probability ``1 - probability``: ``median * exp(sigma * z_p) / speed``.
+
+    >>> round(latency_quantile(LatencyModel(sigma=1.0), 0.9), 2)
+    3.6
+    """
+    require_real("probability", probability, 0.0, 1.0, low_open=True, high_open=True)
+    z = statistics.NormalDist().inv_cdf(probability)
+    return latency.median_seconds * math.exp(latency.sigma * z) / latency.speed
+
+
+class VirtualClock:
+    """A deterministic stand-in for the wall clock: seconds elapsed at the end of each turn.
+
+    Turn ``k`` lasts a latency drawn from ``latency`` by ``random.Random(seed)``, rounded to
+    whole milliseconds so that elapsed times are exact sums; ``clock(turn)`` is the total
+    of turns ``1..turn`` in seconds (``0.0`` for turn 0). The same seed gives the same
+    times; another seed is another run of the same session.
+
+    >>> clock = VirtualClock("0/0", LatencyModel(sigma=0.0))
+    >>> clock(0), clock(3)
+    (0.0, 3.0)
+    """
+
+    def __init__(self, seed: str, latency: LatencyModel = LatencyModel()) -> None:
+        self.latency = latency
+        self._rng = random.Random(seed)  # a str seed is hashed with SHA-512: same on every platform
+        self._milliseconds = [0]  # elapsed at the end of turn k, index k
+
+    def __call__(self, turn: int) -> float:
+        require_int("turn", turn, minimum=0)
+        model = self.latency
+        while len(self._milliseconds) <= turn:
+            seconds = model.median_seconds * math.exp(model.sigma * self._rng.gauss(0.0, 1.0)) / model.speed
+            self._milliseconds.append(self._milliseconds[-1] + max(1, round(seconds * 1000)))
+        return self._milliseconds[turn] / 1000
+
+
+class WallClockEngine:
+    """Ebbinghaus decay on a clock: evict when ``exp(-seconds since touch / S) < theta``.
+
+    Parameters
+    ----------
+    clock : Clock
+        ``clock(turn)`` in seconds, read at every call.
+    eviction_threshold : float, default 0.20
+        ``theta`` in (0, 1).
+    baseline_stability : float, default 8.0
+        ``S0 > 0``, in *seconds*; a recall reinforces it as in the turn engine.
+
+    Satisfies :class:`~forgetting.decay.engines.Engine`; ``step`` scans every present item
+    (the first draft had no schedule: a clock gives no turn to file an item under).
+
+    >>> engine = WallClockEngine(VirtualClock("0/0", LatencyModel(sigma=0.0)))
+    >>> engine.register("fact", "the user is vegetarian", turn=1)
+    >>> engine.step(13), engine.step(14)
+    ([], ['fact'])
+    """
+
+    def __init__(
+        self,
+        clock: Clock,
+        eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+        baseline_stability: float = DEFAULT_BASELINE_STABILITY,
+    ) -> None:
+        raise_problems(
+            [
+                real_problem(
+                    "eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True
+                ),
+                real_problem("baseline_stability", baseline_stability, 0.0, low_open=True),
+            ]
+        )
+        self.clock = clock
+        self.eviction_threshold = float(eviction_threshold)
+        self.baseline_stability = float(baseline_stability)
+        self._items: dict[str, MemoryItem] = {}
+        self._touched_at: dict[str, float] = {}  # mem_id -> clock seconds of the last touch
+        self._turn = 0
+        self._sequence = 0
+
+    def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
+        """Add an item touched now; an id still present cannot be registered again."""
+        turn = _check_turn(turn, self._turn)
+        _check_mem_id(mem_id)
+        if mem_id in self._items:
+            raise ValueError(f"mem_id {mem_id!r} is already registered; ids must be unique while present")
+        now = self.clock(turn)
+        self._turn = turn
+        self._items[mem_id] = MemoryItem(
+            mem_id, content, bool(is_foundational), turn, turn, 1, self.baseline_stability, self._sequence
+        )
+        self._touched_at[mem_id] = now
+        self._sequence += 1
+
+    def recall(self, mem_id: str, turn: int) -> bool:
+        """Touch and reinforce an item now; ``False`` (and no change) when it is not present."""
+        turn = _check_turn(turn, self._turn)
+        _check_mem_id(mem_id)
+        now = self.clock(turn)
+        self._turn = turn
+        item = self._items.get(mem_id)
+        if item is None:
+            return False
+        item.touch_count += 1
+        item.last_touched = turn
+        item.stability = reinforced_stability(item.stability, item.touch_count)
+        self._touched_at[mem_id] = now
+        return True
+
+    def step(self, turn: int) -> list[str]:
+        """Evict every item whose retention, read on the clock now, is below ``theta``."""
+        turn = _check_turn(turn, self._turn)
+        now = self.clock(turn)
+        self._turn = turn
+        due = [
+            mem_id
+            for mem_id, item in self._items.items()
+            if retention(now - self._touched_at[mem_id], item.stability) < self.eviction_threshold
+        ]
+        for mem_id in due:
+            del self._items[mem_id], self._touched_at[mem_id]
+        return due
+
+    def is_present(self, mem_id: str) -> bool:
+        """Whether ``mem_id`` is in the working set."""
+        return mem_id in self._items
+
+    def working_set_size(self) -> int:
+        """Number of present items."""
+        return len(self._items)
+
+    def item(self, mem_id: str) -> MemoryItem:
+        """A present item (``KeyError`` otherwise); its stability is in seconds."""
+        try:
+            return self._items[mem_id]
+        except KeyError:
+            raise KeyError(f"mem_id {mem_id!r} is not present") from None
+
+    def present_ids(self) -> list[str]:
+        """Ids in the working set, in registration order."""
+        return list(self._items)
+
+
+def wallclock_runs(
+    config: SessionConfig,
+    n_seeds: int,
+    rerun: int,
+    latency: LatencyModel = LatencyModel(),
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+    baseline_stability: float = DEFAULT_BASELINE_STABILITY,
+) -> list[dict[str, Any]]:
+    """One run of the first draft over sessions ``0..n_seeds-1`` of ``config``.
+
+    Session ``seed`` is replayed on ``VirtualClock(f"{rerun}/{seed}", latency)``: the
+    sessions are the turn engine's, only the turn durations differ between reruns. Rows
+    as :func:`forgetting.decay.study.run_session` returns them.
+    """
+    require_int("n_seeds", n_seeds, minimum=1)
+    require_int("rerun", rerun, minimum=0)
+    rows = []
+    for seed in range(n_seeds):
+        engine = WallClockEngine(
+            VirtualClock(f"{rerun}/{seed}", latency), eviction_threshold, baseline_stability
+        )
+        trace = simulate(engine, generate_session(config.replace(seed=seed)))
+        rows.append({"seed": seed, **metrics.session_summary(trace)})
+    return rows
+
+
+def rerun_spread(runs: Sequence[Sequence[dict[str, Any]]]) -> dict[str, float | int]:
+    """What a rerun alarm sees over several runs of the same sessions.
+
+    ``runs`` holds one list of per-session rows per rerun. Returns the lowest and highest
+    mean terminal FRR (``frr_min``, ``frr_max``) and footprint reduction over reruns, and
+    ``distinct_digests``: how many different digests the reruns' rows have (1 means every
+    rerun gave the same bytes).
+    """
+    if not runs:
+        raise ValueError("runs must hold at least one rerun, got none")
+    frr = [stats.summarize([r["terminal_frr"] for r in rows]).mean for rows in runs]
+    footprint = [stats.summarize([r["footprint_reduction"] for r in rows]).mean for rows in runs]
+    return {
+        "frr_min": min(frr),
+        "frr_max": max(frr),
+        "footprint_min": min(footprint),
+        "footprint_max": max(footprint),
+        "distinct_digests": len({digest(list(rows)) for rows in runs}),
+    }
+
+
+def rerun_table(runs_by_engine: Mapping[str, Sequence[Sequence[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """One row per engine and rerun: mean and sd over seeds of FRR and footprint, and a digest.
+
+    ``digest`` is the first 16 hex digits of the digest of that rerun's per-session rows.
+    """
+    rows = []
+    for engine, runs in runs_by_engine.items():
+        for rerun, sessions in enumerate(runs):
+            frr = stats.summarize([r["terminal_frr"] for r in sessions])
+            footprint = stats.summarize([r["footprint_reduction"] for r in sessions])
+            rows.append(
+                {
+                    "engine": engine,
+                    "rerun": rerun,
+                    "frr_mean": frr.mean,
+                    "frr_sd": frr.sd,
+                    "footprint_reduction_mean": footprint.mean,
+                    "footprint_reduction_sd": footprint.sd,
+                    "digest": digest(list(sessions))[:16],
+                }
+            )
+    return rows
+
+
+def robustness_grid(
+    config: SessionConfig,
+    n_seeds: int,
+    n_reruns: int,
+    sigmas: Sequence[float],
+    speeds: Sequence[float],
+    median_seconds: float = DEFAULT_MEDIAN_LATENCY,
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+    baseline_stability: float = DEFAULT_BASELINE_STABILITY,
+) -> list[dict[str, Any]]:
+    """:func:`rerun_spread` of ``n_reruns`` reruns for every latency shape and machine speed.
+
+    One row per ``(sigma, speed)``, sigma-major: whether the first draft's verdict hinges on
+    the latency distribution the article never states.
+    """
+    require_int("n_reruns", n_reruns, minimum=1)
+    rows = []
+    for sigma in sigmas:
+        for speed in speeds:
+            latency = LatencyModel(median_seconds, sigma, speed)
+            runs = [
+                wallclock_runs(config, n_seeds, rerun, latency, eviction_threshold, baseline_stability)
+                for rerun in range(n_reruns)
+            ]
+            rows.append({"sigma": sigma, "speed": speed, **rerun_spread(runs)})
+    return rows

@@ -1,0 +1,154 @@
+"""The wall-clock variant: a virtual clock reruns exactly; a real or re-seeded clock does not."""
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from forgetting import hashing
+from forgetting.decay import study, wallclock
+from forgetting.decay.engines import EbbinghausEngine
+from forgetting.decay.sessions import SessionConfig, generate_session
+from forgetting.decay.simulation import simulate
+from forgetting.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
+
+STEADY = LatencyModel(sigma=0.0)  # every turn lasts exactly the median: one second
+
+
+def test_virtual_clock_is_a_pure_function_of_its_seed():
+    first, second, other = VirtualClock("3/1"), VirtualClock("3/1"), VirtualClock("4/1")
+    times = [first(t) for t in range(0, 60, 7)]
+    assert times == [second(t) for t in range(0, 60, 7)]
+    assert times != [other(t) for t in range(0, 60, 7)]
+    assert times == sorted(times) and times[0] == 0.0
+
+
+def test_virtual_clock_times_are_whole_milliseconds_scaled_by_machine_speed():
+    slow, fast = VirtualClock("0/0", LatencyModel(speed=0.5)), VirtualClock("0/0", LatencyModel(speed=2.0))
+    for turn in (1, 10, 150):
+        assert round(slow(turn) * 1000) == slow(turn) * 1000
+        assert slow(turn) > fast(turn)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    threshold=st.sampled_from([0.1, 0.2, 0.5]),
+    stability=st.sampled_from([2.0, 8.0]),
+)
+def test_with_one_second_turns_the_wall_clock_engine_is_the_turn_engine(seed, threshold, stability):
+    session = generate_session(SessionConfig(seed=seed, session_length=80, noise_per_turn=2))
+    by_turn = simulate(EbbinghausEngine(threshold, stability), session)
+    by_clock = simulate(WallClockEngine(VirtualClock("0/0", STEADY), threshold, stability), session)
+    assert by_clock == by_turn
+
+
+def test_reruns_of_the_virtual_first_draft_differ_and_the_turn_counter_does_not():
+    config = SessionConfig(seed=0)
+    runs = [wallclock.wallclock_runs(config, 5, rerun) for rerun in range(3)]
+    assert wallclock.rerun_spread(runs)["distinct_digests"] == 3
+    assert runs[1] == wallclock.wallclock_runs(config, 5, 1)  # each rerun is itself reproducible
+    turns = [study.run_seeds(study.DECAY, config, 5) for _ in range(3)]
+    assert wallclock.rerun_spread(turns)["distinct_digests"] == 1
+
+
+def test_published_rerun_spread_and_machine_speed():
+    config = SessionConfig(seed=0)
+    runs = [wallclock.wallclock_runs(config, 50, r, LatencyModel(sigma=1.0)) for r in range(20)]
+    spread = wallclock.rerun_spread(runs)
+    assert spread["frr_min"] < spread["frr_max"] and spread["distinct_digests"] == 20
+    slow = wallclock.wallclock_runs(config, 50, 0, LatencyModel(speed=0.25))
+    assert wallclock.rerun_spread([slow])["frr_max"] < 0.5  # a machine four times slower loses facts
+
+
+def test_a_real_clock_gives_different_decisions_from_run_to_run():
+    """The article's first draft as it was: time.perf_counter(), turns paced by real sleeps.
+
+    Stability is a few milliseconds, so evictions depend on how long the machine actually
+    took; no assertion is made on any duration, only that reruns disagree.
+    """
+    session = generate_session(SessionConfig(seed=0, session_length=60, noise_per_turn=3))
+
+    def run():
+        current = {"turn": 0}
+
+        def clock(turn):
+            if turn != current["turn"]:
+                current["turn"] = turn
+                time.sleep(0.0005)
+            return time.perf_counter()
+
+        return hashing.digest(simulate(WallClockEngine(clock, 0.2, 0.002), session))
+
+    digests = {run()}
+    for _ in range(20):
+        digests.add(run())
+        if len(digests) > 1:
+            break
+    assert len(digests) > 1
+    turn_counter = {hashing.digest(simulate(EbbinghausEngine(0.2, 2.0), session)) for _ in range(3)}
+    assert len(turn_counter) == 1
+
+
+def test_wall_clock_engine_keeps_the_engine_contract():
+    engine = WallClockEngine(VirtualClock("0/0", STEADY))
+    engine.register("a", "a", 1, is_foundational=True)
+    assert engine.is_present("a") and engine.working_set_size() == 1 and engine.present_ids() == ["a"]
+    assert engine.recall("a", 2) and not engine.recall("missing", 2)
+    assert engine.item("a").touch_count == 2 and engine.item("a").last_touched == 2
+    with pytest.raises(ValueError, match="already registered"):
+        engine.register("a", "a", 3)
+    with pytest.raises(ValueError, match="must not go backwards"):
+        engine.step(1)
+    with pytest.raises(KeyError, match="not present"):
+        engine.item("missing")
+    assert engine.step(2) == []
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"median_seconds": 0.0}, "median_seconds must be"),
+        ({"sigma": -1.0}, "sigma must be"),
+        ({"speed": 0.0, "sigma": float("nan")}, "sigma must be .*speed must be"),
+    ],
+)
+def test_bad_latency_models_are_refused_all_at_once(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LatencyModel(**kwargs)
+
+
+def test_bad_engine_and_run_arguments_are_refused():
+    with pytest.raises(ValueError, match="eviction_threshold must be .*baseline_stability must be"):
+        WallClockEngine(VirtualClock("0/0"), 1.5, -1.0)
+    with pytest.raises(ValueError, match="rerun must be an int >= 0"):
+        wallclock.wallclock_runs(SessionConfig(seed=0), 2, -1)
+    with pytest.raises(ValueError, match="runs must hold at least one rerun"):
+        wallclock.rerun_spread([])
+    with pytest.raises(ValueError, match="turn must be an int >= 0"):
+        VirtualClock("0/0")(-1)
+
+
+def test_latency_quantile_is_the_log_normal_quantile():
+    assert wallclock.latency_quantile(LatencyModel(sigma=0.5), 0.5) == pytest.approx(1.0)
+    assert wallclock.latency_quantile(LatencyModel(speed=2.0), 0.5) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="probability must be"):
+        wallclock.latency_quantile(LatencyModel(), 1.0)
+
+
+def test_rerun_table_and_robustness_grid_shapes():
+    config = SessionConfig(seed=0, session_length=40)
+    runs = [wallclock.wallclock_runs(config, 2, rerun) for rerun in range(2)]
+    table = wallclock.rerun_table({"wall clock": runs, "turn counter": [runs[0], runs[0]]})
+    assert [(r["engine"], r["rerun"]) for r in table] == [
+        ("wall clock", 0),
+        ("wall clock", 1),
+        ("turn counter", 0),
+        ("turn counter", 1),
+    ]
+    assert table[2]["digest"] == table[3]["digest"] == table[0]["digest"] != table[1]["digest"]
+    grid = wallclock.robustness_grid(config, 2, 2, [0.0, 1.0], [1.0, 2.0])
+    assert [(r["sigma"], r["speed"]) for r in grid] == [(0.0, 1.0), (0.0, 2.0), (1.0, 1.0), (1.0, 2.0)]
+    assert grid[0]["distinct_digests"] == 1  # a perfectly steady clock reruns identically
+    assert grid[2]["distinct_digests"] == 2
