@@ -126,3 +126,11 @@ def test_the_intro_table_says_how_every_setting_was_obtained() -> None:
             if "::" in part:
                 chapter = part.split("::")[0]
                 assert chapter in CHAPTERS, part
+
+
+def test_settings_taken_from_the_paper_equal_its_numbers() -> None:
+    from forgetting.text.outcome import OutcomeModel
+
+    assert OutcomeModel().p_all == published.value("mw-exp5.stale_mw_before")
+    assert CHAPTERS["mw-exp5"].defaults["p_all"] == published.value("mw-exp5.stale_mw_before")
+    assert CHAPTERS["mw-exp5"].defaults["n_episodes"] == published.value("mw-exp5.episodes")

@@ -23,7 +23,9 @@ class OutcomeModel:
     Parameters
     ----------
     p_all, p_none, p_stale : float
-        Probabilities in ``[0, 1]``.
+        Probabilities in ``[0, 1]``. The default ``p_all`` is the paper's pre-shift worth of
+        the stale memory (entry ``mw-exp5.stale_mw_before`` of ``data/published.yaml``; a test
+        keeps the two equal): a true memory's episodes succeed as often as the paper's did.
     stale_misleads_any_task : bool, default True
         ``True``: misled whenever any retrieved memory is wrong now. ``False``: misled only if
         the highest-ranked retrieved memory that the task needs in some phase is wrong now.

@@ -1,12 +1,13 @@
 """When did the paper's shift happen? Experiment 5 against the episode of the phase shift.
 
-The paper gives 3 000 episodes and a stale memory whose worth falls from about 0.97 to 0.17,
-but no shift episode. With cumulative counters the end value is an evidence-weighted average
-of the two phases (:func:`~forgetting.text.exp5.expected_worth`), so the published pair fixes
-how much post-shift evidence there must have been relative to pre-shift evidence
+The paper gives the number of episodes and the stale memory's worth before and after the
+shift (``data/published.yaml``), but no shift episode. With cumulative counters the end
+value is an evidence-weighted average of the two phases
+(:func:`~forgetting.text.exp5.expected_worth`), so the published pair fixes how much
+post-shift evidence there must have been relative to pre-shift evidence
 (:func:`~forgetting.text.exp5.evidence_ratio_needed`); with the retrieval rates of a world,
-that ratio fixes the shift episode (:func:`inferred_shift_episode`). :func:`shift_sweep` shows
-the whole curve.
+that ratio fixes the shift episode (:func:`inferred_shift_episode`). :func:`shift_sweep`
+shows the whole curve.
 """
 
 from __future__ import annotations
