@@ -50,8 +50,8 @@ def workload():
         for window in (10, 15, 20, 30, 50):
             for seed in range(20):
                 jobs += [
-                    (study.Policy("decay", theta), base.replace(seed=seed)),
-                    (study.Policy("window", window), base.replace(seed=seed)),
+                    (study.DecayPolicy(theta), base.replace(seed=seed)),
+                    (study.WindowPolicy(window), base.replace(seed=seed)),
                 ]
     for seed in range(20):
         never = base.replace(seed=seed, recalls_per_foundational=0)
