@@ -1,0 +1,28 @@
+"""The benchmark scripts still run on the current library (at their smallest size; nothing is timed here)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.mark.parametrize(
+    "script, args",
+    [
+        ("bench_decay.py", ["--repeat", "1"]),
+        (
+            "bench_worth.py",
+            ["--sizes", "100", "--episodes", "100", "--scalar-episodes", "100", "--repeats", "1"],
+        ),
+        ("bench_encoder.py", ["-n", "4", "-b", "2", "-r", "1", "--no-reference", "--no-startup"]),
+    ],
+)
+def test_benchmark_script_runs(script, args):
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *args], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip(), f"{script} printed nothing"
