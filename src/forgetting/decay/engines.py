@@ -46,7 +46,15 @@ from .curves import (
     window_eviction_delay,
 )
 
-__all__ = ["MemoryItem", "Engine", "EngineFactory", "EbbinghausEngine", "RecencyWindow", "scan_evictions"]
+__all__ = [
+    "MemoryItem",
+    "Engine",
+    "EngineFactory",
+    "WorkingSet",
+    "EbbinghausEngine",
+    "RecencyWindow",
+    "scan_evictions",
+]
 
 
 @dataclass(slots=True)
@@ -133,7 +141,36 @@ def _check_turn(turn: object, clock: int) -> int:
     return turn
 
 
-class _ScheduledEngine:
+class WorkingSet:
+    """Read access shared by every engine: the present items, in registration order.
+
+    An engine keeps its present items in ``_items`` (id -> :class:`MemoryItem`); these
+    methods only read it.
+    """
+
+    _items: dict[str, MemoryItem]
+
+    def is_present(self, mem_id: str) -> bool:
+        """Whether ``mem_id`` is in the working set."""
+        return mem_id in self._items
+
+    def working_set_size(self) -> int:
+        """Number of present items."""
+        return len(self._items)
+
+    def item(self, mem_id: str) -> MemoryItem:
+        """Read access to a present item (its stability, touch count, last touch)."""
+        try:
+            return self._items[mem_id]
+        except KeyError:
+            raise KeyError(f"mem_id {mem_id!r} is not present") from None
+
+    def present_ids(self) -> list[str]:
+        """Ids in the working set, in registration order."""
+        return list(self._items)
+
+
+class _ScheduledEngine(WorkingSet):
     """Shared machinery: items, eviction buckets keyed by turn, a monotone clock.
 
     Invariants: ``_due[id]`` is the turn a present, scheduled item is filed under, and
@@ -222,25 +259,6 @@ class _ScheduledEngine:
             del items[item.mem_id]
             del scheduled[item.mem_id]
         return [item.mem_id for item in due]
-
-    def is_present(self, mem_id: str) -> bool:
-        """Whether ``mem_id`` is in the working set."""
-        return mem_id in self._items
-
-    def working_set_size(self) -> int:
-        """Number of present items."""
-        return len(self._items)
-
-    def item(self, mem_id: str) -> MemoryItem:
-        """Read access to a present item (its stability, touch count, last touch)."""
-        try:
-            return self._items[mem_id]
-        except KeyError:
-            raise KeyError(f"mem_id {mem_id!r} is not present") from None
-
-    def present_ids(self) -> list[str]:
-        """Ids in the working set, in registration order."""
-        return list(self._items)
 
     # --- internals ---------------------------------------------------------
     def _schedule(self, item: MemoryItem) -> None:

@@ -29,7 +29,7 @@ from .._validate import raise_problems, real_problem, require_int, require_real
 from ..hashing import digest
 from . import metrics
 from .curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, reinforced_stability, retention
-from .engines import MemoryItem, _check_mem_id, _check_turn
+from .engines import MemoryItem, WorkingSet, _check_mem_id, _check_turn
 from .sessions import SessionConfig, generate_session
 from .simulation import simulate
 
@@ -123,7 +123,7 @@ class VirtualClock:
         return self._milliseconds[turn] / 1000
 
 
-class WallClockEngine:
+class WallClockEngine(WorkingSet):
     """Ebbinghaus decay on a clock: evict when ``exp(-seconds since touch / S) < theta``.
 
     Parameters
@@ -208,25 +208,6 @@ class WallClockEngine:
         for mem_id in due:
             del self._items[mem_id], self._touched_at[mem_id]
         return due
-
-    def is_present(self, mem_id: str) -> bool:
-        """Whether ``mem_id`` is in the working set."""
-        return mem_id in self._items
-
-    def working_set_size(self) -> int:
-        """Number of present items."""
-        return len(self._items)
-
-    def item(self, mem_id: str) -> MemoryItem:
-        """A present item (``KeyError`` otherwise); its stability is in seconds."""
-        try:
-            return self._items[mem_id]
-        except KeyError:
-            raise KeyError(f"mem_id {mem_id!r} is not present") from None
-
-    def present_ids(self) -> list[str]:
-        """Ids in the working set, in registration order."""
-        return list(self._items)
 
 
 def wallclock_runs(
