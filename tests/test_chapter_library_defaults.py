@@ -85,6 +85,9 @@ SOURCES: dict[str, dict[str, tuple[Callable[..., Any], str]]] = {
         },
         "n_seeds": (W.co_retrieval_experiment, "n_seeds"),
         "seed": (W.co_retrieval_experiment, "seed"),
+        "anchor_success": (W.AnchorDecidesWorld, "anchor_success"),
+        "other_success": (W.AnchorDecidesWorld, "other_success"),
+        "diversity_steps": (W.AnchorDecidesWorld, "diversity_steps"),
     },
     "mw-exp5": {
         "n_episodes": (exp5.RealTextWorld, "n_episodes"),

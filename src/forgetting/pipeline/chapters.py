@@ -320,9 +320,16 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("few_seeds", 20, "int", 2, 100_000, quick=5, help="seed count of the 'fewer seeds' rows"),
         _p("other_depth", 5, "int", 2, 100_000, help="k of the sensitivity row with shallower retrieval"),
         _p("other_pair_rate", 0.5, "float", 0.0, 1.0, help="pair rate of the sensitivity row with more pair episodes"),
+        _p("anchor_success", 0.9, "float", 0.0, 1.0,
+           help="anchor-decides regime: success probability of an episode that retrieves the anchor"),
+        _p("other_success", 0.2, "float", 0.0, 1.0,
+           help="anchor-decides regime: success probability of an episode without the anchor"),
+        _p("diversity_steps", 50, "int", 1, 10_000, quick=10,
+           help="anchor-decides regime: diversities tested are i / diversity_steps"),
     ), (
         Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
         Rule("other_depth <= n_memories", ("other_depth", "n_memories"), lambda k, n: k <= n),
+        Rule("other_success < anchor_success", ("other_success", "anchor_success"), lambda lo, hi: lo < hi),
     )),
     # --- end of Memory Worth chapters ---
     # --- Experiment 5 (real text) ---

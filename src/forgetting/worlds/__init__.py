@@ -7,8 +7,16 @@
   (retrieval by a softmax over the current worth).
 * :mod:`~forgetting.worlds.confound` -- Experiment 2, the task-difficulty confound.
 * :mod:`~forgetting.worlds.hitchhiker` -- Experiment 4, co-retrieval.
+* :mod:`~forgetting.worlds.anchor_decides` -- Experiment 4 when the anchor alone decides the outcome.
 """
 
+from .anchor_decides import (
+    AnchorDecidesResult,
+    AnchorDecidesWorld,
+    anchor_decides_experiment,
+    anchor_decides_p_plus,
+    anchor_decides_regime_end,
+)
 from .confound import (
     EASY,
     HARD,
@@ -110,6 +118,11 @@ __all__ = [
     "CoRetrievalWorld",
     "CoRetrievalResult",
     "co_retrieval_p_plus",
+    "AnchorDecidesWorld",
+    "AnchorDecidesResult",
+    "anchor_decides_p_plus",
+    "anchor_decides_regime_end",
+    "anchor_decides_experiment",
     "co_retrieval_experiment",
     "threshold_or_nan",
     "threshold_sensitivity",

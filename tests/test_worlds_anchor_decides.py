@@ -1,0 +1,71 @@
+"""Experiment 4 when the anchor decides: exact p+, both high without diversity, where that ends."""
+
+import numpy as np
+import pytest
+
+from forgetting import worlds as W
+
+
+def test_anchor_decides_p_plus_equals_direct_simulation():
+    world = W.AnchorDecidesWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=400_000, pair_rate=0.5, diversity_steps=4
+    )
+    for d in world.diversities:
+        anchor, hitchhiker = W.anchor_decides_p_plus(world.anchor_success, world.other_success, d)
+        # a direct reading of the formula: intact share 1 - d, hitchhiker alone share d / 2
+        assert anchor == world.anchor_success
+        weights = np.array([1 - d, d / 2])
+        rates = np.array([world.anchor_success, world.other_success])
+        assert hitchhiker == pytest.approx(weights @ rates / weights.sum(), abs=1e-14)
+    # the simulation converges to it (about 200k pair episodes per run: se < 0.002)
+    run = W.anchor_decides_experiment(world, n_seeds=2, seed=7)
+    assert np.array_equal(run.diversities, world.diversities)
+    assert np.abs(run.anchor_worth - run.exact_anchor).max() < 0.01
+    assert np.abs(run.hitchhiker_worth - run.exact_hitchhiker).max() < 0.01
+
+
+def test_anchor_decides_both_high_and_identical_without_diversity():
+    result = W.anchor_decides_experiment(W.AnchorDecidesWorld(diversity_steps=10), n_seeds=30, seed=0)
+    assert np.all(result.gap[:, 0] == 0.0)  # never apart: identical counters
+    assert result.both_high_share[0] >= 0.95
+    assert result.both_high_share[-1] == 0.0  # pair always broken: the hitchhiker is at p_lo
+    assert np.all(np.diff(result.exact_hitchhiker) < 0) and np.all(result.exact_anchor == 0.9)
+
+
+def test_anchor_decides_regime_ends_where_the_closed_form_says():
+    world = W.AnchorDecidesWorld()
+    exact = W.anchor_decides_regime_end(world.anchor_success, world.other_success, world.high_threshold)
+    assert exact == pytest.approx(2 * (0.9 - 0.7) / (2 * 0.9 - 0.7 - 0.2))
+    a, h = W.anchor_decides_p_plus(world.anchor_success, world.other_success, exact)
+    assert h == pytest.approx(world.high_threshold, abs=1e-12) and a == world.anchor_success
+    result = W.anchor_decides_experiment(world, n_seeds=40, seed=3)
+    assert result.exact_regime_end == exact
+    ends = result.regime_end_by_seed
+    assert not np.isnan(ends).any()
+    step = 1 / world.diversity_steps
+    assert abs(ends.mean() - exact) < 2 * step
+    assert np.all(np.abs(ends - exact) < 0.15)
+
+
+def test_anchor_decides_regime_end_edges():
+    assert W.anchor_decides_regime_end(0.6, 0.1, 0.7) == 0.0  # never high-value
+    assert W.anchor_decides_regime_end(0.95, 0.8, 0.7) is None  # never ends
+    assert W.anchor_decides_regime_end(0.9, 0.5, 0.9) == 0.0
+    assert W.anchor_decides_regime_end(0.9, 0.2, 0.2 + 1e-9) == pytest.approx(1.0)
+
+
+def test_anchor_decides_bad_input():
+    with pytest.raises(ValueError, match=r"diversity must be a real number in \[0, 1\], got 1.5"):
+        W.anchor_decides_p_plus(0.9, 0.2, 1.5)
+    with pytest.raises(ValueError, match=r"anchor_success must be a real number in \[0, 1\], got 2"):
+        W.anchor_decides_p_plus(2, 0.2, 0.5)
+    with pytest.raises(ValueError, match=r"high_threshold must be a real number in \[0, 1\], got -0.1"):
+        W.anchor_decides_regime_end(0.9, 0.2, -0.1)
+    with pytest.raises(ValueError, match=r"other_success must be < anchor_success"):
+        W.anchor_decides_regime_end(0.2, 0.9, 0.7)
+    with pytest.raises(ValueError, match=r"AnchorDecidesWorld: other_success must be < anchor_success"):
+        W.AnchorDecidesWorld(anchor_success=0.3, other_success=0.3)
+    with pytest.raises(ValueError, match=r"diversity_steps must be an int in \[1, 10000\], got 0"):
+        W.AnchorDecidesWorld(diversity_steps=0)
+    with pytest.raises(ValueError, match=r"n_seeds"):
+        W.anchor_decides_experiment(W.AnchorDecidesWorld(), n_seeds=1)
