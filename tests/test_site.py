@@ -32,26 +32,11 @@ from typing import Any
 import pytest
 import yaml
 
+# The same offline browser the PDF is printed with (no host resolves; requests go to a dead proxy).
+from forgetting.pipeline.pdf import CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS
+
 pytestmark = pytest.mark.book
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--window-size=1280,1024",
-    # Nothing leaves the machine: no host name resolves, and a request to an address goes to a
-    # dead proxy on the loopback interface. A page that needs the network shows it as a failure.
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-    "--proxy-server=127.0.0.1:9",
-)
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
 SEARCH_QUERY = "retention"  # a word of the introduction, so every build has hits
 PAGE_TIMEOUT = 30.0

@@ -43,6 +43,8 @@ CHROMIUM_FLAGS = (
     "--disable-sync",
     "--disable-dev-shm-usage",
     "--window-size=1280,1024",
+    # Nothing leaves the machine: no host name resolves, and a request to an address goes to a
+    # dead proxy on the loopback interface (tests/test_site.py browses the site the same way).
     "--host-resolver-rules=MAP * ~NOTFOUND",
     "--proxy-server=127.0.0.1:9",
 )

@@ -21,7 +21,7 @@ one earns the same worth (:mod:`forgetting.worlds.hitchhiker`).
 from .batch import WorthArrays, add_episodes, update_batch
 from .contextual import ContextualMemoryWorth
 from .discounted import DEFAULT_DISCOUNT, DiscountedMemoryWorth, discounted_counter_paths, discounted_counters
-from .estimator import MemoryWorth
+from .estimator import MemoryWorth, WorthEstimator
 from .formulas import (
     DEFAULT_PRIOR,
     decayed,
@@ -63,6 +63,7 @@ __all__ = [
     "uniform_weights",
     "score_weights",
     "oracle_weights",
+    "WorthEstimator",
     "MemoryWorth",
     "ContextualMemoryWorth",
     "DiscountedMemoryWorth",

@@ -11,21 +11,17 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, Self
 
-from .._validate import is_hashable, raise_problems
-from .estimator import add_weights, plain_id, validate_episode
-from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
+from .._validate import is_hashable
+from .estimator import WorthEstimator, add_weights, plain_id, validate_episode
+from .formulas import evidence_volume, memory_worth
 from .taxonomy import (
-    DEFAULT_HIGH_THRESHOLD,
-    DEFAULT_LOW_THRESHOLD,
-    DEFAULT_MIN_EVIDENCE,
-    taxonomy_problems,
     worth_class,
 )
 
 __all__ = ["ContextualMemoryWorth"]
 
 
-class ContextualMemoryWorth:
+class ContextualMemoryWorth(WorthEstimator):
     """Memory Worth with separate counters per ``(context, mem_id)``.
 
     Every reading method takes the context next to the memory id; :meth:`pooled_worth`
@@ -50,20 +46,6 @@ class ContextualMemoryWorth:
     >>> cmw.worth("a", "hard"), cmw.worth("a", "easy"), cmw.pooled_worth("a")
     (0.0, 1.0, 0.5)
     """
-
-    def __init__(
-        self,
-        prior: float = DEFAULT_PRIOR,
-        min_evidence: float = DEFAULT_MIN_EVIDENCE,
-        high_threshold: float = DEFAULT_HIGH_THRESHOLD,
-        low_threshold: float = DEFAULT_LOW_THRESHOLD,
-    ) -> None:
-        raise_problems(taxonomy_problems(prior, min_evidence, high_threshold, low_threshold))
-        self.prior = prior
-        self.min_evidence = min_evidence
-        self.high_threshold = high_threshold
-        self.low_threshold = low_threshold
-        self.reset()
 
     def reset(self) -> Self:
         """Forget all evidence (hyperparameters stay)."""

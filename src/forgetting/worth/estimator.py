@@ -118,7 +118,33 @@ def validate_episode(retrieved: Any, success: Any, weights: Any) -> tuple[list[A
     return ids, bool(success), values
 
 
-class MemoryWorth:
+class WorthEstimator:
+    """The hyperparameters every Memory Worth estimator shares, stored under their own names.
+
+    ``__init__`` validates them (all problems at once, before any state exists), stores them
+    and calls :meth:`reset`, which each estimator defines to create its empty counters.
+    """
+
+    def __init__(
+        self,
+        prior: float = DEFAULT_PRIOR,
+        min_evidence: float = DEFAULT_MIN_EVIDENCE,
+        high_threshold: float = DEFAULT_HIGH_THRESHOLD,
+        low_threshold: float = DEFAULT_LOW_THRESHOLD,
+    ) -> None:
+        raise_problems(taxonomy_problems(prior, min_evidence, high_threshold, low_threshold))
+        self.prior = prior
+        self.min_evidence = min_evidence
+        self.high_threshold = high_threshold
+        self.low_threshold = low_threshold
+        self.reset()
+
+    def reset(self) -> Self:
+        """Forget all evidence (hyperparameters stay)."""
+        raise NotImplementedError
+
+
+class MemoryWorth(WorthEstimator):
     """Online Memory Worth over arbitrary hashable memory ids.
 
     Parameters
@@ -154,20 +180,6 @@ class MemoryWorth:
     >>> mw.counters("a"), mw.worth("a"), mw.worth("b"), mw.worth("never seen")
     ((1.0, 2.0), 0.3333333333333333, 1.0, 0.5)
     """
-
-    def __init__(
-        self,
-        prior: float = DEFAULT_PRIOR,
-        min_evidence: float = DEFAULT_MIN_EVIDENCE,
-        high_threshold: float = DEFAULT_HIGH_THRESHOLD,
-        low_threshold: float = DEFAULT_LOW_THRESHOLD,
-    ) -> None:
-        raise_problems(taxonomy_problems(prior, min_evidence, high_threshold, low_threshold))
-        self.prior = prior
-        self.min_evidence = min_evidence
-        self.high_threshold = high_threshold
-        self.low_threshold = low_threshold
-        self.reset()
 
     def reset(self) -> Self:
         """Forget all evidence (hyperparameters stay)."""
