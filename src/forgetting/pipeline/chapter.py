@@ -6,7 +6,8 @@ does not know, which papermill itself only warns about), and returns a
 :class:`Chapter` that
 
 * glues every number the prose shows and records it (``chapter.glue``),
-* asserts a published number when the run is at published parameters (``chapter.check``),
+* asserts a checked number when the run is at published parameters, saying where it comes
+  from: a source (``chapter.check_source``), a formula or a regression pin (``chapter.check``),
 * saves each figure as ``<run>/figures/<chapter>-<name>.{png,pdf,svg}`` in the house
   style, byte-identical between runs (``chapter.figure``),
 * writes each table as ``<run>/results/<chapter>-<name>.csv`` (``chapter.table``),
@@ -41,6 +42,11 @@ STYLE = "forgetting.mplstyle"
 FIGURE_FORMATS = ("png", "pdf", "svg")
 ONE_COLUMN = (3.5, 2.6)  # inches: one column of a two-column paper
 TWO_COLUMN = (7.2, 3.0)  # full text width
+#: Where a checked number that is not a source's comes from, as the failure message says it.
+CHECK_ORIGINS = {
+    "derived": "derived from a formula, independently of the simulation:",
+    "pin": "regression pin (this book's own earlier output, not a source's number):",
+}
 
 
 def use_style() -> None:
@@ -116,14 +122,42 @@ class Chapter:
         glue(key, _Text(plain) if isinstance(plain, str) else plain, display=False)
         return plain
 
-    def check(self, key: str, published: float, ndigits: int, always: bool = False) -> None:
-        """Assert ``round(values[key], ndigits) == published`` (published runs, or ``always``)."""
+    def check(self, key: str, expected: float, ndigits: int, *, origin: str, always: bool = False) -> None:
+        """Assert ``round(values[key], ndigits) == expected`` (published runs, or ``always``).
+
+        ``origin`` says where ``expected`` comes from, and the failure message says it too:
+        ``"derived"`` (computed from a formula, independently of the simulation) or ``"pin"``
+        (a regression pin: this book's own earlier output, not a number of either source).
+        A source's number is checked with :meth:`check_source`, which reads it from
+        ``data/published.yaml``.
+        """
+        if origin not in CHECK_ORIGINS:
+            raise ValueError(f"origin={origin!r}; allowed: {sorted(CHECK_ORIGINS)} (sources: check_source)")
         if not (always or self.published):
             return
         got = round(self.values[key], ndigits)
-        if got != published:
+        if got != expected:
             raise AssertionError(
-                f"{self.name}: {key} = {self.values[key]!r} rounds to {got}, the source publishes {published}"
+                f"{self.name}: {key} = {self.values[key]!r} rounds to {got}; {CHECK_ORIGINS[origin]} {expected}"
+            )
+
+    def check_source(self, key: str, entry: str, always: bool = False) -> None:
+        """Assert that ``values[key]`` reproduces the source's number ``entry`` of ``data/published.yaml``.
+
+        Only entries with ``compare: exact`` can be asserted: ``round(value, digits) == published``.
+        """
+        from ..published import load_published
+
+        number = load_published()[entry]
+        if number.compare != "exact":
+            raise ValueError(f"entry={entry!r} has compare {number.compare!r}; check_source needs 'exact'")
+        if not (always or self.published):
+            return
+        got = round(self.values[key], number.digits)
+        if got != number.value:
+            raise AssertionError(
+                f"{self.name}: {key} = {self.values[key]!r} rounds to {got}; the source ({number.source}, "
+                f"{number.where}) publishes {number.text()} (data/published.yaml: {entry})"
             )
 
     # --- figures and tables ------------------------------------------------
