@@ -30,6 +30,8 @@ SOURCES: dict[str, dict[str, tuple[Callable[..., Any], str]]] = {
         "n_seeds": (W.theory_check, "n_seeds"),
         "seed": (W.theory_check, "seed"),
         "discount": (W.discounted_theory_check, "discount"),
+        "adaptive_memories": (W.AdaptiveWorld, "n_memories"),
+        "adaptive_temperature": (W.AdaptiveWorld, "temperature"),
     },
     "mw-exp1": {
         "n_memories": (W.ControlledWorld, "n_memories"),

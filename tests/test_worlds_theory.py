@@ -4,19 +4,81 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forgetting import worlds as W
 
 
 def test_worth_converges_to_exact_p_plus_at_rate_one_over_sqrt_n():
     result = W.theory_check(n_seeds=10, seed=2)
-    error = result.mean_abs_error.mean(axis=0)
     assert -0.6 < result.slope < -0.4
-    # the error tracks the normal approximation sqrt(2/pi) sd at every checkpoint: 200 errors
-    # per checkpoint put the mean within about 5 % (1 sd), so 30 % is a generous bound
-    assert np.all(np.abs(error / result.predicted_error - 1) < 0.3)
     assert result.max_abs_error[:, -1].max() < 0.03  # 10 000 retrievals per memory: sd <= 0.005
     assert np.array_equal(result.p_plus, np.stack([W.p_plus_uniform(u, 4) for u in result.utilities]))
+    # the measured error stays within its tolerance of the exact expectation at every checkpoint
+    assert W.prediction_check(result.mean_abs_error, result.expected_error).passed
+    # and the normal approximation is close to the exact expectation (it ignores that R is random)
+    exact = result.expected_error.mean(axis=0)
+    assert np.all(np.abs(result.predicted_error / exact - 1) < 0.05)
+
+
+def _direct_expected_abs_error(p: float, q: float, t: int, prior: float = 0.5) -> float:
+    """E|MW_t - p| summed over every retrieval count and every success count."""
+    total = 0.0
+    for r in range(t + 1):
+        weight = math.comb(t, r) * q**r * (1 - q) ** (t - r)
+        if r == 0:
+            total += weight * abs(prior - p)
+        else:
+            total += weight * sum(
+                math.comb(r, s) * p**s * (1 - p) ** (r - s) * abs(s / r - p) for s in range(r + 1)
+            )
+    return total
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    p=st.floats(0.0, 1.0),
+    q=st.floats(0.01, 1.0),
+    t=st.integers(0, 60),
+)
+def test_expected_abs_error_is_the_direct_sum_over_retrievals_and_successes(p, q, t):
+    got = W.expected_abs_error(np.array([p]), q, t)[0]
+    assert got == pytest.approx(_direct_expected_abs_error(p, q, t), rel=1e-8, abs=1e-12)
+
+
+def test_expected_abs_error_refuses_bad_input():
+    with pytest.raises(ValueError, match="episodes"):
+        W.expected_abs_error(np.array([0.5]), 0.5, -1)
+    with pytest.raises(ValueError, match=r"retrieval_rate=0.0; allowed: 0 < retrieval_rate <= 1"):
+        W.expected_abs_error(np.array([0.5]), 0.0, 10)
+    with pytest.raises(ValueError, match=r"p_plus=.*allowed: values in \[0, 1\]"):
+        W.expected_abs_error(np.array([1.5]), 0.5, 10)
+
+
+def test_the_prediction_check_catches_a_small_systematic_bias():
+    world = W.TheoryWorld(checkpoints=(20_000,))
+    result = W.theory_check(world, n_seeds=30, seed=5)
+    p_plus = result.p_plus
+    assert np.array_equal(result.mean_error[:, 0], (result.worth - p_plus).mean(axis=1))
+    for bias, caught in ((0.0, False), (0.004, True), (-0.002, True)):
+        signed = (result.worth + bias - p_plus).mean(axis=1, keepdims=True)
+        assert W.prediction_check(signed, result.expected_mean_error).passed is not caught, bias
+    # the mean absolute error alone is a blunt instrument: it moves with the square of a small bias
+    absolute = np.abs(result.worth + 0.004 - p_plus).mean(axis=1, keepdims=True)
+    assert W.prediction_check(absolute, result.expected_error).passed
+
+
+def test_prediction_check_statistics_and_bad_input():
+    measured = np.array([[1.0, 2.0], [3.0, 2.0], [2.0, 2.0]])
+    check = W.prediction_check(measured, np.full((3, 2), 1.0))
+    assert check.gap.tolist() == [1.0, 1.0]
+    assert check.se[0] == pytest.approx(1 / math.sqrt(3)) and check.se[1] == 0.0
+    assert check.z[0] == pytest.approx(math.sqrt(3)) and check.z[1] == 0.0  # no spread: no evidence
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        W.prediction_check(measured[:1], measured[:1])
+    with pytest.raises(ValueError, match=r"alpha=1.5; allowed: 0 < alpha < 1"):
+        W.prediction_check(measured, measured, alpha=1.5)
 
 
 def test_discounted_theory_check_shares_the_plain_run_and_matches_the_scalar_estimator():

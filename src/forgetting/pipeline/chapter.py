@@ -141,8 +141,9 @@ class Chapter:
                 f"{self.name}: {key} = {self.values[key]!r} rounds to {got}; {CHECK_ORIGINS[origin]} {expected}"
             )
 
-    def check_source(self, key: str, entry: str, always: bool = False) -> None:
-        """Assert that ``values[key]`` reproduces the source's number ``entry`` of ``data/published.yaml``.
+    def check_source(self, key: str, entry: str, *, value: Any = None, always: bool = False) -> None:
+        """Assert that ``values[key]`` (or ``value``, named ``key``) reproduces the source's number
+        ``entry`` of ``data/published.yaml``.
 
         Only entries with ``compare: exact`` can be asserted: ``round(value, digits) == published``.
         """
@@ -153,10 +154,11 @@ class Chapter:
             raise ValueError(f"entry={entry!r} has compare {number.compare!r}; check_source needs 'exact'")
         if not (always or self.published):
             return
-        got = round(self.values[key], number.digits)
+        found = self.values[key] if value is None else value
+        got = round(found, number.digits)
         if got != number.value:
             raise AssertionError(
-                f"{self.name}: {key} = {self.values[key]!r} rounds to {got}; the source ({number.source}, "
+                f"{self.name}: {key} = {found!r} rounds to {got}; the source ({number.source}, "
                 f"{number.where}) publishes {number.text()} (data/published.yaml: {entry})"
             )
 

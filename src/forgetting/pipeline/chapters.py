@@ -244,11 +244,15 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("retrieved_per_episode", 4, "int", 1, 100_000, help="k, memories retrieved per episode"),
         _p("checkpoints", [100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000], "int-list", 1, 10**7,
            quick=[100, 200, 500, 1_000, 2_000], help="episode counts at which the error of MW against p+ is measured"),
-        _p("n_seeds", 10, "int", 1, 100_000, quick=3, help="independent worlds"),
+        _p("n_seeds", 100, "int", 2, 100_000, quick=3,
+           help="independent worlds (the unit of the standard errors; at least 2)"),
         _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
         _p("discount", 0.99, "float", 0.001, 1.0, help="gamma of the discounted variant"),
+        _p("adaptive_memories", 10, "int", 2, 10_000, help="memories of the history-dependent world"),
+        _p("adaptive_temperature", 0.25, "float", 0.001, 1000.0,
+           help="softmax temperature over Memory Worth in the history-dependent world"),
     ), (
-        Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
+        Rule("retrieved_per_episode < n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k < n),
     )),
     ChapterSpec("mw-exp1", "Experiment 1: a controlled world", (
         _p("n_memories", 100, "int", 2, 100_000, help="memories with known utility"),

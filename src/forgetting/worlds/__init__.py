@@ -2,7 +2,9 @@
 
 * :mod:`~forgetting.worlds.model` -- the shared model: utilities, uniform and softmax retrieval,
   the outcome model, exact ``p+``, Spearman rho, seed streams, the per-checkpoint episode loop.
-* :mod:`~forgetting.worlds.theory` -- ``MW -> p+`` at rate ``1/sqrt(n)``, plain and discounted.
+* :mod:`~forgetting.worlds.theory` -- ``MW -> p+`` at rate ``1/sqrt(n)``, plain and discounted,
+  against the exact expected error.
+* :mod:`~forgetting.worlds.adaptive` -- the same limit when retrieval depends on the history.
 * :mod:`~forgetting.worlds.controlled` -- Experiment 1 (uniform retrieval) and Experiment 3
   (retrieval by a softmax over the current worth).
 * :mod:`~forgetting.worlds.confound` -- Experiment 2, the task-difficulty confound.
@@ -10,6 +12,7 @@
 * :mod:`~forgetting.worlds.anchor_decides` -- Experiment 4 when the anchor alone decides the outcome.
 """
 
+from .adaptive import NORMAL_MEAN_ABS, AdaptiveResult, AdaptiveWorld, adaptive_check
 from .anchor_decides import (
     AnchorDecidesResult,
     AnchorDecidesWorld,
@@ -69,7 +72,16 @@ from .model import (
     success_probability,
     uniform_retrieval,
 )
-from .theory import DiscountedTheoryResult, TheoryResult, TheoryWorld, discounted_theory_check, theory_check
+from .theory import (
+    DiscountedTheoryResult,
+    PredictionCheck,
+    TheoryResult,
+    TheoryWorld,
+    discounted_theory_check,
+    expected_abs_error,
+    prediction_check,
+    theory_check,
+)
 
 __all__ = [
     "SEPARATION_Z",
@@ -90,6 +102,13 @@ __all__ = [
     "TheoryWorld",
     "TheoryResult",
     "theory_check",
+    "expected_abs_error",
+    "PredictionCheck",
+    "prediction_check",
+    "AdaptiveWorld",
+    "AdaptiveResult",
+    "adaptive_check",
+    "NORMAL_MEAN_ABS",
     "DiscountedTheoryResult",
     "discounted_theory_check",
     "ControlledWorld",

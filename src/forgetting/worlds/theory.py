@@ -2,7 +2,10 @@
 
 In a stationary world with uniform retrieval every assumption of the convergence theorem holds,
 ``p+`` is exact (:func:`~forgetting.worlds.model.p_plus_uniform`), and each memory's outcomes are
-i.i.d. Bernoulli(``p+``): the error of Memory Worth after ``t`` episodes is predicted, not fitted.
+i.i.d. Bernoulli(``p+``). The check is therefore the law of large numbers for a Bernoulli mean
+seen through the estimator's counters: the expected error after ``t`` episodes is computed
+exactly (:func:`expected_abs_error`), not fitted, and the measured error is compared with it
+at a tolerance derived from its own standard error (:func:`prediction_check`).
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.special import gammaln
+from scipy.stats import t as student_t
 
-from .._validate import raise_problems
+from .._validate import raise_problems, require_int
 from ..progress import progress
-from ..worth import memory_worth
+from ..worth import DEFAULT_PRIOR, memory_worth
 from ..worth.discounted import discount_problem, discounted_counters
 from .model import (
     FloatArray,
@@ -28,7 +33,19 @@ from .model import (
     seed_streams,
 )
 
-__all__ = ["TheoryWorld", "TheoryResult", "theory_check", "DiscountedTheoryResult", "discounted_theory_check"]
+__all__ = [
+    "TheoryWorld",
+    "TheoryResult",
+    "theory_check",
+    "expected_abs_error",
+    "PredictionCheck",
+    "prediction_check",
+    "DiscountedTheoryResult",
+    "discounted_theory_check",
+]
+
+#: Significant digits kept of an exact expectation (libm's exp/log may differ in the last bit).
+EXPECTATION_DIGITS = 10
 
 
 @dataclass(frozen=True)
@@ -38,9 +55,12 @@ class TheoryWorld:
     Memories have utilities ``Uniform(0, 1)``; each episode retrieves ``k`` uniformly;
     ``Pr[success] = mean utility of the retrieved set``; ``p+`` from :func:`p_plus_uniform`
     (checked against :func:`p_plus_by_enumeration`). All assumptions of the convergence theorem
-    hold: stationarity, every memory retrieved infinitely often, retrieval independent of
-    outcomes. Each memory's outcomes are i.i.d. Bernoulli(``p+``), so the mean absolute error
-    after ``t`` episodes is close to ``sqrt(2/pi) * sqrt(p+ (1 - p+) / (t k / n))``.
+    hold: stationarity, every memory retrieved infinitely often, and a success rate given
+    ``m``'s retrieval that no history changes. Retrieval is uniform and independent of the
+    past, so each memory's outcomes are i.i.d. Bernoulli(``p+``): its error after ``t`` episodes
+    has the exact expectation :func:`expected_abs_error`, and the normal approximation
+    ``sqrt(2/pi) * sqrt(p+ (1 - p+) / (t k / n))`` is close to it. The history-dependent case is
+    :mod:`forgetting.worlds.adaptive`.
 
     Attributes
     ----------
@@ -80,7 +100,8 @@ class TheoryWorld:
 
 @dataclass(frozen=True)
 class TheoryResult:
-    """``mean_abs_error[s, j]``: mean over memories of ``|MW - p+|`` at ``checkpoints[j]`` in seed ``s``."""
+    """``mean_abs_error[s, j]``: mean over memories of ``|MW - p+|`` at ``checkpoints[j]`` in seed ``s``;
+    ``mean_error[s, j]`` the same without the absolute value."""
 
     world: TheoryWorld
     checkpoints: np.ndarray
@@ -90,6 +111,9 @@ class TheoryResult:
     mean_abs_error: np.ndarray  # (seeds, checkpoints)
     max_abs_error: np.ndarray  # (seeds, checkpoints)
     predicted_error: np.ndarray  # (checkpoints,), the normal approximation, averaged over seeds
+    expected_error: np.ndarray  # (seeds, checkpoints), the exact expectation of mean_abs_error
+    mean_error: np.ndarray  # (seeds, checkpoints), mean over memories of MW - p+ (signed: the bias)
+    expected_mean_error: np.ndarray  # (seeds, checkpoints), its exact expectation (prior's share only)
 
     @property
     def slope(self) -> float:
@@ -103,30 +127,140 @@ def _theory_run(world: TheoryWorld, seed: Any) -> tuple[FloatArray, ...]:
     utilities = rng.uniform(0.0, 1.0, n)
     p_plus = p_plus_uniform(utilities, k)
     successes, failures = np.zeros(n), np.zeros(n)
-    mean_err, max_err = [], []
+    mean_err, max_err, signed = [], [], []
     for _ in episodes_to_checkpoints(rng, utilities, k, world.checkpoints, successes, failures):
-        error = np.abs(memory_worth(successes, failures) - p_plus)
+        difference = memory_worth(successes, failures) - p_plus
+        error = np.abs(difference)
         mean_err.append(error.mean())
         max_err.append(error.max())
-    return utilities, p_plus, memory_worth(successes, failures), np.array(mean_err), np.array(max_err)
+        signed.append(difference.mean())
+    worth = memory_worth(successes, failures)
+    return utilities, p_plus, worth, np.array(mean_err), np.array(max_err), np.array(signed)
 
 
-def theory_check(world: TheoryWorld = TheoryWorld(), n_seeds: int = 10, seed: int = 0) -> TheoryResult:
+def theory_check(world: TheoryWorld = TheoryWorld(), n_seeds: int = 100, seed: int = 0) -> TheoryResult:
     """Run the theory world for ``n_seeds`` seeds; see :class:`TheoryWorld`.
 
-    Invariant checked by the tests: the slope of the mean error against episodes tends to
-    ``-1/2`` and the error follows the normal approximation ``predicted_error``.
+    ``expected_error`` is the exact expectation of ``mean_abs_error`` seed by seed, and
+    ``expected_mean_error`` that of the signed ``mean_error``; compare them with
+    :func:`prediction_check` (the signed error is the sharper test of a systematic bias).
+    ``predicted_error`` is the normal approximation.
     """
     check_n_seeds(n_seeds)
     runs = [_theory_run(world, child) for child in progress(seed_streams(seed, n_seeds), f"{n_seeds} seeds")]
-    utilities, p_plus, worth, mean_err, max_err = (np.stack(parts) for parts in zip(*runs))
+    utilities, p_plus, worth, mean_err, max_err, signed = (np.stack(parts) for parts in zip(*runs))
     checkpoints = np.array(world.checkpoints)
     per_memory = p_plus * (1 - p_plus)
     retrievals = checkpoints * world.retrieved_per_episode / world.n_memories
     predicted = np.sqrt(2 / np.pi) * np.sqrt(per_memory[:, None, :] / retrievals[None, :, None]).mean(
         axis=(0, 2)
     )
-    return TheoryResult(world, checkpoints, utilities, p_plus, worth, mean_err, max_err, predicted)
+    rate = world.retrieved_per_episode / world.n_memories
+    expected = np.array(
+        [[expected_abs_error(row, rate, int(c)).mean() for c in checkpoints] for row in p_plus]
+    )
+    # E[MW - p+] = Pr[R = 0] (prior - p+): given R = r >= 1, S / r is unbiased
+    never = np.array([math.exp(int(c) * math.log1p(-rate)) if rate < 1 else 0.0 for c in checkpoints])
+    expected_signed = never[None, :] * (DEFAULT_PRIOR - p_plus).mean(axis=1)[:, None]
+    return TheoryResult(
+        world,
+        checkpoints,
+        utilities,
+        p_plus,
+        worth,
+        mean_err,
+        max_err,
+        predicted,
+        expected,
+        signed,
+        expected_signed,
+    )
+
+
+def _binomial_mad(r: np.ndarray, p: float) -> np.ndarray:
+    """De Moivre's ``E|S - r p|`` for ``S ~ Binomial(r, p)``, ``r >= 1``, ``0 < p < 1``:
+    ``2 (j + 1) C(r, j + 1) p^(j + 1) (1 - p)^(r - j)`` with ``j = floor(r p)``."""
+    j = np.floor(r * p)
+    log = gammaln(r + 1) - gammaln(j + 2) - gammaln(r - j) + (j + 1) * np.log(p) + (r - j) * np.log1p(-p)
+    return np.asarray(2 * (j + 1) * np.exp(log))
+
+
+def expected_abs_error(
+    p_plus: np.ndarray, retrieval_rate: float, episodes: int, prior: float = DEFAULT_PRIOR
+) -> np.ndarray:
+    """Exact ``E|MW_t(m) - p+(m)|`` after ``t = episodes`` i.i.d. episodes, per memory.
+
+    Memory ``m`` is retrieved in ``R ~ Binomial(t, q)`` episodes (``q = retrieval_rate``) and
+    succeeds in ``S ~ Binomial(R, p+)`` of them, so ``MW = S / R`` (the ``prior`` when
+    ``R = 0``) and ``E|MW - p+| = sum_r Pr[R = r] E|S - r p+| / r`` with de Moivre's closed form
+    for the binomial mean absolute deviation. Terms more than 12 sd from ``t q`` are left out
+    (their mass is below 1e-30). Rounded to ``EXPECTATION_DIGITS`` significant digits.
+    """
+    require_int("episodes", episodes, 0, 10**9)
+    if not 0 < retrieval_rate <= 1:
+        raise ValueError(f"retrieval_rate={retrieval_rate!r}; allowed: 0 < retrieval_rate <= 1")
+    values = np.asarray(p_plus, dtype=float)
+    if values.size and not ((values >= 0) & (values <= 1)).all():
+        raise ValueError(f"p_plus={p_plus!r}; allowed: values in [0, 1]")
+    mean, sd = episodes * retrieval_rate, math.sqrt(episodes * retrieval_rate * (1 - retrieval_rate))
+    r = np.arange(max(1, math.floor(mean - 12 * sd)), min(episodes, math.ceil(mean + 12 * sd)) + 1)
+    log_q0 = -math.inf if retrieval_rate == 1 else episodes * math.log1p(-retrieval_rate)
+    if retrieval_rate == 1:
+        pmf = (r == episodes).astype(float)
+    else:
+        pmf = np.exp(
+            gammaln(episodes + 1)
+            - gammaln(r + 1)
+            - gammaln(episodes - r + 1)
+            + r * math.log(retrieval_rate)
+            + (episodes - r) * math.log1p(-retrieval_rate)
+        )
+    out = np.empty(values.shape)
+    for index, p in np.ndenumerate(values):
+        spread = 0.0 if p in (0.0, 1.0) or r.size == 0 else float(np.sum(pmf * _binomial_mad(r, p) / r))
+        out[index] = math.exp(log_q0) * abs(prior - p) + spread
+    return np.asarray([float(f"{value:.{EXPECTATION_DIGITS}g}") for value in out.ravel()]).reshape(out.shape)
+
+
+@dataclass(frozen=True)
+class PredictionCheck:
+    """Measured against expected error per checkpoint, seeds as the unit of replication.
+
+    ``gap[j]`` is the mean over seeds of (measured - expected), ``se[j]`` its standard error
+    (sample sd over seeds / sqrt(seeds)), ``z = gap / se`` and ``tolerance`` the two-sided
+    Student-t quantile at a family-wise false-alarm rate ``alpha`` over all checkpoints
+    (Bonferroni). ``passed`` when every ``|z| <= tolerance``.
+    """
+
+    gap: np.ndarray
+    se: np.ndarray
+    z: np.ndarray
+    tolerance: float
+    alpha: float
+
+    @property
+    def passed(self) -> bool:
+        """True when no checkpoint's measured error is further from its expectation than allowed."""
+        return bool((np.abs(self.z) <= self.tolerance).all())
+
+
+def prediction_check(measured: np.ndarray, expected: np.ndarray, alpha: float = 0.001) -> PredictionCheck:
+    """Paired comparison of ``measured[s, j]`` with ``expected[s, j]`` (seeds ``s``, checkpoints ``j``)."""
+    measured, expected = np.asarray(measured, dtype=float), np.asarray(expected, dtype=float)
+    if measured.shape != expected.shape or measured.ndim != 2 or measured.shape[0] < 2:
+        raise ValueError(
+            f"measured and expected have shapes {measured.shape} and {expected.shape}; "
+            "allowed: equal (seeds, checkpoints) shapes with at least 2 seeds"
+        )
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha!r}; allowed: 0 < alpha < 1")
+    seeds, checkpoints = measured.shape
+    differences = measured - expected
+    gap = differences.mean(axis=0)
+    se = differences.std(axis=0, ddof=1) / math.sqrt(seeds)
+    z = np.divide(gap, se, out=np.zeros_like(gap), where=se > 0)
+    tolerance = float(student_t.ppf(1 - alpha / (2 * checkpoints), seeds - 1))
+    return PredictionCheck(gap, se, z, tolerance, alpha)
 
 
 @dataclass(frozen=True)
@@ -176,7 +310,7 @@ def _discounted_theory_run(world: TheoryWorld, discount: float, seed: Any) -> tu
 
 
 def discounted_theory_check(
-    world: TheoryWorld = TheoryWorld(), discount: float = 0.99, n_seeds: int = 10, seed: int = 0
+    world: TheoryWorld = TheoryWorld(), discount: float = 0.99, n_seeds: int = 100, seed: int = 0
 ) -> DiscountedTheoryResult:
     """The theory world under the discounted estimator (:class:`forgetting.worth.DiscountedMemoryWorth`).
 

@@ -5,10 +5,13 @@ For every memory ``m`` two weighted counters: ``h+(m)`` (retrieved, episode succ
 evidence; evidence volume ``V(m) = h+ + h-``. Rate and volume sort a memory into one of four
 classes: *uncertain*, *high-value*, *mixed*, *low-value*.
 
-Under stationarity, infinite exploration and conditional independence of retrieval and outcome
-given the history, ``MW(m)`` converges almost surely to ``p+(m) = Pr[success | m retrieved]``.
-That is an association, not a causal effect: a useless memory that always travels with a useful
-one earns the same worth (:mod:`forgetting.worlds.hitchhiker`).
+With uniform weights, ``MW(m)`` converges almost surely to ``p+(m)`` under stationarity,
+infinite exploration and a constant conditional success rate,
+``Pr[y_t = +1 | F_{t-1}, m in M_t] = p+(m)`` for every history ``F_{t-1}`` (retrieval may
+depend on the history; what it must not do is change the success rate of the episodes that
+retrieve ``m``). With other weights the limit is a weight-averaged success rate. ``p+`` is an
+association, not a causal effect: a useless memory that always travels with a useful one earns
+the same worth (:mod:`forgetting.worlds.hitchhiker`).
 
 * :mod:`~forgetting.worth.formulas` -- ``memory_worth``, ``evidence_volume``, ``decayed``, weights.
 * :mod:`~forgetting.worth.taxonomy` -- the four classes and their thresholds (stored once).

@@ -1,0 +1,109 @@
+"""Chapter checks say where a checked number comes from: a source, a formula or a regression pin."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from forgetting.pipeline.chapter import CHECK_ORIGINS, Chapter
+from forgetting.pipeline.chapters import spec
+from forgetting.published import load_published
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def chapter(tmp_path: Path) -> Chapter:
+    headline = spec("decay-headline")
+    made = Chapter(headline, dict(headline.defaults), root=tmp_path)
+    made.values.update({"footprint_decay": 0.9114, "mechanism_stability": 291.4, "lost": 13})
+    return made
+
+
+def test_a_source_number_is_read_from_the_published_file(chapter: Chapter) -> None:
+    chapter.check_source("footprint_decay", "decay-headline.footprint_reduction_decay")
+    chapter.values["footprint_decay"] = 0.9126
+    with pytest.raises(
+        AssertionError,
+        match=r"the source \(article, headline comparison\) publishes 0\.911 "
+        r"\(data/published.yaml: decay-headline.footprint_reduction_decay\)",
+    ):
+        chapter.check_source("footprint_decay", "decay-headline.footprint_reduction_decay")
+
+
+def test_a_value_can_be_checked_under_its_own_label(chapter: Chapter) -> None:
+    chapter.check_source("window FRR at noise 5", "decay-sweeps.noise_frr_window", value=0.0)
+    with pytest.raises(AssertionError, match="window FRR at noise 5 = 0.5 rounds to 0.5; the source"):
+        chapter.check_source("window FRR at noise 5", "decay-sweeps.noise_frr_window", value=0.5)
+
+
+def test_only_exact_source_numbers_can_be_asserted(chapter: Chapter) -> None:
+    with pytest.raises(
+        ValueError, match="entry='mw-exp1.rho' has compare 'band'; check_source needs 'exact'"
+    ):
+        chapter.check_source("footprint_decay", "mw-exp1.rho")
+
+
+@pytest.mark.parametrize("origin", sorted(CHECK_ORIGINS))
+def test_a_derived_number_or_a_pin_says_which_it_is(chapter: Chapter, origin: str) -> None:
+    chapter.check("lost", 13, 0, origin=origin)
+    with pytest.raises(AssertionError, match="lost = 13 rounds to 13; " + CHECK_ORIGINS[origin].split()[0]):
+        chapter.check("lost", 12, 0, origin=origin)
+
+
+def test_an_unknown_origin_is_refused_even_off_published_parameters(chapter: Chapter) -> None:
+    chapter.params = {**chapter.params, "n_seeds": 3}
+    with pytest.raises(ValueError, match=r"origin='source'; allowed: \['derived', 'pin'\]"):
+        chapter.check("lost", 13, 0, origin="source")
+
+
+def test_checks_are_skipped_off_published_parameters_unless_always(chapter: Chapter) -> None:
+    chapter.params = {**chapter.params, "n_seeds": 3}
+    chapter.check("lost", 99, 0, origin="pin")
+    chapter.check_source("footprint_decay", "decay-headline.footprint_reduction_window")
+    with pytest.raises(AssertionError, match="the source"):
+        chapter.check_source("footprint_decay", "decay-headline.footprint_reduction_window", always=True)
+
+
+def _calls(name: str) -> list[ast.Call]:
+    calls = []
+    for notebook in sorted((ROOT / "book").glob("*.ipynb")):
+        for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                tree = ast.parse("".join(line for line in cell["source"] if not line.startswith("%")))
+                calls += [
+                    node
+                    for node in ast.walk(tree)
+                    if isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == name
+                ]
+    return calls
+
+
+def test_every_source_check_in_the_book_names_a_published_entry() -> None:
+    entries = load_published()
+    named = [c.args[1] for c in _calls("check_source")]
+    assert named, "no chapter checks a source number"
+    for node in named:
+        if isinstance(node, ast.Constant):
+            assert node.value in entries, node.value
+            assert entries[node.value].compare == "exact", node.value
+        else:  # an f-string: its fixed prefix must start some entry
+            assert isinstance(node, ast.JoinedStr), ast.dump(node)
+            prefix = node.values[0]
+            assert isinstance(prefix, ast.Constant)
+            assert any(key.startswith(prefix.value) for key in entries), prefix.value
+
+
+def test_every_other_check_in_the_book_says_its_origin() -> None:
+    calls = _calls("check")
+    assert calls, "no chapter checks a derived number or a pin"
+    for node in calls:
+        origin = [k.value for k in node.keywords if k.arg == "origin"]
+        assert origin and isinstance(origin[0], ast.Constant) and origin[0].value in CHECK_ORIGINS, ast.dump(
+            node
+        )

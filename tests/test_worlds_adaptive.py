@@ -1,0 +1,84 @@
+"""The history-dependent world: retrieval by a softmax over current Memory Worth, p+ = u exactly."""
+
+import math
+
+import numpy as np
+import pytest
+
+from forgetting import worlds as W
+from forgetting.worlds.adaptive import BLOCK
+
+
+def _direct_run(world: W.AdaptiveWorld, seed: np.random.SeedSequence) -> tuple[np.ndarray, np.ndarray]:
+    """One seed, read straight from the docstring: draw, pick the softmax winner, count, update."""
+    rng = np.random.default_rng(seed)
+    n = world.n_memories
+    utilities = rng.uniform(0.0, 1.0, n)
+    successes, retrievals, worth = [0] * n, [0] * n, [0.5] * n
+    counts = []
+    for start in range(0, world.checkpoints[-1], BLOCK):
+        gumbel, coins = rng.gumbel(size=(BLOCK, n)), rng.random(BLOCK)
+        for step in range(min(BLOCK, world.checkpoints[-1] - start)):
+            keys = [worth[m] / world.temperature + gumbel[step, m] for m in range(n)]
+            chosen = keys.index(max(keys))
+            retrievals[chosen] += 1
+            successes[chosen] += bool(coins[step] < utilities[chosen])
+            worth[chosen] = successes[chosen] / retrievals[chosen]
+            if start + step + 1 in world.checkpoints:
+                counts.append(list(retrievals))
+    return utilities, np.array(counts)
+
+
+def test_the_vectorised_run_is_the_direct_reading_of_the_policy():
+    world = W.AdaptiveWorld(n_memories=5, temperature=0.3, checkpoints=(7, 300, 5000))
+    result = W.adaptive_check(world, n_seeds=3, seed=4)
+    for index, child in enumerate(W.seed_streams(4, 3)):
+        utilities, counts = _direct_run(world, child)
+        assert np.array_equal(result.utilities[index], utilities)
+        assert np.array_equal(result.retrievals[index], counts)
+
+
+def test_seeds_and_checkpoints_do_not_change_each_other():
+    world = W.AdaptiveWorld(n_memories=4, checkpoints=(100, 1000, 6000))
+    five = W.adaptive_check(world, n_seeds=5, seed=1)
+    three = W.adaptive_check(world, n_seeds=3, seed=1)
+    assert np.array_equal(five.error[:3], three.error)
+    one_mark = W.adaptive_check(W.AdaptiveWorld(n_memories=4, checkpoints=(1000,)), n_seeds=3, seed=1)
+    assert np.array_equal(one_mark.error[:, 0], three.error[:, 1])
+
+
+def test_z_is_the_standardised_error_and_nan_before_a_first_retrieval():
+    result = W.adaptive_check(
+        W.AdaptiveWorld(n_memories=30, temperature=0.05, checkpoints=(5, 2000)), n_seeds=2
+    )
+    u = result.utilities[:, None, :]
+    retrieved = result.retrievals > 0
+    assert (~retrieved[:, 0]).any()  # 5 episodes cannot reach 30 memories
+    assert np.isnan(result.z[~retrieved]).all()
+    expected = result.error * np.sqrt(result.retrievals) / np.sqrt(u * (1 - u))
+    assert np.allclose(result.z[retrieved], expected[retrieved])
+    assert np.array_equal(result.retrievals.sum(axis=2), np.array([[5, 2000]] * 2))
+
+
+def test_retrieval_follows_the_history_and_worth_still_converges_to_utility():
+    result = W.adaptive_check(W.AdaptiveWorld(checkpoints=(50_000,)), n_seeds=4, seed=2)
+    share = result.retrievals[:, -1] / 50_000
+    best = result.utilities.argmax(axis=1)
+    assert (share[np.arange(4), best] > 2 * share.min(axis=1)).all()  # far from uniform retrieval
+    # every memory within 5 of its own standard errors of u: MW -> p+ = u
+    assert np.nanmax(np.abs(result.z)) < 5
+    assert result.mean_abs_z.mean() == pytest.approx(W.NORMAL_MEAN_ABS, abs=0.25)
+
+
+def test_bad_worlds_are_named():
+    with pytest.raises(
+        ValueError, match=r"AdaptiveWorld: temperature must be a real number in \[0.001, 1000.0\], got 0"
+    ):
+        W.AdaptiveWorld(temperature=0)
+    with pytest.raises(ValueError, match="n_memories must be an int"):
+        W.AdaptiveWorld(n_memories=1)
+    with pytest.raises(ValueError, match="checkpoints must be >= 1"):
+        W.AdaptiveWorld(checkpoints=(0, 10))
+    with pytest.raises(ValueError, match="n_seeds"):
+        W.adaptive_check(n_seeds=0)
+    assert math.isclose(W.NORMAL_MEAN_ABS, math.sqrt(2 / math.pi))
