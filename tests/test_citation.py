@@ -107,6 +107,20 @@ def test_validator_rejects_a_broken_citation_file(cffconvert, tmp_path, breakage
     assert _validate(cffconvert, broken).returncode != 0
 
 
+def test_the_bibtex_export_has_the_year(cffconvert):
+    """``cffconvert -f bibtex`` takes the year from ``date-released``: without it there is none.
+
+    cffconvert 2.0.0 writes no version into BibTeX; the page's entry carries it (checked below)."""
+    result = subprocess.run(
+        [cffconvert, "-i", str(CITATION), "-f", "bibtex"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    released = _citation()["date-released"]
+    assert re.search(rf"year\s*=\s*{{?{released.year}}}?", result.stdout), result.stdout
+    page = _bibtex_blocks(CITE_PAGE.read_text(encoding="utf-8"))
+    assert f"year    = {{{released.year}}}" in page  # the page's entry agrees with the file
+
+
 def test_citation_matches_the_package():
     data = _citation()
     assert data["cff-version"] == "1.2.0"

@@ -107,3 +107,18 @@ def test_every_other_check_in_the_book_says_its_origin() -> None:
         assert origin and isinstance(origin[0], ast.Constant) and origin[0].value in CHECK_ORIGINS, ast.dump(
             node
         )
+
+
+def test_the_environment_names_python_the_packages_and_the_lock(tmp_path: Path) -> None:
+    from importlib import metadata
+
+    from forgetting.pipeline.chapter import ENVIRONMENT_PACKAGES, environment
+
+    assert environment(tmp_path).endswith("; no lock file")
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "lock.txt").write_text("numpy==1\n")
+    text = environment(tmp_path)
+    assert text.startswith("CPython 3.") or text.startswith("PyPy 3.")
+    for name in ENVIRONMENT_PACKAGES:
+        assert f"{name} {metadata.version(name)}" in text
+    assert "`requirements/lock.txt` sha256 b8a122d596af" in text  # sha256 of "numpy==1\n"

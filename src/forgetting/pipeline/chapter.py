@@ -226,10 +226,31 @@ class Chapter:
         return Markdown(  # type: ignore[no-untyped-call, unused-ignore]
             f":::{{admonition}} Reproduce this chapter\n:class: tip\n\n"
             f"```bash\n{self.command}\n```\n\n"
-            f"or, with papermill alone, `papermill book/{self.name}.ipynb out.ipynb -k python3 "
-            f"--cwd book -p NAME VALUE`. This page ran with:\n\n"
-            f"| parameter | value | meaning |\n|---|---|---|\n{rows}\n:::\n"
+            f"or, with papermill alone, `papermill book/{self.name}.ipynb /tmp/{self.name}.ipynb -k python3 "
+            f"--cwd book -p NAME VALUE` (lists with `-y`). This page ran with:\n\n"
+            f"| parameter | value | meaning |\n|---|---|---|\n{rows}\n\n"
+            f"Environment: {environment(self.root)}.\n:::\n"
         )
+
+
+#: The packages whose versions a chapter page names (result files carry none).
+ENVIRONMENT_PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "papermill")
+
+
+def environment(root: Path) -> str:
+    """Python, the versions of :data:`ENVIRONMENT_PACKAGES` and the sha256 of the lock file, in words."""
+    import platform
+    from importlib import metadata
+
+    versions = ", ".join(f"{name} {metadata.version(name)}" for name in ENVIRONMENT_PACKAGES)
+    lock = root / "requirements" / "lock.txt"
+    locked = (
+        f"`requirements/lock.txt` sha256 {hashlib.sha256(lock.read_bytes()).hexdigest()[:12]}…"
+        if lock.is_file()
+        else "no lock file"
+    )
+    python = f"{platform.python_implementation()} {platform.python_version()} on {platform.system()}"
+    return f"{python}, {versions}; {locked}"
 
 
 def _saver(fig: Any, fmt: str, metadata: dict[str, Any]) -> Callable[[BinaryIO], None]:
