@@ -46,6 +46,7 @@ def book(tmp_path: Path, monkeypatch) -> Path:
     (html / "intro.html").write_text("<h1>Intro</h1>")
     (html / "chapter.html").write_text("<h1>Chapter</h1>")
     (html / "_static" / "style.css").write_text("body { margin: 0 }")
+    (html / publish.PDF_NAME).write_bytes(b"%PDF-1.7 the whole book")
     later = time.time() + 5
     for page in html.rglob("*"):
         os.utime(page, (later, later))
@@ -77,6 +78,7 @@ def test_publish_pushes_the_site_and_nojekyll(book, remote):
         "intro.html",
         "chapter.html",
         "_static/style.css",
+        publish.PDF_NAME,
     }
     assert git("rev-parse", "gh-pages", cwd=remote) == done.commit
     assert git("show", "gh-pages:chapter.html", cwd=remote) == "<h1>Chapter</h1>"
@@ -100,7 +102,7 @@ def test_publish_after_a_change_adds_one_commit_on_top(book, remote):
     second = publish.publish(book, str(remote), branch="gh-pages")
     assert second.pushed
     assert git("rev-parse", "gh-pages^", cwd=remote) == first.commit  # history continues
-    assert branch_files(remote) == {".nojekyll", "index.html", "intro.html", "chapter.html"}
+    assert branch_files(remote) == {".nojekyll", "index.html", "intro.html", "chapter.html", publish.PDF_NAME}
 
 
 def test_publish_to_another_branch_and_through_a_named_remote(book, remote):
@@ -129,6 +131,21 @@ def test_publish_refuses_a_stale_site(book, remote, capsys, monkeypatch):
     assert cli.main(["publish", "--remote", str(remote)]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "older than _executed/" in err and "chapter" in err
+
+
+@pytest.mark.parametrize("state", ["no", "an older"])
+def test_publish_refuses_a_site_without_a_fresh_pdf(book, remote, capsys, monkeypatch, state):
+    pdf = book / "_build" / "html" / publish.PDF_NAME
+    if state == "no":
+        pdf.unlink()
+    else:
+        os.utime(pdf, (time.time(), time.time()))  # the pages were built after it
+    monkeypatch.chdir(book)
+    assert cli.main(["publish", "--remote", str(remote)]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"has {state} {publish.PDF_NAME}" in err and "forgetting pdf" in err
+    assert git("branch", "--list", cwd=remote) == ""
+    assert publish.check_site(book, with_pdf=False) == book / "_build" / "html"
 
 
 def test_unreachable_remote_fails_in_one_line(book, tmp_path, capsys, monkeypatch):

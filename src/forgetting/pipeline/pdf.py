@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .publish import PublishFailed, TocPage, check_site, page_html, toc_pages
+from .publish import PDF_NAME, PublishFailed, TocPage, check_site, page_html, toc_pages
 
-PDF_NAME = "forgetting-book.pdf"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 CHROMIUM_FLAGS = (
@@ -256,7 +255,7 @@ def build_pdf(root: Path) -> Path:
     PdfFailed
         No Chromium or chromedriver, or a page failed to load or render.
     """
-    site = check_site(root)
+    site = check_site(root, with_pdf=False)
     browser_binaries()
     try:
         printed = list(print_book(root, toc_pages(root)))

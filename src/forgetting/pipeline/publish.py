@@ -29,6 +29,9 @@ import yaml
 
 from .paths import site_output_dir, site_source_dir
 
+#: The whole book as one PDF, inside the site (``forgetting pdf``); the introduction links it.
+PDF_NAME = "forgetting-book.pdf"
+
 SCRATCH_REMOTE = "publish"  # the remote's name inside the scratch repository
 DEFAULT_IDENTITY = ("forgetting publish", "forgetting@localhost")
 
@@ -142,13 +145,15 @@ def stale_pages(root: Path) -> list[str]:
     return stale
 
 
-def check_site(root: Path) -> Path:
+def check_site(root: Path, with_pdf: bool = True) -> Path:
     """The site folder, if it is built and up to date.
 
     Parameters
     ----------
     root : Path
         The book root.
+    with_pdf : bool, default True
+        Also require the book's PDF, no older than any page (``forgetting pdf`` passes False).
 
     Returns
     -------
@@ -158,7 +163,8 @@ def check_site(root: Path) -> Path:
     Raises
     ------
     SiteNotReady
-        No ``index.html``, or a page is missing or older than its source.
+        No ``index.html``, a page missing or older than its source, or the book's PDF missing or
+        older than a page.
     """
     site = site_output_dir(root)
     if not (site / "index.html").is_file():
@@ -169,6 +175,13 @@ def check_site(root: Path) -> Path:
             f"the site in {site} is older than _executed/ ({len(stale)} page(s), "
             f"first {stale[0]}): run `forgetting build --no-execute` first"
         )
+    if not with_pdf:
+        return site
+    pdf = site / PDF_NAME  # the introduction links it
+    newest = max(page_html(root, page).stat().st_mtime for page in toc_pages(root))
+    if not pdf.is_file() or pdf.stat().st_mtime < newest:
+        state = "no" if not pdf.is_file() else "an older"
+        raise SiteNotReady(f"the site in {site} has {state} {PDF_NAME}: run `forgetting pdf` first")
     return site
 
 
