@@ -68,7 +68,8 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
 
         centre = (k + z²/2) / (n + z²),   half = z √(k (n − k) / n + z²/4) / (n + z²)
 
-    and ``(centre - half, centre + half)``, clipped to ``[0, 1]``; ``(nan, nan)`` for ``n == 0``.
+    and ``(centre - half, centre + half)``, clipped to ``[0, 1]``, with the ends exactly 0 at
+    ``k = 0`` and 1 at ``k = n``; ``(nan, nan)`` for ``n == 0``.
 
     Raises ``ValueError`` unless ``0 <= successes <= n`` are ints and ``z > 0``.
 
@@ -83,7 +84,8 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
     k, total, z2 = int(successes), int(n), z * z
     centre = (k + z2 / 2) / (total + z2)
     half = z * math.sqrt(k * (total - k) / total + z2 / 4) / (total + z2)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The formula gives exactly 0 at k = 0 and 1 at k = n, up to rounding: state them exactly.
+    return 0.0 if k == 0 else max(0.0, centre - half), 1.0 if k == total else min(1.0, centre + half)
 
 
 def bootstrap_interval(
@@ -126,7 +128,14 @@ def share_estimate(flags: Sequence[bool]) -> Estimate:
 
 def mean_estimate(values: Sequence[float]) -> Estimate:
     """The mean of the non-NaN ``values`` (``math.fsum``, correctly rounded) with its
-    :func:`bootstrap_interval`; ``n`` counts the values averaged."""
+    :func:`bootstrap_interval`; ``n`` counts the values averaged.
+
+    The interval is widened to contain the mean: when every resample has the same mean (all
+    values equal), rounding could otherwise put an end a hair past it.
+    """
     kept = [float(v) for v in values if not math.isnan(v)]
+    if not kept:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    mean = math.fsum(kept) / len(kept)
     low, high = bootstrap_interval(kept)
-    return Estimate(math.fsum(kept) / len(kept) if kept else math.nan, low, high, len(kept))
+    return Estimate(mean, min(low, mean), max(high, mean), len(kept))
