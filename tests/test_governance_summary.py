@@ -73,6 +73,7 @@ def test_shares_are_direct_counts_over_the_runs():
     assert summary["both_at_end"] == share_estimate([False, False, True, False])
     assert summary["true_left_first"] == share_estimate([False, True, False, False])  # same turn is not first
     assert summary["turns_to_remove_stale"] == mean_estimate([5, 2, 10])
+    assert summary["turns_to_lose_true"] == mean_estimate([1, 10])
     assert summary["success_after_shift"].value == 0.5 and summary["working_set"].value == 3.0
 
 

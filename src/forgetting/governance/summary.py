@@ -43,13 +43,14 @@ MEASURES = {
     "success_late": "success, late turns",
     "stale_removed": "stale fact removed",
     "turns_to_remove_stale": "turns to remove stale",
+    "turns_to_lose_true": "turns to lose true",
     "true_survives": "true fact survives",
     "true_left_first": "true fact left before stale",
     "both_at_end": "both kept at end",
     "working_set": "mean working set",
 }
 """The keys of :func:`summarize_governance` and how the tables name them."""
-MEASURE_DIGITS = {key: 1 if key in ("turns_to_remove_stale", "working_set") else 3 for key in MEASURES}
+MEASURE_DIGITS = {key: 1 if key.startswith("turns_") or key == "working_set" else 3 for key in MEASURES}
 """Decimals the prose shows for each measure (turns and item counts: 1; rates and shares: 3)."""
 
 
@@ -86,7 +87,8 @@ def summarize_governance(runs: Sequence[GovernanceRun]) -> dict[str, Estimate]:
     ``n`` says how many counted): ``success_after_shift`` (per-session success rate of the
     tasks after the shift), ``success_late`` (the same over :func:`late_window`),
     ``turns_to_remove_stale`` (turns from the shift to the stale fact's removal, over the
-    sessions that removed it), ``working_set`` (mean post-shift working-set size). Shares of
+    sessions that removed it), ``turns_to_lose_true`` (the same for the true fact, over the
+    sessions that lost it), ``working_set`` (mean post-shift working-set size). Shares of
     sessions (Wilson interval): ``stale_removed`` (the stale fact left the working set),
     ``true_survives`` (the true fact is in it at the end), ``true_left_first`` (the true fact
     left strictly before the stale one), ``both_at_end`` (both contradicting facts kept).
@@ -104,6 +106,9 @@ def summarize_governance(runs: Sequence[GovernanceRun]) -> dict[str, Estimate]:
         "stale_removed": share_estimate([r.stale_removed_turn is not None for r in runs]),
         "turns_to_remove_stale": mean_estimate(
             [r.stale_removed_turn - r.shift_turn for r in runs if r.stale_removed_turn is not None]
+        ),
+        "turns_to_lose_true": mean_estimate(
+            [r.true_removed_turn - r.shift_turn for r in runs if r.true_removed_turn is not None]
         ),
         "true_survives": share_estimate([r.true_removed_turn is None for r in runs]),
         "true_left_first": share_estimate([_true_left_first(r) for r in runs]),
