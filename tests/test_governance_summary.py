@@ -217,7 +217,7 @@ def test_describe_decay_fates_says_what_the_engine_did():
     assert describe_decay_fates(kept, 0.2).startswith("at the last turn the lower of their two retentions is")
     assert "above the threshold θ = 0.20" in describe_decay_fates(kept, 0.2)
     lost = decay_fact_states(generate_governance_session(GovernanceWorld(task_rate=0.0), 0))
-    expected = f"it evicts *B* at turn {lost['B'].evicted_turn}, and keeps *A* to the end"
+    expected = f"it evicts B at turn {lost['B'].evicted_turn}, and keeps A to the end"
     assert describe_decay_fates(lost, 0.2) == expected
 
 

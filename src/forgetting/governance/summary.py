@@ -284,7 +284,6 @@ def describe_decay_fates(states: Mapping[str, FactState], eviction_threshold: fl
     Both present at the last turn: the lower of their two retentions against ``θ``; otherwise
     which fact the engine evicted, and when.
     """
-    names = {m: f"*{m}*" for m in states}
     evicted = {m: s.evicted_turn for m, s in states.items() if s.evicted_turn is not None}
     if not evicted:
         lowest = min(s.retention for s in states.values() if s.retention is not None)
@@ -293,8 +292,7 @@ def describe_decay_fates(states: Mapping[str, FactState], eviction_threshold: fl
             f"at the last turn the lower of their two retentions is {lowest:.3f}, {relation} the threshold "
             f"θ = {eviction_threshold:.2f}: both are reinforced, and both are kept"
         )
-    parts = [
-        f"it evicts {names[m]} at turn {t}" for m, t in sorted(evicted.items(), key=lambda x: (x[1], x[0]))
-    ]
-    kept = [names[m] for m in states if m not in evicted]
+    # plain ids: glued text is not parsed as markdown, so no emphasis
+    parts = [f"it evicts {m} at turn {t}" for m, t in sorted(evicted.items(), key=lambda x: (x[1], x[0]))]
+    kept = [m for m in states if m not in evicted]
     return "; ".join(parts) + (f", and keeps {kept[0]} to the end" if kept else "")
