@@ -247,3 +247,12 @@ def test_success_between_checks_its_turns():
 def test_bad_inputs_raise_value_error_naming_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("co_retrieval, both", [(0.0, False), (1.0, True)])
+def test_co_retrieval_at_its_ends_never_or_always_retrieves_both(co_retrieval, both):
+    # Decay alone keeps both facts here, so every post-shift task finds both: at 0 it never
+    # retrieves them together (p_conflict plays no part), at 1 it always does (shared evidence).
+    for run in run_governance_seeds(small_world(co_retrieval=co_retrieval), 3)["decay"]:
+        after = [r for t, r in zip(run.task_turns, run.retrieved) if t > run.shift_turn]
+        assert after and all((set(r) == {STALE, TRUE}) is both for r in after)
