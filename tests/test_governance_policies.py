@@ -1,18 +1,33 @@
 """forgetting.governance.policies: decay keeps contradicting facts, outcome evidence deprecates.
 
 The golden test pins, for a dozen sessions of the chapter's default world, the turn at which
-each policy lost each fact. It fails if a policy stops deprecating (or deprecates
-differently) -- e.g. a combined policy that never deprecates the true fact.
+each policy lost each fact. The direct-reading tests replay a run's own log against the
+plain rules: every outcome is the session's shared draw against the outcome model (no
+policy draws its own), Memory Worth deprecates a fact exactly when a fresh estimator fed
+the same episodes calls it low-value (no oracle, no silent policy), the working set leaves
+deprecated facts out, and a recall on a fact's eviction turn comes before the eviction.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from forgetting.decay import decay_eviction_delay
 from forgetting.governance.policies import POLICIES, decay_fact_states, run_governance, run_governance_seeds
-from forgetting.governance.world import STALE, TRUE, GovernanceWorld, generate_governance_session
+from forgetting.governance.world import (
+    STALE,
+    TRUE,
+    GovernanceOutcome,
+    GovernanceSession,
+    GovernanceWorld,
+    generate_governance_session,
+)
+from forgetting.worth import LOW_VALUE, MemoryWorth
 
 #: (stale_removed_turn, true_removed_turn) per seed 0..11 of ``GovernanceWorld()`` with the
 #: default rules; regression pins of this code, checked against the published chapter's digest.
@@ -76,7 +91,110 @@ def test_decay_fact_states_are_read_from_the_engine_that_played():
     decay = run_governance(session, "decay")
     for fact in (STALE, TRUE):
         assert states[fact].recalls == sum(fact in r for r in decay.retrieved)
+        assert states[fact].evicted_turn is None
         assert 0.2 < states[fact].retention <= 1.0 and states[fact].stability > 8.0
+
+
+@pytest.mark.parametrize(
+    "world, theta, evicted",
+    [
+        (GovernanceWorld(task_rate=0.0), 0.2, {TRUE}),  # B is never retrieved: it decays away
+        (GovernanceWorld(), 0.9, {STALE, TRUE}),  # a threshold no deployment fact stays above
+    ],
+)
+def test_decay_fact_states_report_evicted_facts_instead_of_failing(world, theta, evicted):
+    session = generate_governance_session(world, 0)
+    states = decay_fact_states(session, theta)
+    decay = run_governance(session, "decay", eviction_threshold=theta)
+    assert set(states) == {STALE, TRUE}
+    assert {m for m, s in states.items() if s.evicted_turn is not None} == evicted
+    for fact, removed in ((STALE, decay.stale_removed_turn), (TRUE, decay.true_removed_turn)):
+        assert states[fact].recalls == sum(fact in r for r in decay.retrieved)
+        if fact in evicted:
+            assert states[fact].evicted_turn == removed
+            assert states[fact].stability is None and states[fact].retention is None
+
+
+def _outcome_probability(world, turn, retrieved):
+    """The outcome model read directly: before the shift A is the true fact."""
+    if turn < world.shift_turn:
+        return world.outcome.p_ok if STALE in retrieved else world.outcome.p_none
+    return world.outcome.probability(TRUE in retrieved, STALE in retrieved)
+
+
+worlds = st.builds(
+    GovernanceWorld,
+    session_length=st.integers(60, 160),
+    shift_turn=st.integers(10, 50),
+    task_rate=st.sampled_from([0.0, 0.3, 0.8, 1.0]),
+    co_retrieval=st.sampled_from([0.0, 0.5, 1.0]),
+    noise_per_turn=st.integers(0, 2),
+    outcome=st.builds(
+        GovernanceOutcome,
+        st.sampled_from([0.6, 0.9]),
+        st.sampled_from([0.1, 0.25]),
+        st.sampled_from([0.05, 0.3]),
+        st.sampled_from([0.2, 0.5]),
+    ),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(world=worlds, seed=st.integers(0, 10_000), theta=st.sampled_from([0.2, 0.5, 0.9]))
+def test_every_outcome_is_the_sessions_shared_draw(world, seed, theta):
+    session = generate_governance_session(world, seed)
+    for policy in POLICIES:
+        run = run_governance(session, policy, eviction_threshold=theta)
+        assert run.task_turns == session.task_turns
+        for i, (turn, retrieved) in enumerate(zip(run.task_turns, run.retrieved)):
+            expected = session.draw_outcome[i] < _outcome_probability(world, turn, retrieved)
+            assert run.successes[i] == expected, (policy, turn)
+
+
+@settings(max_examples=40, deadline=None)
+@given(world=worlds, seed=st.integers(0, 10_000), min_evidence=st.sampled_from([1.0, 5.0]))
+def test_memory_worth_deprecates_exactly_when_a_fresh_estimator_says_low_value(world, seed, min_evidence):
+    session = generate_governance_session(world, seed)
+    run = run_governance(session, "worth", min_evidence=min_evidence)  # never evicts: removal = deprecation
+    estimator = MemoryWorth(min_evidence=min_evidence)
+    deprecated: dict[str, int] = {}
+    for i, (turn, retrieved) in enumerate(zip(run.task_turns, run.retrieved)):
+        assert not set(retrieved) & set(deprecated)  # a deprecated fact is never retrieved again
+        if retrieved:
+            estimator.update(retrieved, run.successes[i])
+        for fact in retrieved:
+            if estimator.classify(fact) == LOW_VALUE:
+                deprecated.setdefault(fact, turn)
+        assert run.worth_trace[i] == (estimator.worth(STALE), estimator.worth(TRUE))
+    assert (run.stale_removed_turn, run.true_removed_turn) == (deprecated.get(STALE), deprecated.get(TRUE))
+
+
+def test_combined_working_set_is_decays_minus_the_deprecated_facts():
+    # In the default world decay never evicts a deployment fact, so the two engines hold the
+    # same noise and combined governance differs only by the facts it deprecated.
+    for seed in range(4):
+        session = generate_governance_session(GovernanceWorld(), seed)
+        decay, combined = run_governance(session, "decay"), run_governance(session, "combined")
+        assert (decay.stale_removed_turn, decay.true_removed_turn) == (None, None)
+        for turn, (kept, size) in enumerate(zip(decay.working_set, combined.working_set), start=1):
+            gone = sum(
+                t is not None and t <= turn for t in (combined.stale_removed_turn, combined.true_removed_turn)
+            )
+            assert size == kept - gone, turn
+
+
+@pytest.mark.parametrize("policy", ["decay", "combined"])
+def test_a_recall_on_the_eviction_turn_comes_before_the_eviction(policy):
+    # A is due for eviction on turn 1 + d; a task that turn must still find and reinforce it.
+    world = GovernanceWorld(session_length=60, shift_turn=50, noise_per_turn=0)
+    due = 1 + decay_eviction_delay(8.0, 0.2)
+    session = GovernanceSession(world, 0, (due,), (0.0,), (0.0,), (0.0,))
+    run = run_governance(session, policy)
+    assert run.retrieved == ((STALE,),) and run.successes == (True,)
+    assert run.stale_removed_turn is None or run.stale_removed_turn > due
+    late = replace(session, task_turns=(due + 1,))  # one turn too late: A is gone
+    assert run_governance(late, policy).retrieved == ((),)
+    assert run_governance(late, policy).stale_removed_turn == due
 
 
 def test_working_set_excludes_deprecated_items_and_worth_alone_keeps_the_noise():
@@ -129,3 +247,12 @@ def test_success_between_checks_its_turns():
 def test_bad_inputs_raise_value_error_naming_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("co_retrieval, both", [(0.0, False), (1.0, True)])
+def test_co_retrieval_at_its_ends_never_or_always_retrieves_both(co_retrieval, both):
+    # Decay alone keeps both facts here, so every post-shift task finds both: at 0 it never
+    # retrieves them together (p_conflict plays no part), at 1 it always does (shared evidence).
+    for run in run_governance_seeds(small_world(co_retrieval=co_retrieval), 3)["decay"]:
+        after = [r for t, r in zip(run.task_turns, run.retrieved) if t > run.shift_turn]
+        assert after and all((set(r) == {STALE, TRUE}) is both for r in after)

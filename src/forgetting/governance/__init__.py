@@ -8,9 +8,18 @@ a memory that keeps travelling with failures drifts to ``low-value`` and can be 
 
 * :mod:`.world` -- the world, its outcome model and one seeded session;
 * :mod:`.policies` -- the three policies played on a session;
-* :mod:`.summary` -- means over seeds, a digest, the chapter's table rows.
+* :mod:`.intervals` -- 95 % intervals over sessions (Wilson for shares, bootstrap for means);
+* :mod:`.summary` -- estimates over sessions, the cost split, the digest, the chapter's tables.
 """
 
+from .intervals import (
+    BOOTSTRAP_RESAMPLES,
+    Estimate,
+    bootstrap_interval,
+    mean_estimate,
+    share_estimate,
+    wilson_interval,
+)
 from .policies import (
     POLICIES,
     FactState,
@@ -20,15 +29,24 @@ from .policies import (
     run_governance_seeds,
 )
 from .summary import (
+    MEASURE_DIGITS,
+    MEASURES,
     POLICY_LABELS,
+    CostGroup,
     co_retrieval_sweep,
+    cost_split,
+    cost_split_table,
+    describe_decay_fates,
     governance_digest,
-    late_success,
     late_window,
+    loss_order,
     policy_table,
+    same_removals,
     summarize_governance,
+    sweep_table,
 )
 from .world import (
+    JITTER,
     STALE,
     TRUE,
     GovernanceOutcome,
@@ -38,6 +56,10 @@ from .world import (
 )
 
 __all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "JITTER",
+    "MEASURES",
+    "MEASURE_DIGITS",
     "POLICIES",
     "POLICY_LABELS",
     "STALE",
@@ -47,14 +69,25 @@ __all__ = [
     "GovernanceRun",
     "GovernanceSession",
     "GovernanceWorld",
+    "CostGroup",
+    "Estimate",
+    "bootstrap_interval",
+    "cost_split",
+    "cost_split_table",
+    "describe_decay_fates",
+    "loss_order",
+    "mean_estimate",
+    "same_removals",
+    "share_estimate",
+    "wilson_interval",
     "co_retrieval_sweep",
     "decay_fact_states",
     "generate_governance_session",
     "governance_digest",
-    "late_success",
     "late_window",
     "policy_table",
     "run_governance",
     "run_governance_seeds",
     "summarize_governance",
+    "sweep_table",
 ]

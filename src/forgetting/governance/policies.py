@@ -16,13 +16,22 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
 
 from .._validate import raise_problems, real_problem, require_int
 from ..decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
-from ..worth import DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, LOW_VALUE, MemoryWorth
+from ..worth import (
+    DEFAULT_LOW_THRESHOLD,
+    DEFAULT_MIN_EVIDENCE,
+    LOW_VALUE,
+    MemoryWorth,
+    evidence_volume,
+    memory_worth,
+    worth_class,
+)
 from .world import STALE, TRUE, GovernanceSession, GovernanceWorld, generate_governance_session
 
 __all__ = [
@@ -104,13 +113,16 @@ class GovernanceRun:
 class FactState:
     """A deployment fact in the decay engine at the end of a session.
 
-    ``recalls``: successful recalls after registration (touch count - 1); ``stability``: its
-    stability ``S``; ``retention``: ``exp(-(last turn - last touch) / S)`` at the last turn.
+    ``recalls``: successful recalls after registration; ``evicted_turn``: the turn the engine
+    evicted it (``None`` if it is still present at the last turn). For a present fact,
+    ``stability`` is its ``S`` and ``retention`` is ``exp(-(last turn - last touch) / S)`` at
+    the last turn; both are ``None`` for an evicted fact.
     """
 
     recalls: int
-    stability: float
-    retention: float
+    evicted_turn: int | None
+    stability: float | None
+    retention: float | None
 
 
 class _Store(Protocol):
@@ -143,6 +155,26 @@ class _NeverEvictingStore:
         return len(self._ids)
 
 
+@lru_cache(maxsize=1 << 16)
+def _read_worth(
+    counters: tuple[float, float],
+    prior: float,
+    min_evidence: float,
+    high_threshold: float,
+    low_threshold: float,
+) -> tuple[float, str]:
+    """Worth and class of a memory with ``counters = (h+, h-)``, exactly as
+    :meth:`MemoryWorth.worth` and :meth:`MemoryWorth.classify` read them.
+
+    Memoized on the counters: a class changes only when the counters do, the same few pairs
+    recur in every session, and reading through the validated formulas dominated the run time.
+    """
+    rate = float(memory_worth(*counters, prior=prior))
+    return rate, str(
+        worth_class(rate, evidence_volume(*counters), min_evidence, high_threshold, low_threshold)
+    )
+
+
 def _check_rules(
     session: object, policy: str, eviction_threshold: float, min_evidence: float, low_threshold: float
 ) -> None:
@@ -169,6 +201,11 @@ def _play(
     """Play ``session`` under ``policy``; the run and the store as it is after the last turn."""
     _check_rules(session, policy, eviction_threshold, min_evidence, low_threshold)
     world = session.world
+
+    def read(estimator: MemoryWorth, mem_id: str) -> tuple[float, str]:
+        hyper = (estimator.prior, estimator.min_evidence, estimator.high_threshold, estimator.low_threshold)
+        return _read_worth(estimator.counters(mem_id), *hyper)
+
     engine: _Store = _NeverEvictingStore() if policy == "worth" else EbbinghausEngine(eviction_threshold)
     worth = None if policy == "decay" else MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
     deprecated: set[str] = set()
@@ -204,12 +241,12 @@ def _play(
             if worth is not None and retrieved:
                 worth.update(retrieved, bool(success))
                 for mem_id in retrieved:
-                    if worth.classify(mem_id) == LOW_VALUE:
+                    if read(worth, mem_id)[1] == LOW_VALUE:
                         deprecated.add(mem_id)
             successes.append(bool(success))
             retrieved_log.append(tuple(retrieved))
             if worth is not None:
-                trace.append((worth.worth(STALE), worth.worth(TRUE)))
+                trace.append((read(worth, STALE)[0], read(worth, TRUE)[0]))
         engine.step(turn)
         for mem_id, born in ((STALE, 1), (TRUE, world.shift_turn)):
             if (
@@ -267,17 +304,22 @@ def decay_fact_states(
 ) -> dict[str, FactState]:
     """Each deployment fact's :class:`FactState` in the decay engine after the ``decay`` policy.
 
-    Read from the engine that played the session, at its last turn; a fact the engine evicted
-    has no entry.
+    Read from the engine that played the session, at its last turn. Every fact has an entry,
+    also one the engine evicted (a fact never recalled, or a threshold it cannot stay above):
+    its recalls are counted from the run, its ``evicted_turn`` is the run's removal turn.
     """
-    _, engine = _play(session, "decay", eviction_threshold, DEFAULT_MIN_EVIDENCE, DEFAULT_LOW_THRESHOLD)
+    run, engine = _play(session, "decay", eviction_threshold, DEFAULT_MIN_EVIDENCE, DEFAULT_LOW_THRESHOLD)
     assert isinstance(engine, EbbinghausEngine)
     last = session.world.session_length
-    return {
-        m: FactState(engine.item(m).touch_count - 1, engine.item(m).stability, engine.retention(m, last))
-        for m in DEPLOYMENT_FACTS
-        if engine.is_present(m)
-    }
+    removed = {STALE: run.stale_removed_turn, TRUE: run.true_removed_turn}
+    states = {}
+    for m in DEPLOYMENT_FACTS:
+        recalls = sum(m in r for r in run.retrieved)  # a retrieved fact is present, so recalled
+        if engine.is_present(m):
+            states[m] = FactState(recalls, None, engine.item(m).stability, engine.retention(m, last))
+        else:
+            states[m] = FactState(recalls, removed[m], None, None)
+    return states
 
 
 def run_governance_seeds(

@@ -359,7 +359,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
     )),
     # --- end of Experiment 5 ---
     ChapterSpec("beyond-governance", "Beyond the sources: governance with both signals", (
-        _p("n_seeds", 50, "int", 1, 100_000, quick=5, help="sessions (seeds seed..seed+n-1)"),
+        _p("n_seeds", 1000, "int", 1, 100_000, quick=5, help="sessions (seeds seed..seed+n-1)"),
         _p("seed", 0, "int", 0, 2**63 - 1, help="first seed; its session is the traced one"),
         _p("session_length", 300, "int", 3, 100_000, help="turns per session"),
         _p("shift_turn", 40, "int", 2, 100_000, help="turn at which tool Y replaces tool X (< session_length)"),
@@ -378,6 +378,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
            help="co_retrieval values of the sweep"),
     ), (
         Rule("shift_turn < session_length", ("shift_turn", "session_length"), lambda s, n: s < n),
+        Rule("co_retrievals includes 0 and 1 (the prose reads both ends of the sweep)", ("co_retrievals",),
+             lambda cs: 0.0 in cs and 1.0 in cs),
     )),
 ]}
 # fmt: on
