@@ -266,10 +266,20 @@ def command_option(name: str, value: Any) -> str:
 
 
 class _Text(str):
-    """A string whose text/plain form has no quotes, so ``{glue:text}`` shows it bare."""
+    """A string whose text/plain form is what ``{glue:text}`` shows, character for character.
+
+    myst-nb passes the text/plain form through ``ast.literal_eval`` first, so a bare ``5, 10, 20``
+    would come out as the tuple ``(5, 10, 20)``: text that Python would read as a literal is
+    given quoted (``literal_eval`` takes the quotes off again), any other text bare.
+    """
 
     def __repr__(self) -> str:
-        return str(self)
+        text = str(self)
+        try:
+            ast.literal_eval(text)
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            return text
+        return repr(text)
 
 
 def _plain(value: Any) -> Any:
