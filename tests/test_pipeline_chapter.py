@@ -124,7 +124,9 @@ def test_the_environment_names_python_the_packages_and_the_lock(tmp_path: Path) 
     assert "`requirements/lock.txt` sha256 b8a122d596af" in text  # sha256 of "numpy==1\n"
 
 
-@pytest.mark.parametrize("text", ["5, 10, 20", "0, 0.25, 0.5", "{2, 3, 4}", "none", "True", "[1]", "it's 3", "12"])
+@pytest.mark.parametrize(
+    "text", ["5, 10, 20", "0, 0.25, 0.5", "{2, 3, 4}", "none", "True", "[1]", "it's 3", "12"]
+)
 def test_glued_text_renders_exactly_as_given(text: str) -> None:
     from myst_nb.core.variables import format_plain_text
 
