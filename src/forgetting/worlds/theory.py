@@ -44,6 +44,8 @@ __all__ = [
     "discounted_theory_check",
 ]
 
+#: Retrieval counts less likely than this are left out of an exact expectation.
+NEGLIGIBLE = 1e-30
 #: Significant digits kept of an exact expectation (libm's exp/log may differ in the last bit).
 EXPECTATION_DIGITS = 10
 
@@ -193,8 +195,8 @@ def expected_abs_error(
     Memory ``m`` is retrieved in ``R ~ Binomial(t, q)`` episodes (``q = retrieval_rate``) and
     succeeds in ``S ~ Binomial(R, p+)`` of them, so ``MW = S / R`` (the ``prior`` when
     ``R = 0``) and ``E|MW - p+| = sum_r Pr[R = r] E|S - r p+| / r`` with de Moivre's closed form
-    for the binomial mean absolute deviation. Terms more than 12 sd from ``t q`` are left out
-    (their mass is below 1e-30). Rounded to ``EXPECTATION_DIGITS`` significant digits.
+    for the binomial mean absolute deviation. Terms with ``Pr[R = r] <= NEGLIGIBLE`` are left
+    out (each adds at most its probability). Rounded to ``EXPECTATION_DIGITS`` significant digits.
     """
     require_int("episodes", episodes, 0, 10**9)
     if not 0 < retrieval_rate <= 1:
@@ -202,8 +204,7 @@ def expected_abs_error(
     values = np.asarray(p_plus, dtype=float)
     if values.size and not ((values >= 0) & (values <= 1)).all():
         raise ValueError(f"p_plus={p_plus!r}; allowed: values in [0, 1]")
-    mean, sd = episodes * retrieval_rate, math.sqrt(episodes * retrieval_rate * (1 - retrieval_rate))
-    r = np.arange(max(1, math.floor(mean - 12 * sd)), min(episodes, math.ceil(mean + 12 * sd)) + 1)
+    r = np.arange(1, episodes + 1)
     log_q0 = -math.inf if retrieval_rate == 1 else episodes * math.log1p(-retrieval_rate)
     if retrieval_rate == 1:
         pmf = (r == episodes).astype(float)
@@ -215,6 +216,8 @@ def expected_abs_error(
             + r * math.log(retrieval_rate)
             + (episodes - r) * math.log1p(-retrieval_rate)
         )
+    keep = pmf > NEGLIGIBLE
+    r, pmf = r[keep], pmf[keep]
     out = np.empty(values.shape)
     for index, p in np.ndenumerate(values):
         spread = 0.0 if p in (0.0, 1.0) or r.size == 0 else float(np.sum(pmf * _binomial_mad(r, p) / r))
