@@ -13,8 +13,9 @@ from typing import Any
 
 from .. import stats
 from .._validate import require_int
+from . import batch
 from .sessions import SessionConfig, latest_last_recall
-from .study import DecayPolicy, Policy, WindowPolicy, run_seeds
+from .study import DecayPolicy, Policy, WindowPolicy, run_policies, seed_batches
 
 __all__ = [
     "FRONTIER_COLUMNS",
@@ -37,7 +38,10 @@ FRONTIER_COLUMNS = (
 
 def frontier_point(policy: Policy, config: SessionConfig, n_seeds: int) -> dict[str, Any]:
     """One frontier row: ``policy`` over seeds ``0..n_seeds-1``, mean and sample sd of each axis."""
-    runs = run_seeds(policy, config, n_seeds)
+    return _point(policy, run_policies([policy], config, n_seeds)[0])
+
+
+def _point(policy: Policy, runs: list[dict[str, Any]]) -> dict[str, Any]:
     frr = stats.summarize([r["terminal_frr"] for r in runs])
     footprint = stats.summarize([r["footprint_reduction"] for r in runs])
     parameter = policy.eviction_threshold if isinstance(policy, DecayPolicy) else policy.window_size
@@ -62,7 +66,8 @@ def frontier(
         for t in thresholds
     ]
     policies += [WindowPolicy(w) for w in windows]
-    return [frontier_point(policy, config, n_seeds) for policy in policies]
+    runs = run_policies(policies, config, n_seeds)
+    return [_point(policy, policy_runs) for policy, policy_runs in zip(policies, runs, strict=True)]
 
 
 def window_certain_loss_below(config: SessionConfig) -> int | None:
@@ -87,7 +92,12 @@ def window_min_full_recall(config: SessionConfig, n_seeds: int, max_window: int 
     require_int("n_seeds", n_seeds, minimum=1)
     last = config.session_length if max_window is None else require_int("max_window", max_window, minimum=1)
     start = max(1, window_certain_loss_below(config) or 1)
+    sessions = list(seed_batches(config, n_seeds, f"smallest W with FRR 1, {n_seeds} seeds"))
     for window in range(start, last + 1):
-        if all(r["terminal_frr"] == 1.0 for r in run_seeds(WindowPolicy(window), config, n_seeds)):
+        delays = WindowPolicy(window).eviction_delays(config.recalls_per_foundational)
+        if all(
+            not batch.replay_batch(delays, config, recall_turns, seeds).fact_evicted_turn.any()
+            for seeds, recall_turns in sessions
+        ):
             return window
     return None
