@@ -90,7 +90,7 @@ def test_study_sweeps_equal_their_event_engine_reading(config, policy, n_seeds):
 def test_results_do_not_depend_on_the_batch_size(monkeypatch):
     config = SessionConfig(seed=0)
     whole = study.run_policies([study.DECAY, study.WINDOW], config, 30)
-    monkeypatch.setattr(study, "BATCH_CELLS", 12 * 7)  # seven seeds per batch
+    monkeypatch.setattr(batch, "BATCH_CELLS", 12 * 7)  # seven seeds per batch
     assert study.run_policies([study.DECAY, study.WINDOW], config, 30) == whole
     assert study.recall_outcomes(config, 30, study.WINDOW) == study.recall_outcomes(config, 30, study.WINDOW)
 

@@ -28,14 +28,16 @@ not depend on which other sessions share the batch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._validate import int_problem, raise_problems
+from .._validate import int_problem, raise_problems, require_int
+from ..progress import progress
 from .curves import decay_eviction_delay, stability_after_recalls, window_eviction_delay
 from .sessions import SessionConfig, recall_schedules
 
@@ -45,8 +47,12 @@ __all__ = [
     "decay_delays",
     "window_delays",
     "recall_turn_array",
+    "BATCH_CELLS",
+    "seed_batches",
     "BatchReplay",
     "replay_batch",
+    "SessionMetrics",
+    "session_metrics",
     "session_summaries",
     "recall_outcome_rows",
 ]
@@ -144,6 +150,22 @@ class BatchReplay:
         return sizes
 
 
+BATCH_CELLS = 1 << 20
+"""Recall slots (sessions x facts x recalls) simulated per batch: bounds memory, not results."""
+
+
+def seed_batches(config: SessionConfig, n_seeds: int, label: str) -> Iterator[tuple[list[int], IntArray]]:
+    """Seeds ``0..n_seeds-1`` in blocks of at most :data:`BATCH_CELLS` recall slots, with their
+    sessions' recall turns (:func:`~forgetting.decay.recall_turn_array`); a progress bar
+    labelled ``label`` counts the seeds."""
+    require_int("n_seeds", n_seeds, minimum=1)
+    slots = max(1, config.num_foundational * config.recalls_per_foundational)
+    size = max(1, BATCH_CELLS // slots)
+    seeds = iter(progress(range(n_seeds), label))
+    while block := list(itertools.islice(seeds, size)):
+        yield block, recall_turn_array(config, block)
+
+
 def replay_batch(
     delays: Sequence[int | None],
     config: SessionConfig,
@@ -204,33 +226,60 @@ def replay_batch(
     )
 
 
+@dataclass(frozen=True)
+class SessionMetrics:
+    """Per-session metrics of a batch, as arrays (see :func:`session_metrics`)."""
+
+    terminal_frr: npt.NDArray[np.float64]
+    foundational_evicted: IntArray
+    survival_time_sum: IntArray
+    footprint_reduction: npt.NDArray[np.float64]
+
+
+def session_metrics(replay: BatchReplay) -> SessionMetrics:
+    """Terminal FRR, facts evicted, their summed survival time and footprint reduction per session.
+
+    Same formulas, same float operations as :mod:`~forgetting.decay.metrics`:
+    ``present / facts`` (1.0 without facts; both ints are exact in float64, so the quotient is
+    the correctly rounded one Python's ``int / int`` gives) and ``1 - (resident item-turns /
+    L) / items created`` (``fmean`` of integer sizes is their exact sum over ``L``).
+    """
+    facts = replay.config.num_foundational
+    evicted = replay.fact_evicted_turn > 0
+    gone = evicted.sum(axis=1)
+    survival = np.where(evicted, replay.fact_evicted_turn - FACT_REGISTRATION_TURN, 0).sum(axis=1)
+    frr = (facts - gone) / facts if facts else np.ones(len(replay.seeds))
+    items = replay.items_created
+    length = replay.config.session_length
+    footprint = 1.0 - replay.resident_item_turns() / length / items if items else np.zeros(len(replay.seeds))
+    return SessionMetrics(frr, gone, survival, footprint)
+
+
 def session_summaries(replay: BatchReplay) -> list[dict[str, Any]]:
     """Per session, ``{"seed": ..., **metrics.session_summary(trace)}`` with identical values.
 
-    Same formulas, same float operations: ``present / facts``; ``fsum(times) / n`` (the sum of
-    integer survival times is exact); ``1 - (resident item-turns / L) / items created``.
+    From :func:`session_metrics`; the mean survival time is ``fsum(times) / n``, and the sum of
+    integer survival times is exact.
     """
     facts = replay.config.num_foundational
-    length = replay.config.session_length
-    evicted = replay.fact_evicted_turn > 0
-    n_evicted = evicted.sum(axis=1)
-    survival_sum = np.where(evicted, replay.fact_evicted_turn - FACT_REGISTRATION_TURN, 0).sum(axis=1)
-    items = replay.items_created
-    resident = replay.resident_item_turns()
-    footprint = (1.0 - resident.astype(np.float64) / length / items).tolist() if items else None
+    metrics = session_metrics(replay)
     rows = []
-    for index, (seed, gone, survival) in enumerate(
-        zip(replay.seeds, n_evicted.tolist(), survival_sum.tolist(), strict=True)
+    for seed, frr, gone, survival, footprint in zip(
+        replay.seeds,
+        metrics.terminal_frr.tolist(),
+        metrics.foundational_evicted.tolist(),
+        metrics.survival_time_sum.tolist(),
+        metrics.footprint_reduction.tolist(),
+        strict=True,
     ):
-        kept_rate = (facts - gone) / facts if facts else 0.0
         rows.append(
             {
                 "seed": seed,
-                "terminal_frr": (facts - gone) / facts if facts else 1.0,
-                "terminal_survival_rate": kept_rate,
+                "terminal_frr": frr,
+                "terminal_survival_rate": frr if facts else 0.0,
                 "foundational_evicted": gone,
                 "mean_survival_time": survival / gone if gone else None,
-                "footprint_reduction": footprint[index] if footprint is not None else 0.0,
+                "footprint_reduction": footprint,
             }
         )
     return rows

@@ -15,11 +15,9 @@ Both satisfy :class:`Engine`, the protocol every driver (:func:`forgetting.decay
 relies on.
 
 An item's eviction turn depends only on its own last touch and stability, so both engines
-file it under that turn, refiling it on a touch that moves it: ``step`` costs time in the
-number of items it evicts, and a touch a constant number of dictionary and list operations,
-not in the size of the working set; the schedule holds at most two entries per present
-item (plus a constant) however often it is touched. The reference scan over every item,
-used to test this, is :func:`scan_evictions`.
+file it under that turn on every touch: ``step`` costs time in the items it evicts and a
+touch a fixed number of dict and list operations, whatever the size of the working set
+(the reference scan over every item, used to test this, is :func:`scan_evictions`).
 
 Every call is checked completely before anything changes: a refused call (``ValueError``)
 leaves the items, the schedule and the clock exactly as they were. A well-formed ``recall``
@@ -188,15 +186,13 @@ class _ScheduledEngine(WorkingSet):
     """Shared machinery: items, eviction buckets keyed by turn, a monotone clock.
 
     Each present, scheduled item sits in ``_buckets[t]`` with ``item.evict_turn`` set to that
-    bucket's own ``turn`` object; ``_bucket_turns`` is a heap of exactly the keys of
-    ``_buckets``. A touch files the item under its new turn and leaves the old entry behind
-    (lazy deletion). ``step`` pops the due buckets and evicts the entries that are current,
-    ``item.evict_turn is bucket.turn``, then sets an evicted item's ``evict_turn`` to ``None``.
-    Comparing by identity, and never looking at the old bucket, keeps a touch to a fixed
-    number of memory accesses however large the working set (in CPython an int is an object
-    of its own, and reading it can cost a cache miss). When stale entries outnumber the
-    present items the buckets are rebuilt from the items, so the schedule stays O(items) at
-    O(1) amortized cost per touch.
+    bucket's own ``turn`` object; ``_bucket_turns`` is a heap of the keys of ``_buckets``. A
+    touch files the item under its new turn and leaves the old entry behind (lazy deletion);
+    ``step`` pops the due buckets and evicts the current entries (``item.evict_turn is
+    bucket.turn``), setting ``evict_turn`` to ``None``. Comparing by identity and never
+    visiting the old bucket keeps a touch to a fixed number of memory accesses however large
+    the working set (a CPython int is an object; reading one can miss the cache). When stale
+    entries outnumber the items the buckets are rebuilt: O(items) space, O(1) amortized time.
     """
 
     def __init__(self) -> None:
@@ -207,12 +203,11 @@ class _ScheduledEngine(WorkingSet):
         self._clock = 0
         self._sequence = 0
 
-    # --- policy hooks ------------------------------------------------------
+    # --- policy hooks: S of a new item, its eviction delay (None: never), a recall's effect -----
     def _initial_stability(self) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _first_delay(self) -> int | None:  # pragma: no cover - abstract
-        """Eviction delay of a freshly registered item (``None``: never)."""
         raise NotImplementedError
 
     def _touched(self, item: MemoryItem) -> int | None:  # pragma: no cover - abstract

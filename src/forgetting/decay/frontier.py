@@ -11,14 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from .. import stats
 from .._validate import require_int
 from . import batch
 from .sessions import SessionConfig, latest_last_recall
-from .study import DecayPolicy, Policy, WindowPolicy, run_policies, seed_batches
+from .study import DecayPolicy, Policy, WindowPolicy, run_policies
 
 __all__ = [
     "FRONTIER_COLUMNS",
+    "INTERVAL_COLUMNS",
+    "frontier_with_intervals",
+    "advantage_matrix",
     "frontier_point",
     "frontier",
     "window_certain_loss_below",
@@ -92,7 +98,7 @@ def window_min_full_recall(config: SessionConfig, n_seeds: int, max_window: int 
     require_int("n_seeds", n_seeds, minimum=1)
     last = config.session_length if max_window is None else require_int("max_window", max_window, minimum=1)
     start = max(1, window_certain_loss_below(config) or 1)
-    sessions = list(seed_batches(config, n_seeds, f"smallest W with FRR 1, {n_seeds} seeds"))
+    sessions = list(batch.seed_batches(config, n_seeds, f"smallest W with FRR 1, {n_seeds} seeds"))
     for window in range(start, last + 1):
         delays = WindowPolicy(window).eviction_delays(config.recalls_per_foundational)
         if all(
@@ -101,3 +107,70 @@ def window_min_full_recall(config: SessionConfig, n_seeds: int, max_window: int 
         ):
             return window
     return None
+
+
+INTERVAL_COLUMNS = (
+    "policy",
+    "parameter",
+    "terminal_frr_mean",
+    "terminal_frr_sd",
+    "terminal_frr_ci95",
+    "footprint_reduction_mean",
+    "footprint_reduction_sd",
+    "footprint_reduction_ci95",
+    "full_recall_share",
+)
+"""The columns of a :func:`frontier_with_intervals` row, in order."""
+
+
+def frontier_with_intervals(
+    config: SessionConfig, n_seeds: int, thresholds: Sequence[float], windows: Sequence[int]
+) -> list[dict[str, Any]]:
+    """Frontier rows with the half-width of each mean's 95 % interval, for large seed counts.
+
+    Decay at every ``theta`` in ``thresholds`` (``S0`` at its default), then the window at
+    every ``W`` in ``windows``, all on the same sessions (seeds ``0..n_seeds-1``, generated
+    once). Means and sds are :func:`~forgetting.stats.summarize` over seeds in seed order,
+    widths :func:`~forgetting.stats.ci95_half_width`; ``full_recall_share`` is the share of
+    seeds that keep every fact to the end.
+    """
+    policies: list[Policy] = [*map(DecayPolicy, thresholds), *map(WindowPolicy, windows)]
+    delays = [policy.eviction_delays(config.recalls_per_foundational) for policy in policies]
+    frr: list[list[npt.NDArray[np.float64]]] = [[] for _ in policies]
+    footprint: list[list[npt.NDArray[np.float64]]] = [[] for _ in policies]
+    label = f"frontier, {len(policies)} settings, {n_seeds} seeds"
+    for seeds, recall_turns in batch.seed_batches(config, n_seeds, label):
+        for index, policy_delays in enumerate(delays):
+            metrics = batch.session_metrics(batch.replay_batch(policy_delays, config, recall_turns, seeds))
+            frr[index].append(metrics.terminal_frr)
+            footprint[index].append(metrics.footprint_reduction)
+    rows = []
+    for policy, frr_parts, footprint_parts in zip(policies, frr, footprint, strict=True):
+        frr_values = np.concatenate(frr_parts).tolist()
+        keep = stats.summarize(frr_values)
+        prune = stats.summarize(np.concatenate(footprint_parts).tolist())
+        parameter = policy.eviction_threshold if isinstance(policy, DecayPolicy) else policy.window_size
+        values = (
+            *(policy.kind, parameter, keep.mean, keep.sd, stats.ci95_half_width(keep)),
+            *(prune.mean, prune.sd, stats.ci95_half_width(prune)),
+            frr_values.count(1.0) / n_seeds,
+        )
+        rows.append(dict(zip(INTERVAL_COLUMNS, values, strict=True)))
+    return rows
+
+
+def advantage_matrix(
+    rows: Sequence[dict[str, Any]],
+) -> tuple[list[float], list[int], npt.NDArray[np.float64]]:
+    """Terminal FRR of decay minus that of the window on every pair ``(theta, W)`` of frontier rows.
+
+    Returns the thresholds, the windows (in row order) and the matrix ``A[i, j] =
+    FRR(theta_i) - FRR(W_j)`` (means over seeds): decay depends only on ``theta`` and the
+    window only on ``W``, so the grid is the difference of the two lists.
+    """
+    decay = [r for r in rows if r["policy"] == "decay"]
+    window = [r for r in rows if r["policy"] == "window"]
+    advantage = np.subtract.outer(
+        np.array([r["terminal_frr_mean"] for r in decay]), np.array([r["terminal_frr_mean"] for r in window])
+    )
+    return [r["parameter"] for r in decay], [r["parameter"] for r in window], advantage

@@ -13,15 +13,13 @@ share one generation of the sessions.
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .. import stats
 from .._validate import require_int
-from ..progress import progress
 from . import batch, metrics
 from .curves import (
     DEFAULT_BASELINE_STABILITY,
@@ -46,7 +44,6 @@ __all__ = [
     "run_session",
     "run_seeds",
     "run_policies",
-    "seed_batches",
     "summarize_runs",
     "headline",
     "noise_sweep",
@@ -154,24 +151,6 @@ def run_session(policy: Policy, config: SessionConfig) -> dict[str, Any]:
     return {"seed": config.seed, **metrics.session_summary(trace)}
 
 
-BATCH_CELLS = 1 << 20
-"""Recall slots (sessions x facts x recalls) simulated per batch: bounds memory, not results."""
-
-
-def seed_batches(
-    config: SessionConfig, n_seeds: int, label: str
-) -> Iterator[tuple[list[int], batch.IntArray]]:
-    """Seeds ``0..n_seeds-1`` in blocks of at most :data:`BATCH_CELLS` recall slots, with their
-    sessions' recall turns (:func:`~forgetting.decay.batch.recall_turn_array`); a progress bar
-    labelled ``label`` counts the seeds."""
-    require_int("n_seeds", n_seeds, minimum=1)
-    slots = max(1, config.num_foundational * config.recalls_per_foundational)
-    size = max(1, BATCH_CELLS // slots)
-    seeds = iter(progress(range(n_seeds), label))
-    while block := list(itertools.islice(seeds, size)):
-        yield block, batch.recall_turn_array(config, block)
-
-
 def run_policies(
     policies: Sequence[Policy], config: SessionConfig, n_seeds: int
 ) -> list[list[dict[str, Any]]]:
@@ -183,7 +162,7 @@ def run_policies(
     runs: list[list[dict[str, Any]]] = [[] for _ in policies]
     delays = [policy.eviction_delays(config.recalls_per_foundational) for policy in policies]
     label = policies[0].label if len(policies) == 1 else f"{len(policies)} policies"
-    for seeds, recall_turns in seed_batches(config, n_seeds, f"{label}, {n_seeds} seeds"):
+    for seeds, recall_turns in batch.seed_batches(config, n_seeds, f"{label}, {n_seeds} seeds"):
         for rows, policy_delays in zip(runs, delays, strict=True):
             rows.extend(
                 batch.session_summaries(batch.replay_batch(policy_delays, config, recall_turns, seeds))
@@ -392,7 +371,7 @@ def recall_outcomes(config: SessionConfig, n_seeds: int, policy: Policy) -> list
     """
     totals: dict[int, dict[str, int]] = {}
     delays = policy.eviction_delays(config.recalls_per_foundational)
-    for seeds, recall_turns in seed_batches(config, n_seeds, f"{policy.label}, {n_seeds} seeds"):
+    for seeds, recall_turns in batch.seed_batches(config, n_seeds, f"{policy.label}, {n_seeds} seeds"):
         replay = batch.replay_batch(delays, config, recall_turns, seeds)
         for row in batch.recall_outcome_rows(replay):
             total = totals.setdefault(row["recall"], dict.fromkeys(row, 0))

@@ -109,7 +109,7 @@ def validate_batch(
 
 
 UNIT_COUNT_LIMIT = 2**53
-"""Below this, adding ``c`` unit weights at once equals adding ``1.0`` ``c`` times (every partial sum is an exact integer)."""
+"""Below this, adding ``c`` unit weights at once equals adding ``1.0`` ``c`` times (exact integers)."""
 
 
 def counts_are_exact(successes: FloatArray, failures: FloatArray, n_updates: int) -> bool:
@@ -152,7 +152,7 @@ def _has_repeat_in_a_row(index: IntArray) -> bool:
     if k > PAIRWISE_MAX_K:
         ordered = np.sort(index, axis=1)
         return bool((ordered[:, 1:] == ordered[:, :-1]).any())
-    small = np.int32 if index.size and -(2**31) <= index.min() and index.max() < 2**31 else index.dtype
+    small = np.int32 if index.size and index.min() >= -(2**31) and index.max() < 2**31 else index.dtype
     columns = np.ascontiguousarray(index.T, dtype=small)
     return any(bool((columns[j + 1 :] == columns[j]).any()) for j in range(k - 1))
 
@@ -269,7 +269,7 @@ class WorthArrays:
             self.successes_, self.failures_, retrieved_idx, outcomes, weights
         )
         units = self._units + index.size
-        if weight is None and 0 <= self._units and units < UNIT_COUNT_LIMIT:
+        if weight is None and self._units >= 0 and units < UNIT_COUNT_LIMIT:
             # counters hold integer counts only: skip counts_are_exact's pass over them
             _add_unit_counts(self.successes_, self.failures_, index, outcome)
             self._units = units
