@@ -8,6 +8,7 @@ per setting, each with its spread over seeds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import stats
-from .._validate import require_int
+from .._validate import require_int, require_real
 from . import batch
 from .sessions import SessionConfig, latest_last_recall
 from .study import DecayPolicy, Policy, WindowPolicy, run_policies
@@ -25,6 +26,8 @@ __all__ = [
     "INTERVAL_COLUMNS",
     "frontier_with_intervals",
     "advantage_matrix",
+    "fine_settings",
+    "point_labels",
     "frontier_point",
     "frontier",
     "window_certain_loss_below",
@@ -174,3 +177,46 @@ def advantage_matrix(
         np.array([r["terminal_frr_mean"] for r in decay]), np.array([r["terminal_frr_mean"] for r in window])
     )
     return [r["parameter"] for r in decay], [r["parameter"] for r in window], advantage
+
+
+def fine_settings(theta_step: float, window_step: int, max_window: int) -> tuple[list[float], list[int]]:
+    """A regular grid over each policy's range: ``theta = k * step < 1`` and ``W = 1, 1 + step, ... <= max``.
+
+    Thresholds are rounded to 10 decimals (``3 * 0.01`` is ``0.03``, not ``0.030000000000000002``).
+    """
+    require_real("theta_step", theta_step, 0.0, 0.5, low_open=True)
+    require_int("window_step", window_step, minimum=1)
+    require_int("max_window", max_window, minimum=1)
+    count = math.ceil(1 / theta_step)
+    thresholds = [theta for k in range(1, count + 1) if (theta := round(k * theta_step, 10)) < 1]
+    return thresholds, list(range(1, max_window + 1, window_step))
+
+
+def point_labels(
+    rows: Sequence[dict[str, Any]], policy: str, min_dx: float, min_dy: float = 0.05
+) -> list[tuple[float, float, str]]:
+    """Labels for ``policy``'s frontier points that do not print on top of each other.
+
+    Points are taken in row order (``(footprint mean, FRR mean, parameter)``); a run of
+    consecutive points each within ``min_dx`` and ``min_dy`` of the previous one gets one
+    label, ``"first–last"``, at its first point.
+    """
+    labels: list[tuple[float, float, str]] = []
+    run: list[dict[str, Any]] = []
+
+    def close_run() -> None:
+        first, last = run[0], run[-1]
+        text = f"{first['parameter']:g}" + ("" if len(run) == 1 else f"–{last['parameter']:g}")
+        labels.append((first["footprint_reduction_mean"], first["terminal_frr_mean"], text))
+
+    for row in (r for r in rows if r["policy"] == policy):
+        if run and not (
+            abs(row["footprint_reduction_mean"] - run[-1]["footprint_reduction_mean"]) < min_dx
+            and abs(row["terminal_frr_mean"] - run[-1]["terminal_frr_mean"]) < min_dy
+        ):
+            close_run()
+            run = []
+        run.append(row)
+    if run:
+        close_run()
+    return labels
