@@ -1,12 +1,19 @@
-"""Time the decay study's simulation workload: headline, noise sweep, sensitivity sweep, failure case.
+"""Time the decay study's simulation workload three ways, side by side in one run.
 
-    .venv/bin/python benchmarks/bench_decay.py [--repeat 5]
+    .venv/bin/python benchmarks/bench_decay.py [--repeat 3] [--scale 1]
 
-The workload is the one behind the decay-engine article's benchmark script (50 + 4x20 +
-15x20 + 20 sessions per policy, about 900 replays); the article reports 1.3 s for it.
-Besides the absolute time, it replays the same sessions with an engine that scans the
-whole working set every turn (the direct reading of the rule) and reports the ratio,
-measured side by side in this process.
+The workload is the one behind the decay-engine article's benchmark script: headline 50 seeds,
+noise sweep 4 x 20, sensitivity 15 x 20 and failure case 20, for both policies (about 900
+session replays); the article reports 1.3 s for it. It is run
+
+* ``batch``: :mod:`forgetting.decay.batch` through :func:`forgetting.decay.study.run_policies`
+  (sessions generated once per setting, both policies replayed as arrays);
+* ``event``: the event engines, one session at a time (:func:`study.run_session`);
+* ``scan``: the same event replay with an engine that scans every item at every ``step``, the
+  article's way (the direct reading of the rule).
+
+All three give the same per-session summaries (checked here before timing). ``--scale`` multiplies
+every seed count (the article's workload is scale 1). Ratios are of the best of ``--repeat`` runs.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from forgetting.decay import study
+from forgetting.decay import metrics, study
 from forgetting.decay.engines import scan_evictions
 from forgetting.decay.sessions import SessionConfig, generate_session
 from forgetting.decay.simulation import simulate
@@ -37,52 +44,79 @@ class ScanningEngine:
         return due
 
 
-def workload():
-    """(policy, config) pairs: headline 50 seeds, noise 4x20, sensitivity 15x20, failure 20."""
+def workload(scale):
+    """(policies, config, n_seeds) groups: headline, noise 4 levels, sensitivity 15 pairs, failure."""
     base = SessionConfig(seed=0)
-    jobs = []
-    for seed in range(50):
-        jobs += [(study.DECAY, base.replace(seed=seed)), (study.WINDOW, base.replace(seed=seed))]
-    for noise in (1, 5, 10, 20):
-        for seed in range(20):
-            jobs += [(p, base.replace(seed=seed, noise_per_turn=noise)) for p in (study.DECAY, study.WINDOW)]
-    for theta in (0.1, 0.2, 0.3):
-        for window in (10, 15, 20, 30, 50):
-            for seed in range(20):
-                jobs += [
-                    (study.DecayPolicy(theta), base.replace(seed=seed)),
-                    (study.WindowPolicy(window), base.replace(seed=seed)),
+    both = [study.DECAY, study.WINDOW]
+    groups = [(both, base, 50 * scale)]
+    groups += [(both, base.replace(noise_per_turn=noise), 20 * scale) for noise in (1, 5, 10, 20)]
+    groups += [
+        ([study.DecayPolicy(theta), study.WindowPolicy(window)], base, 20 * scale)
+        for theta in (0.1, 0.2, 0.3)
+        for window in (10, 15, 20, 30, 50)
+    ]
+    groups += [(both, base.replace(recalls_per_foundational=0), 20 * scale)]
+    return groups
+
+
+def run_batch(groups):
+    return [study.run_policies(policies, config, n) for policies, config, n in groups]
+
+
+def run_events(groups, wrap):
+    out = []
+    for policies, config, n in groups:
+        out.append(
+            [
+                [
+                    {
+                        "seed": seed,
+                        **metrics.session_summary(
+                            simulate(wrap(policy.engine()), generate_session(config.replace(seed=seed)))
+                        ),
+                    }
+                    for seed in range(n)
                 ]
-    for seed in range(20):
-        never = base.replace(seed=seed, recalls_per_foundational=0)
-        jobs += [(study.DECAY, never), (study.WINDOW, never)]
-    return jobs
+                for policy in policies
+            ]
+        )
+    return out
 
 
-def time_it(jobs, wrap, repeat):
+def best_time(run, repeat):
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
-        for policy, config in jobs:
-            simulate(wrap(policy.engine()), generate_session(config))
+        run()
         best = min(best, time.perf_counter() - start)
     return best
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    jobs = workload()
-    scheduled = time_it(jobs, lambda e: e, args.repeat)
-    scanning = time_it(jobs, ScanningEngine, args.repeat)
-    print(f"replays: {len(jobs)} (sessions generated and simulated)")
-    print(f"{'engine':<28} {'best of ' + str(args.repeat):>12}")
-    print(f"{'scheduled (forgetting)':<28} {scheduled:>10.3f} s")
-    print(f"{'full scan every turn':<28} {scanning:>10.3f} s")
-    print(
-        f"ratio scan / scheduled: {scanning / scheduled:.2f}x   (article's scripts: 1.3 s for this workload)"
-    )
+    parser.add_argument("--scale", type=int, default=1, help="multiply every seed count")
+    args = parser.parse_args(argv)
+    groups = workload(args.scale)
+    replays = sum(len(policies) * n for policies, _, n in groups)
+    batch_result = run_batch(groups)
+    if batch_result != run_events(groups, lambda e: e) or batch_result != run_events(groups, ScanningEngine):
+        raise SystemExit("the three paths disagree")  # pragma: no cover - would be a bug
+    times = {
+        "batch (forgetting.decay.batch)": best_time(lambda: run_batch(groups), args.repeat),
+        "event engines, one session at a time": best_time(
+            lambda: run_events(groups, lambda e: e), args.repeat
+        ),
+        "scan every item every turn (article)": best_time(
+            lambda: run_events(groups, ScanningEngine), args.repeat
+        ),
+    }
+    scan = times["scan every item every turn (article)"]
+    print(f"replays: {replays} (identical summaries on all three paths), best of {args.repeat}")
+    print(f"{'path':<40} {'seconds':>9} {'replays/s':>11} {'scan / path':>12}")
+    for name, seconds in times.items():
+        print(f"{name:<40} {seconds:>9.3f} {replays / seconds:>11,.0f} {scan / seconds:>11.1f}x")
+    print("article's scripts: 1.3 s for the scale-1 workload (their machine)")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Throughput of Memory Worth updates: vectorized arrays against the scalar estimator.
+"""Throughput of Memory Worth updates: vectorized arrays against np.bincount and the scalar estimator.
 
 A plain script, not a test::
 
@@ -6,15 +6,19 @@ A plain script, not a test::
     python benchmarks/bench_worth.py --sizes 1000 --episodes 20000 --repeats 5
 
 An *update* is one (memory, episode) counter addition, so an episode retrieving ``k``
-memories is ``k`` updates. For every store size the script times
+memories is ``k`` updates. For every store size the script times, side by side,
 
-* ``update_batch``: :meth:`forgetting.worth.WorthArrays.update_batch`, input checks included;
-* ``core``: the unchecked kernel it calls (``np.add.at`` in episode order);
+* ``update_batch``: :meth:`forgetting.worth.WorthArrays.update_batch` on a store that already
+  exists, input checks included (ids in range, no repeat within an episode, shapes, dtypes);
+* ``kernel``: :func:`forgetting.worth.add_episodes`, the unchecked kernel (it first checks
+  that its counters hold integer counts, so unit weights may be added as counts);
+* ``bincount h+/h-``: the plain numpy way to the same sums, ``np.bincount`` of the ids of the
+  successful episodes and of the failed ones (checked equal to what ``update_batch`` adds);
+* ``bincount all``: a single ``np.bincount`` of every id, outcome ignored (a lower bound);
 * ``scalar``: :meth:`forgetting.worth.MemoryWorth.update`, one Python call per episode, on
   fewer episodes (``--scalar-episodes``) and only for sizes up to ``--scalar-max-size``;
 
-and prints the best of ``--repeats`` runs with the ratio vectorized / scalar. Single-threaded:
-neither path uses more than one core.
+and prints the best of ``--repeats`` runs as rates and as ratios of times. Single-threaded.
 """
 
 from __future__ import annotations
@@ -69,8 +73,8 @@ def main(argv: list[str] | None = None) -> None:
 
     rng = np.random.default_rng(args.seed)
     header = (
-        f"{'memories':>10} {'episodes':>9} {'k':>3} {'update_batch/s':>15} {'core/s':>13} "
-        f"{'scalar/s':>11} {'batch/scalar':>13}"
+        f"{'memories':>10} {'updates':>9} {'update_batch/s':>15} {'kernel/s':>12} {'bincount h+/h-/s':>17} "
+        f"{'batch/bincount h+/h-':>21} {'batch/bincount all':>19} {'scalar/s':>11} {'batch speed-up':>15}"
     )
     print(header)
     print("-" * len(header))
@@ -78,15 +82,43 @@ def main(argv: list[str] | None = None) -> None:
         rows = distinct_rows(rng, args.episodes, size, args.k)
         outcomes = rng.random(args.episodes) < 0.5
         n_updates = rows.size
+        # stores in use are resident in memory: touch every page before timing
+        stores = [WorthArrays(size) for _ in range(args.repeats)]
+        counters = [(np.zeros(size), np.zeros(size)) for _ in range(args.repeats)]
+        for store in stores:
+            store.successes_.fill(0.0)
+            store.failures_.fill(0.0)
+        for plus, minus in counters:
+            plus.fill(0.0)
+            minus.fill(0.0)
 
-        def checked(size: int = size, rows: np.ndarray = rows, outcomes: np.ndarray = outcomes) -> None:
-            WorthArrays(size).update_batch(rows, outcomes)
+        def checked(stores: list = stores, rows: np.ndarray = rows, outcomes: np.ndarray = outcomes) -> None:
+            stores.pop().update_batch(rows, outcomes)
 
-        def core(size: int = size, rows: np.ndarray = rows, outcomes: np.ndarray = outcomes) -> None:
-            add_episodes(np.zeros(size), np.zeros(size), rows, outcomes)
+        def kernel(
+            counters: list = counters, rows: np.ndarray = rows, outcomes: np.ndarray = outcomes
+        ) -> None:
+            add_episodes(*counters.pop(), rows, outcomes)
 
-        batch_rate = n_updates / best_time(checked, args.repeats)
-        core_rate = n_updates / best_time(core, args.repeats)
+        def by_outcome(size: int = size, rows: np.ndarray = rows, outcomes: np.ndarray = outcomes) -> tuple:
+            return (
+                np.bincount(rows[outcomes].ravel(), minlength=size),
+                np.bincount(rows[~outcomes].ravel(), minlength=size),
+            )
+
+        def every_id(size: int = size, rows: np.ndarray = rows) -> np.ndarray:
+            return np.bincount(rows.ravel(), minlength=size)
+
+        times = {
+            "batch": best_time(checked, args.repeats),
+            "kernel": best_time(kernel, args.repeats),
+            "h": best_time(by_outcome, args.repeats),
+            "all": best_time(every_id, args.repeats),
+        }
+        check = WorthArrays(size).update_batch(rows, outcomes)
+        plus, minus = by_outcome()
+        if not (np.array_equal(check.successes_, plus) and np.array_equal(check.failures_, minus)):
+            raise SystemExit("update_batch and np.bincount disagree")  # pragma: no cover - a bug
         scalar_text, ratio_text = "-", "-"
         if size <= args.scalar_max_size:
             scalar_rows = rows[: args.scalar_episodes].tolist()
@@ -98,12 +130,20 @@ def main(argv: list[str] | None = None) -> None:
                     estimator.update(row, success)
 
             scalar_rate = len(scalar_rows) * args.k / best_time(scalar, args.repeats)
-            scalar_text, ratio_text = f"{scalar_rate:,.0f}", f"{batch_rate / scalar_rate:,.0f}x"
+            scalar_text, ratio_text = (
+                f"{scalar_rate:,.0f}",
+                f"{n_updates / times['batch'] / scalar_rate:,.0f}x",
+            )
         print(
-            f"{size:>10,} {args.episodes:>9,} {args.k:>3} {batch_rate:>15,.0f} {core_rate:>13,.0f} "
-            f"{scalar_text:>11} {ratio_text:>13}"
+            f"{size:>10,} {n_updates:>9,} {n_updates / times['batch']:>15,.0f} "
+            f"{n_updates / times['kernel']:>12,.0f} {n_updates / times['h']:>17,.0f} "
+            f"{times['batch'] / times['h']:>20.2f}x {times['batch'] / times['all']:>18.2f}x "
+            f"{scalar_text:>11} {ratio_text:>15}"
         )
-    print("\nrates are counter updates per second (episodes x k), best of", args.repeats, "runs")
+    print(
+        f"\nrates are counter updates per second (episodes x k = {args.episodes:,} x {args.k}), best of "
+        f"{args.repeats} runs; ratios are of times (1.00x = as fast as np.bincount)"
+    )
 
 
 if __name__ == "__main__":

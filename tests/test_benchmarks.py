@@ -13,6 +13,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
     "script, args",
     [
         ("bench_decay.py", ["--repeat", "1"]),
+        ("bench_scaling.py", ["--sizes", "100", "--turns", "20", "--repeat", "1"]),
         (
             "bench_worth.py",
             ["--sizes", "100", "--episodes", "100", "--scalar-episodes", "100", "--repeats", "1"],

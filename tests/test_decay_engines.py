@@ -235,3 +235,29 @@ def test_both_engines_satisfy_the_engine_protocol():
         return engine.step(100)
 
     assert drive(EbbinghausEngine()) == drive(RecencyWindow()) == ["a"]
+
+
+def test_reinforcement_reads_the_items_own_stability_not_a_cached_one():
+    from forgetting.decay.curves import decay_eviction_delay, reinforced_stability
+
+    engine = EbbinghausEngine()
+    for mem_id in ("a", "b"):
+        engine.register(mem_id, "", 1)
+    assert engine.recall("b", 2)  # caches the first reinforcement of S0
+    engine.item("a").stability = 3.0  # not the S0 every item starts from
+    assert engine.recall("a", 2)
+    assert engine.item("a").stability == reinforced_stability(3.0, 2)
+    assert engine.item("a").evict_turn == 2 + decay_eviction_delay(reinforced_stability(3.0, 2), 0.2)
+    assert engine.item("b").stability == reinforced_stability(8.0, 2)
+
+
+@pytest.mark.parametrize("engine_factory", [EbbinghausEngine, RecencyWindow])
+def test_evict_turn_is_the_step_that_evicts(engine_factory):
+    engine = engine_factory()
+    engine.register("a", "", 1)
+    engine.recall("a", 3)
+    engine.recall("a", 3)  # a second entry in the same bucket must not evict twice
+    due = engine.item("a").evict_turn
+    item = engine.item("a")
+    assert engine.step(due - 1) == [] and engine.step(due) == ["a"]
+    assert item.evict_turn is None and not engine.is_present("a")

@@ -53,3 +53,50 @@ def test_bad_arguments_are_refused():
         frontier.window_min_full_recall(SessionConfig(seed=0), 0)
     with pytest.raises(ValueError, match="max_window must be an int >= 1"):
         frontier.window_min_full_recall(SessionConfig(seed=0), 2, max_window=0)
+
+
+def test_frontier_with_intervals_agrees_with_the_frontier_and_states_its_widths():
+    from forgetting import stats
+
+    config = SessionConfig(seed=0)
+    rows = frontier.frontier_with_intervals(config, 15, [0.1, 0.6], [20, 120])
+    plain = frontier.frontier(config, 15, [0.1, 0.6], [20, 120])
+    for row, reference in zip(rows, plain, strict=True):
+        assert tuple(row) == frontier.INTERVAL_COLUMNS
+        assert {key: row[key] for key in reference} == reference
+        assert row["terminal_frr_ci95"] == stats.Z_95 * row["terminal_frr_sd"] / 15**0.5
+        assert row["footprint_reduction_ci95"] == stats.Z_95 * row["footprint_reduction_sd"] / 15**0.5
+    window_120 = study.run_seeds(study.WindowPolicy(120), config, 15)
+    assert rows[-1]["full_recall_share"] == sum(r["terminal_frr"] == 1.0 for r in window_120) / 15
+    thresholds, windows, advantage = frontier.advantage_matrix(rows)
+    assert (thresholds, windows, advantage.shape) == ([0.1, 0.6], [20, 120], (2, 2))
+    assert advantage[1, 0] == rows[1]["terminal_frr_mean"] - rows[2]["terminal_frr_mean"]
+
+
+def test_fine_settings_cover_each_range_evenly():
+    assert frontier.fine_settings(0.25, 50, 150) == ([0.25, 0.5, 0.75], [1, 51, 101])
+    thresholds, windows = frontier.fine_settings(0.01, 1, 150)
+    assert len(thresholds) == 99 and thresholds[2] == 0.03 and thresholds[-1] == 0.99
+    assert windows == list(range(1, 151))
+    with pytest.raises(ValueError, match="theta_step"):
+        frontier.fine_settings(0.0, 1, 150)
+
+
+def test_point_labels_merge_runs_of_points_that_would_overlap():
+    def row(parameter, footprint, frr):
+        return {
+            "policy": "window",
+            "parameter": parameter,
+            "footprint_reduction_mean": footprint,
+            "terminal_frr_mean": frr,
+        }
+
+    rows = [
+        row(90, 0.57, 0.0),
+        row(120, 0.503, 1.0),
+        row(130, 0.497, 1.0),
+        row(150, 0.494, 1.0),
+        {"policy": "decay", "parameter": 0.2, "footprint_reduction_mean": 0.5, "terminal_frr_mean": 1.0},
+    ]
+    assert frontier.point_labels(rows, "window", min_dx=0.012) == [(0.57, 0.0, "90"), (0.503, 1.0, "120–150")]
+    assert frontier.point_labels(rows, "decay", min_dx=0.012) == [(0.5, 1.0, "0.2")]

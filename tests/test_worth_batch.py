@@ -7,7 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.worth import UNCERTAIN, ContextualMemoryWorth, MemoryWorth, WorthArrays, update_batch
+from forgetting.worth import (
+    UNCERTAIN,
+    ContextualMemoryWorth,
+    MemoryWorth,
+    WorthArrays,
+    add_episodes,
+    update_batch,
+)
+from forgetting.worth.batch import PAIRWISE_MAX_K, _has_repeat_in_a_row, counts_are_exact
 
 
 def state(estimator):
@@ -79,6 +87,68 @@ def test_vectorized_equals_scalar_bit_for_bit(stream, n_blocks):
         assert neg.hex() == float(arrays.failures_[m]).hex()
         assert scalar.worth(m) == arrays.worth()[m]
         assert scalar.classify(m) == arrays.classify()[m]
+
+
+@settings(max_examples=200, deadline=None)
+@given(episode_streams(), st.lists(st.booleans(), min_size=1, max_size=5))
+def test_unit_and_weighted_blocks_mixed_equal_scalar_bit_for_bit(stream, weighted_blocks):
+    """Unit blocks are added as counts only while that is exact; after a weighted block they are not."""
+    n_memories, rows, outcomes, weights = stream
+    full = weights or [[0.5 + 0.1 * j for j in range(len(rows[0]))] for _ in rows]
+    bounds = np.linspace(0, len(rows), len(weighted_blocks) + 1).astype(int)
+    scalar, arrays = MemoryWorth(), WorthArrays(n_memories)
+    pos, neg = np.zeros(n_memories), np.zeros(n_memories)
+    for weighted, start, stop in zip(weighted_blocks, bounds[:-1], bounds[1:]):
+        block = None if not weighted else np.array(full[start:stop])
+        for t in range(start, stop):
+            scalar.update(rows[t], outcomes[t], None if block is None else full[t])
+        if stop > start:
+            arrays.update_batch(np.array(rows[start:stop]), np.array(outcomes[start:stop]), block)
+            update_batch(pos, neg, np.array(rows[start:stop]), np.array(outcomes[start:stop]), block)
+    for m in range(n_memories):
+        expected = [c.hex() for c in scalar.counters(m)]
+        assert [float(arrays.successes_[m]).hex(), float(arrays.failures_[m]).hex()] == expected
+        assert [float(pos[m]).hex(), float(neg[m]).hex()] == expected
+
+
+start_values = st.sampled_from([0.0, -0.0, 3.0, 0.1, 2.0**53 - 1, 1e300, 7.25])
+
+
+@settings(max_examples=200, deadline=None)
+@given(episode_streams(), st.lists(start_values, min_size=16, max_size=16))
+def test_unit_kernel_from_any_counters_equals_one_addition_at_a_time(stream, starts):
+    n_memories, rows, outcomes, _ = stream
+    pos, neg = np.array(starts[:n_memories]), np.array(starts[8 : 8 + n_memories])
+    expected_pos, expected_neg = pos.tolist(), neg.tolist()
+    for row, success in zip(rows, outcomes):
+        for m in row:
+            if success:
+                expected_pos[m] += 1.0
+            else:
+                expected_neg[m] += 1.0
+    add_episodes(pos, neg, np.array(rows), np.array(outcomes))
+    assert [x.hex() for x in pos.tolist()] == [x.hex() for x in expected_pos]
+    assert [x.hex() for x in neg.tolist()] == [x.hex() for x in expected_neg]
+
+
+def test_counts_are_exact_only_for_non_negative_integer_counters_with_room():
+    zeros = np.zeros(3)
+    assert counts_are_exact(np.array([0.0, 4.0, 9.0]), zeros, 10)
+    assert not counts_are_exact(np.array([-0.0, 4.0, 9.0]), zeros, 10)
+    assert not counts_are_exact(np.array([0.5, 4.0, 9.0]), zeros, 10)
+    assert not counts_are_exact(zeros, np.array([2.0**53 - 5, 0.0, 0.0]), 10)
+
+
+@pytest.mark.parametrize("k", [2, PAIRWISE_MAX_K, PAIRWISE_MAX_K + 1])
+@pytest.mark.parametrize("first_id", [0, 2**40])
+def test_repeats_are_found_by_column_pairs_and_by_sorting(k, first_id):
+    rows = np.arange(3 * k, dtype=np.int64).reshape(3, k) + first_id  # ids beyond int32 too
+    assert not _has_repeat_in_a_row(rows)
+    rows[2, -1] = rows[2, 0]
+    assert _has_repeat_in_a_row(rows)
+    if first_id == 0:
+        with pytest.raises(ValueError, match=r"must not repeat an id within an episode, episodes \[2\]"):
+            update_batch(np.zeros(3 * k), np.zeros(3 * k), rows, np.array([True, False, True]))
 
 
 def test_vectorized_contextual_layout_matches_contextual_estimator():

@@ -15,6 +15,7 @@ and ``0.0`` for a single value.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["SeedSummary", "summarize", "mean_sd", "rho_across_seeds"]
+__all__ = ["SeedSummary", "summarize", "ci95_half_width", "mean_sd", "rho_across_seeds"]
+
+Z_95 = statistics.NormalDist().inv_cdf(0.975)
+"""The standard normal's 97.5 % quantile: a two-sided 95 % interval spans ``mean +- Z_95 * sd / sqrt(n)``."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,19 @@ def summarize(values: Sequence[float]) -> SeedSummary:
         raise ValueError("values must not be empty, got an empty sequence")
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
     return SeedSummary(statistics.fmean(values), sd, min(values), max(values), len(values))
+
+
+def ci95_half_width(summary: SeedSummary) -> float:
+    """Half-width of the normal-approximation 95 % interval of the mean: ``Z_95 * sd / sqrt(n)``.
+
+    Seeds are independent sessions, so the mean over ``n`` of them is close to normal for the
+    seed counts this is used with. When every seed gives the same value the sd, and so the
+    width, is 0: the interval then says nothing about seeds not run.
+
+    >>> round(ci95_half_width(summarize([0.0, 1.0] * 50)), 4)
+    0.0985
+    """
+    return Z_95 * summary.sd / math.sqrt(summary.n)
 
 
 def mean_sd(values: npt.ArrayLike) -> tuple[float, float]:

@@ -15,10 +15,9 @@ Both satisfy :class:`Engine`, the protocol every driver (:func:`forgetting.decay
 relies on.
 
 An item's eviction turn depends only on its own last touch and stability, so both engines
-file it under that turn, moving it on every touch: ``step`` costs time in the number of
-items it evicts, not in the size of the working set, and the schedule holds at most one
-entry per present item however often it is touched. The reference scan over every item,
-used to test this, is :func:`scan_evictions`.
+file it under that turn on every touch: ``step`` costs time in the items it evicts and a
+touch a fixed number of dict and list operations, whatever the size of the working set
+(the reference scan over every item, used to test this, is :func:`scan_evictions`).
 
 Every call is checked completely before anything changes: a refused call (``ValueError``)
 leaves the items, the schedule and the clock exactly as they were. A well-formed ``recall``
@@ -77,6 +76,8 @@ class MemoryItem:
         ``S`` in turns (``inf`` for the window, which ignores it).
     sequence : int
         Registration order; evictions are reported in this order.
+    evict_turn : int or None
+        The turn whose ``step`` will evict it; ``None`` when no turn will (or once evicted).
     """
 
     mem_id: str
@@ -87,6 +88,7 @@ class MemoryItem:
     touch_count: int
     stability: float
     sequence: int
+    evict_turn: int | None = None
 
 
 class Engine(Protocol):
@@ -170,34 +172,47 @@ class WorkingSet:
         return list(self._items)
 
 
+class _Bucket(list[MemoryItem]):
+    """The items filed under one eviction turn; ``turn`` is the int object they all point at."""
+
+    __slots__ = ("turn",)
+
+    def __init__(self, turn: int) -> None:
+        super().__init__()
+        self.turn = turn
+
+
 class _ScheduledEngine(WorkingSet):
     """Shared machinery: items, eviction buckets keyed by turn, a monotone clock.
 
-    Invariants: ``_due[id]`` is the turn a present, scheduled item is filed under, and
-    ``_buckets[turn]`` holds exactly the items whose ``_due`` is ``turn`` (no bucket is
-    empty), so the buckets hold at most one entry per present item. A touch moves the item
-    to its new bucket. ``_bucket_turns`` is a heap containing every bucket turn, plus turns
-    of buckets emptied since; it is rebuilt from ``_buckets`` when those leftovers outnumber
-    the live turns, so it stays O(items) at O(1) amortized cost.
+    Each present, scheduled item sits in ``_buckets[t]`` with ``item.evict_turn`` set to that
+    bucket's own ``turn`` object; ``_bucket_turns`` is a heap of the keys of ``_buckets``. A
+    touch files the item under its new turn and leaves the old entry behind (lazy deletion);
+    ``step`` pops the due buckets and evicts the current entries (``item.evict_turn is
+    bucket.turn``), setting ``evict_turn`` to ``None``. Comparing by identity and never
+    visiting the old bucket keeps a touch to a fixed number of memory accesses however large
+    the working set (a CPython int is an object; reading one can miss the cache). When stale
+    entries outnumber the items the buckets are rebuilt: O(items) space, O(1) amortized time.
     """
 
     def __init__(self) -> None:
         self._items: dict[str, MemoryItem] = {}
-        self._due: dict[str, int] = {}  # mem_id -> turn it is filed under
-        self._buckets: dict[int, dict[str, MemoryItem]] = {}  # turn -> items due then
-        self._bucket_turns: list[int] = []  # heap: every key of _buckets, plus leftovers
+        self._buckets: dict[int, _Bucket] = {}  # turn -> items filed under it (some stale)
+        self._bucket_turns: list[int] = []  # heap of the keys of _buckets
+        self._entries = 0  # entries in all buckets, stale ones included
         self._clock = 0
         self._sequence = 0
 
-    # --- policy hooks ------------------------------------------------------
-    def _eviction_delay(self, item: MemoryItem) -> int | None:  # pragma: no cover - abstract
+    # --- policy hooks: S of a new item, its eviction delay (None: never), a recall's effect -----
+    def _initial_stability(self) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _reinforce(self, item: MemoryItem) -> None:
-        """Policy-specific effect of a recall on the item (none for the window)."""
+    def _first_delay(self) -> int | None:  # pragma: no cover - abstract
+        raise NotImplementedError
 
-    def _initial_stability(self) -> float:
-        return math.inf
+    def _touched(self, item: MemoryItem) -> int | None:  # pragma: no cover - abstract
+        """Apply a recall to ``item`` (count and last touch already moved); return its delay."""
+        raise NotImplementedError
 
     # --- interface ---------------------------------------------------------
     def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
@@ -206,19 +221,20 @@ class _ScheduledEngine(WorkingSet):
             turn = _check_turn(turn, self._clock)
         if type(mem_id) is not str or not mem_id:
             _check_mem_id(mem_id)
-        if mem_id in self._items:
+        items = self._items
+        if mem_id in items:
             raise ValueError(
                 f"mem_id {mem_id!r} is already registered (at turn "
-                f"{self._items[mem_id].created_turn}); ids must be unique while present"
+                f"{items[mem_id].created_turn}); ids must be unique while present"
             )
         self._clock = turn
         item = MemoryItem(
             mem_id, content, bool(is_foundational), turn, turn, 1, self._initial_stability(), self._sequence
         )
         self._sequence += 1
-        self._items[mem_id] = item
-        delay = self._eviction_delay(item)
-        if delay is not None:  # a new id is in no bucket yet
+        items[mem_id] = item
+        delay = self._first_delay()
+        if delay is not None:
             self._file(item, turn + delay)
 
     def recall(self, mem_id: str, turn: int) -> bool:
@@ -237,8 +253,11 @@ class _ScheduledEngine(WorkingSet):
             return False
         item.touch_count += 1
         item.last_touched = turn
-        self._reinforce(item)
-        self._schedule(item)
+        delay = self._touched(item)
+        if delay is None:  # never evicted now: any entry it had goes stale
+            item.evict_turn = None
+        else:
+            self._file(item, turn + delay)
         return True
 
     def step(self, turn: int) -> list[str]:
@@ -246,51 +265,53 @@ class _ScheduledEngine(WorkingSet):
         if type(turn) is not int or turn < self._clock:
             turn = _check_turn(turn, self._clock)
         self._clock = turn
-        due: list[MemoryItem] = []
         turns = self._bucket_turns
+        if not turns or turns[0] > turn:
+            return []
+        due: list[MemoryItem] = []
+        buckets = self._buckets
         while turns and turns[0] <= turn:
-            bucket = self._buckets.pop(heapq.heappop(turns), None)  # None: a leftover turn
-            if bucket is not None:
-                due.extend(bucket.values())
+            bucket = buckets.pop(heapq.heappop(turns))
+            self._entries -= len(bucket)
+            current = bucket.turn
+            for item in bucket:
+                if item.evict_turn is current:  # not stale (nor a second entry of an evicted item)
+                    item.evict_turn = None
+                    due.append(item)
         if len(due) > 1:
             due.sort(key=_by_sequence)
-        items, scheduled = self._items, self._due
+        items = self._items
         for item in due:
             del items[item.mem_id]
-            del scheduled[item.mem_id]
         return [item.mem_id for item in due]
 
     # --- internals ---------------------------------------------------------
-    def _schedule(self, item: MemoryItem) -> None:
-        """File ``item`` under its eviction turn, removing it from the bucket it was in."""
-        delay = self._eviction_delay(item)
-        evict_turn = None if delay is None else item.last_touched + delay
-        mem_id = item.mem_id
-        old_turn = self._due.get(mem_id)
-        if old_turn == evict_turn:
-            return
-        if old_turn is not None:
-            old_bucket = self._buckets[old_turn]
-            del old_bucket[mem_id]
-            if not old_bucket:  # its turn stays in the heap as a leftover
-                del self._buckets[old_turn]
-            del self._due[mem_id]
-        if evict_turn is not None:
-            self._file(item, evict_turn)
-
     def _file(self, item: MemoryItem, evict_turn: int) -> None:
-        """Put ``item``, which is in no bucket, into the bucket of ``evict_turn``."""
-        self._due[item.mem_id] = evict_turn
+        """Add an entry for ``item`` to the bucket of ``evict_turn`` and point the item at it."""
         bucket = self._buckets.get(evict_turn)
         if bucket is None:
-            bucket = self._buckets[evict_turn] = {}
-            turns = self._bucket_turns
-            if len(turns) > 2 * len(self._buckets) + 16:  # mostly leftovers: rebuild
-                turns[:] = self._buckets
-                heapq.heapify(turns)
-            else:
-                heapq.heappush(turns, evict_turn)
-        bucket[item.mem_id] = item
+            bucket = self._buckets[evict_turn] = _Bucket(evict_turn)
+            heapq.heappush(self._bucket_turns, evict_turn)
+        bucket.append(item)
+        item.evict_turn = bucket.turn
+        self._entries += 1
+        if self._entries > 2 * len(self._items) + 8:  # mostly stale entries: rebuild
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        """Buckets holding exactly one entry per present, scheduled item."""
+        buckets: dict[int, _Bucket] = {}
+        for item in self._items.values():
+            if item.evict_turn is not None:
+                bucket = buckets.get(item.evict_turn)
+                if bucket is None:
+                    bucket = buckets[item.evict_turn] = _Bucket(item.evict_turn)
+                bucket.append(item)
+                item.evict_turn = bucket.turn
+        self._buckets = buckets
+        self._bucket_turns = list(buckets)
+        heapq.heapify(self._bucket_turns)
+        self._entries = sum(map(len, buckets.values()))
 
 
 class EbbinghausEngine(_ScheduledEngine):
@@ -327,6 +348,8 @@ class EbbinghausEngine(_ScheduledEngine):
         super().__init__()
         self.eviction_threshold = float(eviction_threshold)
         self.baseline_stability = float(baseline_stability)
+        self._first = decay_eviction_delay(self.baseline_stability, self.eviction_threshold)
+        self._trajectory: dict[int, tuple[float, float, int | None]] = {}  # n -> (S_{n-1}, S_n, delay)
 
     def retention(self, mem_id: str, turn: int) -> float:
         """Retention of a present item at ``turn`` (:func:`~forgetting.decay.curves.retention`)."""
@@ -336,11 +359,25 @@ class EbbinghausEngine(_ScheduledEngine):
     def _initial_stability(self) -> float:
         return self.baseline_stability
 
-    def _reinforce(self, item: MemoryItem) -> None:
-        item.stability = reinforced_stability(item.stability, item.touch_count)
+    def _first_delay(self) -> int | None:
+        return self._first
 
-    def _eviction_delay(self, item: MemoryItem) -> int | None:
-        return decay_eviction_delay(item.stability, self.eviction_threshold)
+    def _touched(self, item: MemoryItem) -> int | None:
+        # Every item starts from the same S0 object and is reinforced by the same formula, so
+        # the n-th touch maps the same stability object to the same result: cache it by n,
+        # checked by identity (no read of the float), and compute only what is not cached.
+        count = item.touch_count
+        cached = self._trajectory.get(count)
+        if cached is not None and item.stability is cached[0]:
+            item.stability = cached[1]
+            return cached[2]
+        before = item.stability
+        after = item.stability = reinforced_stability(before, count)
+        delay = decay_eviction_delay(after, self.eviction_threshold)
+        previous = self._trajectory.get(count - 1)
+        if before is (self.baseline_stability if count == 2 else previous and previous[1]):
+            self._trajectory[count] = (before, after, delay)
+        return delay
 
 
 class RecencyWindow(_ScheduledEngine):
@@ -356,9 +393,16 @@ class RecencyWindow(_ScheduledEngine):
         raise_problems([int_problem("window_size", window_size, minimum=1)])
         super().__init__()
         self.window_size = window_size
+        self._delay = window_eviction_delay(window_size)
 
-    def _eviction_delay(self, item: MemoryItem) -> int:
-        return window_eviction_delay(self.window_size)
+    def _initial_stability(self) -> float:
+        return math.inf
+
+    def _first_delay(self) -> int:
+        return self._delay
+
+    def _touched(self, item: MemoryItem) -> int:
+        return self._delay
 
 
 def scan_evictions(engine: EbbinghausEngine | RecencyWindow, turn: int) -> list[str]:

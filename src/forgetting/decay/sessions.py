@@ -43,6 +43,7 @@ __all__ = [
     "spaced_recall_turns",
     "uniform_recall_turns",
     "latest_last_recall",
+    "recall_schedules",
     "generate_session",
 ]
 
@@ -229,14 +230,23 @@ def latest_last_recall(config: SessionConfig) -> int | None:
     return bound
 
 
+def recall_schedules(config: SessionConfig) -> list[list[int]]:
+    """Each foundational fact's recall turns, in fact order: the only random part of a session.
+
+    The draws of :func:`generate_session` (which calls this), without building the noise
+    events: one ``random.Random(config.seed)``, the facts' schedules drawn one after another.
+    """
+    rng = random.Random(config.seed)
+    schedule = spaced_recall_turns if config.schedule == "spaced" else uniform_recall_turns
+    return [schedule(rng, config) for _ in range(config.num_foundational)]
+
+
 def generate_session(config: SessionConfig) -> Session:
     """The session ``config`` describes; the same config always gives the same events."""
-    rng = random.Random(config.seed)
     foundational_ids = [f"foundational_{i}" for i in range(config.num_foundational)]
     events: list[Event] = [(1, "register", fid, True) for fid in foundational_ids]
-    schedule = spaced_recall_turns if config.schedule == "spaced" else uniform_recall_turns
-    for fid in foundational_ids:
-        events.extend((turn, "recall", fid, True) for turn in schedule(rng, config))
+    for fid, turns in zip(foundational_ids, recall_schedules(config)):
+        events.extend((turn, "recall", fid, True) for turn in turns)
     noise_index = 0
     for turn in range(1, config.session_length + 1):
         for _ in range(config.noise_per_turn):

@@ -4,6 +4,11 @@ A policy (:class:`DecayPolicy` or :class:`WindowPolicy`) names an engine and its
 :func:`run_session` replays one seeded session through it and returns the per-session metrics; the sweeps below
 repeat that over seeds and settings and return plain rows (lists of dicts), in
 a fixed order, ready for a table or a CSV.
+
+Sweeps over seeds (:func:`run_seeds`, :func:`run_policies` and what calls them) use the batch
+simulator of :mod:`~forgetting.decay.batch`, which gives every session exactly the metrics of
+:func:`run_session` (the event engine), many sessions at a time; policies swept together
+share one generation of the sessions.
 """
 
 from __future__ import annotations
@@ -15,8 +20,7 @@ from typing import Any, ClassVar
 
 from .. import stats
 from .._validate import require_int
-from ..progress import progress
-from . import metrics
+from . import batch, metrics
 from .curves import (
     DEFAULT_BASELINE_STABILITY,
     DEFAULT_EVICTION_THRESHOLD,
@@ -39,6 +43,7 @@ __all__ = [
     "WINDOW",
     "run_session",
     "run_seeds",
+    "run_policies",
     "summarize_runs",
     "headline",
     "noise_sweep",
@@ -94,6 +99,10 @@ class DecayPolicy:
         assert delay is not None  # S0 is finite, so the delay is too
         return delay
 
+    def eviction_delays(self, max_recalls: int) -> tuple[int | None, ...]:
+        """Eviction delay after ``0 .. max_recalls`` recalls (:func:`~forgetting.decay.batch.decay_delays`)."""
+        return batch.decay_delays(self.eviction_threshold, self.baseline_stability, max_recalls)
+
 
 @dataclass(frozen=True)
 class WindowPolicy:
@@ -122,6 +131,10 @@ class WindowPolicy:
         """Turns after its last touch at which an unreinforced item is evicted."""
         return window_eviction_delay(self.window_size)
 
+    def eviction_delays(self, max_recalls: int) -> tuple[int | None, ...]:
+        """Eviction delay after ``0 .. max_recalls`` recalls (:func:`~forgetting.decay.batch.window_delays`)."""
+        return batch.window_delays(self.window_size, max_recalls)
+
 
 Policy = DecayPolicy | WindowPolicy
 """An eviction policy: the engine it builds and the name it carries in tables."""
@@ -138,11 +151,28 @@ def run_session(policy: Policy, config: SessionConfig) -> dict[str, Any]:
     return {"seed": config.seed, **metrics.session_summary(trace)}
 
 
+def run_policies(
+    policies: Sequence[Policy], config: SessionConfig, n_seeds: int
+) -> list[list[dict[str, Any]]]:
+    """:func:`run_seeds` of each policy, on sessions generated once for all of them.
+
+    Each policy's list equals ``[run_session(policy, config.replace(seed=s)) for s in
+    range(n_seeds)]`` exactly (the batch simulator is tested against the event engine).
+    """
+    runs: list[list[dict[str, Any]]] = [[] for _ in policies]
+    delays = [policy.eviction_delays(config.recalls_per_foundational) for policy in policies]
+    label = policies[0].label if len(policies) == 1 else f"{len(policies)} policies"
+    for seeds, recall_turns in batch.seed_batches(config, n_seeds, f"{label}, {n_seeds} seeds"):
+        for rows, policy_delays in zip(runs, delays, strict=True):
+            rows.extend(
+                batch.session_summaries(batch.replay_batch(policy_delays, config, recall_turns, seeds))
+            )
+    return runs
+
+
 def run_seeds(policy: Policy, config: SessionConfig, n_seeds: int) -> list[dict[str, Any]]:
-    """:func:`run_session` for seeds ``0..n_seeds-1`` of ``config``."""
-    require_int("n_seeds", n_seeds, minimum=1)
-    seeds = progress(range(n_seeds), f"{policy.label}, {n_seeds} seeds")
-    return [run_session(policy, config.replace(seed=seed)) for seed in seeds]
+    """:func:`run_session` for seeds ``0..n_seeds-1`` of ``config`` (computed in batches)."""
+    return run_policies([policy], config, n_seeds)[0]
 
 
 def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
@@ -199,8 +229,10 @@ def sensitivity_sweep(
     The decay result depends only on theta and the window result only on W, so each
     is simulated once per value and paired on the grid.
     """
-    decay = {t: summarize_runs(run_seeds(DecayPolicy(t), config, n_seeds)) for t in thresholds}
-    window = {w: summarize_runs(run_seeds(WindowPolicy(w), config, n_seeds)) for w in windows}
+    policies: list[Policy] = [*map(DecayPolicy, thresholds), *map(WindowPolicy, windows)]
+    summaries = [summarize_runs(runs) for runs in run_policies(policies, config, n_seeds)]
+    decay = dict(zip(thresholds, summaries[: len(thresholds)], strict=True))
+    window = dict(zip(windows, summaries[len(thresholds) :], strict=True))
     return [
         {
             "threshold": t,
@@ -337,24 +369,15 @@ def recall_outcomes(config: SessionConfig, n_seeds: int, policy: Policy) -> list
     recall and were still lost by the last turn (``first_lost``), out of ``scheduled``
     facts that passed every recall.
     """
-    require_int("n_seeds", n_seeds, minimum=1)
-    rows: dict[int, dict[str, int]] = {}
-    after = {"recall": 0, "scheduled": 0, "found": 0, "first_lost": 0}
-    for seed in range(n_seeds):
-        trace = simulate(policy.engine(), generate_session(config.replace(seed=seed)))
-        for fid in trace.foundational_ids:
-            found = [ok for _, mem_id, ok in trace.recalls if mem_id == fid]
-            for k, ok in enumerate(found, 1):
-                row = rows.setdefault(k, {"recall": k, "scheduled": 0, "found": 0, "first_lost": 0})
-                row["scheduled"] += 1
-                row["found"] += ok
-                row["first_lost"] += not ok and all(found[: k - 1])
-            if all(found):
-                after["scheduled"] += 1
-                kept = trace.is_present_after(fid, trace.session_length)
-                after["found"] += kept
-                after["first_lost"] += not kept
-    return [rows[k] for k in sorted(rows)] + [after]
+    totals: dict[int, dict[str, int]] = {}
+    delays = policy.eviction_delays(config.recalls_per_foundational)
+    for seeds, recall_turns in batch.seed_batches(config, n_seeds, f"{policy.label}, {n_seeds} seeds"):
+        replay = batch.replay_batch(delays, config, recall_turns, seeds)
+        for row in batch.recall_outcome_rows(replay):
+            total = totals.setdefault(row["recall"], dict.fromkeys(row, 0))
+            for key, value in row.items():
+                total[key] = row["recall"] if key == "recall" else total[key] + value
+    return [totals[k] for k in sorted(totals) if k] + [totals[0]]
 
 
 def earliest_losing_first_offset(

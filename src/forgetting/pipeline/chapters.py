@@ -202,6 +202,12 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
            _THETA_LOW, _THETA_HIGH, quick=[0.05, 0.2, 0.8], help="theta values of the frontier"),
         _p("frontier_windows", [1, 5, 10, 15, 20, 30, 45, 60, 75, 90, 100, 110, 120, 130, 140, 150], "int-list",
            1, 10_000, quick=[5, 15, 120], help="W values of the frontier"),
+        _p("fine_n_seeds", 10_000, "int", 2, 1_000_000, quick=30,
+           help="seeds of the fine grid and frontier with 95% intervals"),
+        _p("fine_theta_step", 0.01, "float", _THETA_LOW, 0.5, quick=0.2,
+           help="theta spacing of the fine grid: theta = step, 2 step, ... below 1"),
+        _p("fine_window_step", 1, "int", 1, 10_000, quick=30,
+           help="W spacing of the fine grid: W = 1, 1 + step, ... up to the session length"),
     )),
     ChapterSpec("decay-trace", "One session, step by step", (
         _p("seed", 0, "int", 0, 2**63 - 1),

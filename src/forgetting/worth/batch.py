@@ -28,6 +28,8 @@ __all__ = [
     "IntArray",
     "BoolArray",
     "validate_batch",
+    "UNIT_COUNT_LIMIT",
+    "counts_are_exact",
     "add_episodes",
     "update_batch",
     "WorthArrays",
@@ -79,9 +81,9 @@ def validate_batch(
             problems.append(
                 f"retrieved_idx must be in [0, {n_memories}), got values in [{index.min()}, {index.max()}]"
             )
-        ordered = np.sort(index, axis=1)
-        repeated = np.flatnonzero(np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))
-        if repeated.size:
+        if _has_repeat_in_a_row(index):
+            ordered = np.sort(index, axis=1)
+            repeated = np.flatnonzero(np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))
             problems.append(
                 f"retrieved_idx must not repeat an id within an episode, episodes {repeated[:10].tolist()} do"
             )
@@ -106,6 +108,55 @@ def validate_batch(
     return index, outcome, weight
 
 
+UNIT_COUNT_LIMIT = 2**53
+"""Below this, adding ``c`` unit weights at once equals adding ``1.0`` ``c`` times (exact integers)."""
+
+
+def counts_are_exact(successes: FloatArray, failures: FloatArray, n_updates: int) -> bool:
+    """Whether unit weights may be added as integer counts, bit for bit like one at a time.
+
+    True when every counter is a non-negative integer value (no ``-0.0``: ``-0.0 + 0`` would
+    flip its sign) and stays below :data:`UNIT_COUNT_LIMIT` after ``n_updates`` more units.
+    """
+    for counter in (successes, failures):
+        if counter.size == 0:
+            continue
+        if np.signbit(counter).any() or not np.array_equal(counter, np.trunc(counter)):
+            return False
+        if counter.max() + n_updates >= UNIT_COUNT_LIMIT:
+            return False
+    return True
+
+
+def _add_unit_counts(
+    successes: FloatArray, failures: FloatArray, index: IntArray, outcomes: BoolArray
+) -> None:
+    """Add weight 1.0 per retrieval as integer counts (precondition: :func:`counts_are_exact`)."""
+    n_memories = successes.size
+    # np.compress selects whole rows, several times faster than boolean indexing
+    successes += np.bincount(np.compress(outcomes, index, axis=0).ravel(), minlength=n_memories)
+    failures += np.bincount(np.compress(~outcomes, index, axis=0).ravel(), minlength=n_memories)
+
+
+PAIRWISE_MAX_K = 16
+"""Up to this many ids per episode, repeats are found by comparing columns pairwise (no sort)."""
+
+
+def _has_repeat_in_a_row(index: IntArray) -> bool:
+    """Whether some row of a 2-d int array holds an id twice.
+
+    For small ``k`` the ``k (k - 1) / 2`` column comparisons on contiguous columns are cheaper
+    than sorting every row; beyond :data:`PAIRWISE_MAX_K`, rows are sorted.
+    """
+    k = index.shape[1]
+    if k > PAIRWISE_MAX_K:
+        ordered = np.sort(index, axis=1)
+        return bool((ordered[:, 1:] == ordered[:, :-1]).any())
+    small = np.int32 if index.size and index.min() >= -(2**31) and index.max() < 2**31 else index.dtype
+    columns = np.ascontiguousarray(index.T, dtype=small)
+    return any(bool((columns[j + 1 :] == columns[j]).any()) for j in range(k - 1))
+
+
 def add_episodes(
     successes: FloatArray,
     failures: FloatArray,
@@ -120,7 +171,15 @@ def add_episodes(
     order then column order. Callers guarantee what :func:`validate_batch` checks (distinct
     in-range ids per row, bool outcomes, distinct float64 counter arrays); simulations that
     build their own valid blocks call this directly to skip the checks.
+
+    Unit weights on integer-valued counters (:func:`counts_are_exact`) are added as counts
+    from ``np.bincount``: every partial sum is an exact integer, so the result is the same
+    bit for bit as one addition at a time, at the speed of a counting pass. Anything else
+    goes through ``np.add.at``, which adds one by one in that order.
     """
+    if weights is None and counts_are_exact(successes, failures, retrieved_idx.size):
+        _add_unit_counts(successes, failures, retrieved_idx, outcomes)
+        return
     if weights is None:
         weights = np.ones(retrieved_idx.shape)
     # Row-major ravel keeps episode order, then retrieval order: np.add.at applies the
@@ -199,6 +258,7 @@ class WorthArrays:
         self.successes_: FloatArray = np.zeros(self.n_memories)
         self.failures_: FloatArray = np.zeros(self.n_memories)
         self.n_episodes_ = 0
+        self._units = 0  # unit weights added so far; -1 once a weighted block made counters non-integral
         return self
 
     def update_batch(
@@ -208,7 +268,14 @@ class WorthArrays:
         index, outcome, weight = validate_batch(
             self.successes_, self.failures_, retrieved_idx, outcomes, weights
         )
-        add_episodes(self.successes_, self.failures_, index, outcome, weight)
+        units = self._units + index.size
+        if weight is None and self._units >= 0 and units < UNIT_COUNT_LIMIT:
+            # counters hold integer counts only: skip counts_are_exact's pass over them
+            _add_unit_counts(self.successes_, self.failures_, index, outcome)
+            self._units = units
+        else:
+            add_episodes(self.successes_, self.failures_, index, outcome, weight)
+            self._units = -1
         self.n_episodes_ += index.shape[0]
         return self
 
