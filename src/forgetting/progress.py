@@ -12,12 +12,13 @@ from typing import Any
 PROGRESS_ENV = "FORGETTING_PROGRESS_TTY"
 
 
-def progress(iterable: Iterable[Any], label: str) -> Iterable[Any]:
+def progress(iterable: Iterable[Any], label: str, total: int | None = None) -> Iterable[Any]:
     """A tqdm bar (seeds done / total, rate, ETA) on the user's terminal, else the plain iterable.
 
     A chapter kernel's own stderr is captured by Jupyter, so the pipeline names the user's
     terminal in ``FORGETTING_PROGRESS_TTY`` when it runs in one; outside the pipeline the bar
-    goes to stderr when that is a terminal. Progress never changes results.
+    goes to stderr when that is a terminal. ``total`` is the number of items when the iterable
+    has no ``len`` (a generator of results arriving from workers). Progress never changes results.
     """
     terminal = os.environ.get(PROGRESS_ENV)
     if not terminal and not sys.stderr.isatty():
@@ -28,5 +29,5 @@ def progress(iterable: Iterable[Any], label: str) -> Iterable[Any]:
         stream = open(terminal, "w", encoding="utf-8") if terminal else sys.stderr  # noqa: SIM115
     except OSError:
         return iterable
-    bar: Iterable[Any] = tqdm(iterable, desc=label, leave=False, file=stream, mininterval=0.5)
+    bar: Iterable[Any] = tqdm(iterable, desc=label, total=total, leave=False, file=stream, mininterval=0.5)
     return bar

@@ -8,6 +8,7 @@ a fixed order, ready for a table or a CSV.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from typing import Any, ClassVar
 
 from .. import stats
 from .._validate import require_int
-from ..progress import progress
+from ..executor import Executor, each_seed, map_seeds
 from . import metrics
 from .curves import (
     DEFAULT_BASELINE_STABILITY,
@@ -138,11 +139,20 @@ def run_session(policy: Policy, config: SessionConfig) -> dict[str, Any]:
     return {"seed": config.seed, **metrics.session_summary(trace)}
 
 
-def run_seeds(policy: Policy, config: SessionConfig, n_seeds: int) -> list[dict[str, Any]]:
-    """:func:`run_session` for seeds ``0..n_seeds-1`` of ``config``."""
+def _run_seed(policy: Policy, config: SessionConfig, seed: int) -> dict[str, Any]:
+    return run_session(policy, config.replace(seed=seed))
+
+
+def run_seeds(
+    policy: Policy, config: SessionConfig, n_seeds: int, executor: Executor | None = None
+) -> list[dict[str, Any]]:
+    """:func:`run_session` for seeds ``0..n_seeds-1`` of ``config``, in seed order.
+
+    ``executor`` (default: this process) runs chunks of seeds; the rows do not depend on it.
+    """
     require_int("n_seeds", n_seeds, minimum=1)
-    seeds = progress(range(n_seeds), f"{policy.label}, {n_seeds} seeds")
-    return [run_session(policy, config.replace(seed=seed)) for seed in seeds]
+    chunk = each_seed(functools.partial(_run_seed, policy, config))
+    return map_seeds(chunk, range(n_seeds), executor, label=f"{policy.label}, {n_seeds} seeds")
 
 
 def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
@@ -164,10 +174,13 @@ def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 
 def headline(
-    config: SessionConfig, n_seeds: int, policies: Sequence[Policy] = (DECAY, WINDOW)
+    config: SessionConfig,
+    n_seeds: int,
+    policies: Sequence[Policy] = (DECAY, WINDOW),
+    executor: Executor | None = None,
 ) -> list[dict[str, Any]]:
-    """One summary row per policy over ``n_seeds`` sessions of ``config``."""
-    return [{"policy": p.label, **summarize_runs(run_seeds(p, config, n_seeds))} for p in policies]
+    """One summary row per policy over ``n_seeds`` sessions of ``config`` (run by ``executor``)."""
+    return [{"policy": p.label, **summarize_runs(run_seeds(p, config, n_seeds, executor))} for p in policies]
 
 
 def noise_sweep(

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..executor import Executor
 from ..hashing import digest
 from .policies import POLICIES, GovernanceRun, run_governance_seeds
 from .world import GovernanceWorld
@@ -104,18 +105,28 @@ def policy_table(runs: Mapping[str, Sequence[GovernanceRun]], world: GovernanceW
 
 
 def co_retrieval_sweep(
-    world: GovernanceWorld, values: Sequence[float], n_seeds: int, base_seed: int = 0, **rules: float
+    world: GovernanceWorld,
+    values: Sequence[float],
+    n_seeds: int,
+    base_seed: int = 0,
+    executor: Executor | None = None,
+    **rules: float,
 ) -> list[dict[str, Any]]:
     """``decay`` and ``combined`` on the same sessions at each ``co_retrieval`` in ``values``.
 
     One row per value and policy (in that order): ``co_retrieval``, ``policy`` (its label) and
     :func:`summarize_governance`. ``rules`` are the keyword rules of
-    :func:`~forgetting.governance.policies.run_governance`.
+    :func:`~forgetting.governance.policies.run_governance`; ``executor`` runs the seeds.
     """
     rows = []
     for value in values:
         runs = run_governance_seeds(
-            replace(world, co_retrieval=value), n_seeds, base_seed, policies=("decay", "combined"), **rules
+            replace(world, co_retrieval=value),
+            n_seeds,
+            base_seed,
+            policies=("decay", "combined"),
+            executor=executor,
+            **rules,
         )
         for p in ("decay", "combined"):
             rows.append({"co_retrieval": value, "policy": POLICY_LABELS[p], **summarize_governance(runs[p])})
