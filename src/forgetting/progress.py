@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
 
 #: Environment variable naming the terminal a chapter kernel may draw progress bars on (set by
 #: the pipeline, which runs chapters in kernels whose own stderr Jupyter captures).
@@ -23,11 +23,22 @@ def progress(iterable: Iterable[Any], label: str, total: int | None = None) -> I
     terminal = os.environ.get(PROGRESS_ENV)
     if not terminal and not sys.stderr.isatty():
         return iterable
-    from tqdm import tqdm
-
     try:
         stream = open(terminal, "w", encoding="utf-8") if terminal else sys.stderr  # noqa: SIM115
     except OSError:
         return iterable
-    bar: Iterable[Any] = tqdm(iterable, desc=label, total=total, leave=False, file=stream, mininterval=0.5)
-    return bar
+    return _drawn(iterable, label, total, stream, close=bool(terminal))
+
+
+def _drawn(
+    iterable: Iterable[Any], label: str, total: int | None, stream: TextIO, close: bool
+) -> Iterator[Any]:
+    """The items of ``iterable`` with the bar drawn on ``stream``, closed (if ours) when done."""
+    from tqdm import tqdm
+
+    try:
+        with tqdm(iterable, desc=label, total=total, leave=False, file=stream, mininterval=0.5) as bar:
+            yield from bar
+    finally:
+        if close:
+            stream.close()

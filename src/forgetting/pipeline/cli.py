@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from .. import pipeline
+from .._validate import int_problem, raise_problems
 from ..executor import executor_spec, require_scheduler_reachable
 from ..safeio import is_disk_full
 from . import pdf, publish
@@ -239,6 +240,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             else f"{args.branch} of {args.remote} already holds this site ({done.commit[:12]}): nothing pushed"
         )
         return 0
+    raise_problems([int_problem("jobs", args.jobs, minimum=1)])
     if not args.no_execute:
         runs = pipeline.run_all(
             root,

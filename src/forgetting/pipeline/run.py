@@ -25,6 +25,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -231,8 +232,9 @@ def _finish(root: Path, run: ChapterRun, publish: bool) -> None:
 def _run_parallel(
     root: Path, names: list[str], quick: bool, publish: bool, echo: Callable[[str], Any], jobs: int
 ) -> list[ChapterRun]:
-    """:func:`run_all` with ``jobs`` chapter processes; the first failure is raised once the
-    chapters already running have finished (their results are kept), the others never start."""
+    """:func:`run_all` with ``jobs`` chapter processes. A failing chapter is raised once the
+    chapters already running have finished (their results are kept); the others never start.
+    Ctrl-C stops every chapter process and leaves no run folder behind."""
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
@@ -240,7 +242,7 @@ def _run_parallel(
     runs: dict[str, ChapterRun] = {}
     failure: BaseException | None = None
     context = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_leave_interrupts_to_parent)
     futures: dict[Future[ChapterRun], str] = {}
     try:
         futures = {pool.submit(run_chapter, root, name, None, quick): name for name in names}
@@ -258,14 +260,32 @@ def _run_parallel(
             runs[run.name] = run
             echo(f"[{len(runs)}/{len(names)}] {run.name} done in {run.seconds:.1f} s")
     except BaseException:
-        for other in futures:
-            other.cancel()
+        _stop(root, pool, list(futures))
         raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    pool.shutdown(wait=True)
     if failure is not None:
         raise failure
     return [runs[name] for name in names]
+
+
+def _leave_interrupts_to_parent() -> None:
+    """In a chapter process: Ctrl-C is the parent's to handle (it stops every chapter)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(root: Path, pool: Any, futures: list[Any]) -> None:
+    """Stop a parallel build: cancel what has not started, end the chapter processes (their
+    kernels exit when their parent is gone), then remove every run folder they leave."""
+    for future in futures:
+        future.cancel()
+    processes = getattr(pool, "_processes", None) or {}  # no public way to stop a running call
+    for process in list(processes.values()):
+        process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
+    for future in futures:
+        if future.done() and not future.cancelled() and future.exception() is None:
+            future.result().discard()
+    remove_orphans(root)
 
 
 def timing_table(runs: Iterable[ChapterRun], status: Mapping[str, str] | None = None) -> str:
