@@ -22,10 +22,39 @@ def copy_book(target: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory):
-    """Every chapter executed at quick parameters, then ``jupyter-book build -W -n``."""
+    """Every chapter executed at quick parameters, two at a time (the parallel build), then
+    ``jupyter-book build -W -n``."""
     from forgetting import pipeline
 
     root = copy_book(tmp_path_factory.mktemp("book"))
-    runs = pipeline.run_all(root, quick=True, publish=True)
+    runs = pipeline.run_all(root, quick=True, publish=True, jobs=2)
     pipeline.build_site(root)
     return root, runs
+
+
+@pytest.fixture(scope="session")
+def local_cluster():
+    """The address of a real ``dask.distributed.LocalCluster`` on this machine: two worker
+    processes of one thread each, no dashboard; started within 120 s or the test fails."""
+    import signal
+
+    from distributed import LocalCluster
+
+    def too_slow(signum, frame):
+        raise TimeoutError("the LocalCluster did not start within 120 s")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(120)
+    try:
+        cluster = LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            scheduler_kwargs={"dashboard": False},
+            silence_logs=40,
+        )
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    with cluster:
+        yield cluster.scheduler_address

@@ -19,6 +19,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
             ["--sizes", "100", "--episodes", "100", "--scalar-episodes", "100", "--repeats", "1"],
         ),
         ("bench_encoder.py", ["-n", "4", "-b", "2", "-r", "1", "--no-reference", "--no-startup"]),
+        ("bench_sweep.py", ["--seeds", "4", "--workers", "2", "--cluster-workers", "1"]),
     ],
 )
 def test_benchmark_script_runs(script, args):

@@ -138,6 +138,92 @@ def test_custom_runs_write_only_where_the_user_says(tmp_path):
     assert snapshot(root) == published and not (root / "_executed" / "site").exists()
 
 
+def site_files(root):
+    """The site's figures and, per executed chapter, its glued values (the rest of an executed
+    notebook differs between any two runs: run folders, object addresses, random table ids)."""
+    site = root / "_executed" / "site"
+    files = {f.name: f.read_bytes() for f in sorted((site / "figures").glob("*"))}
+    for path in sorted(site.glob("*.ipynb")):
+        outputs = [o for cell in nbformat.read(path, as_version=4).cells for o in cell.get("outputs", [])]
+        files[path.name] = [
+            {k: v for k, v in o.get("data", {}).items() if k.startswith("application/papermill.record")}
+            for o in outputs
+        ]
+    return files
+
+
+def test_a_parallel_build_gives_the_files_of_a_sequential_one(tmp_path):
+    names = ["decay-retention", "decay-trace", "decay-headline"]
+    (tmp_path / "one").mkdir(), (tmp_path / "two").mkdir()
+    sequential, parallel = copy_book(tmp_path / "one"), copy_book(tmp_path / "two")
+    for root in (sequential, parallel):  # publish from scratch, so every file is written anew
+        for name in names:
+            for path in pipeline.published_files(results_dir(root), name):
+                path.unlink()
+    lines = []
+    one = pipeline.run_all(sequential, names, publish=True, echo=lambda s: None)
+    two = pipeline.run_all(parallel, names, publish=True, echo=lines.append, jobs=2)
+    assert [r.name for r in one] == [r.name for r in two] == names
+    assert snapshot(sequential) == snapshot(parallel)
+    results = {k: v for k, v in snapshot(parallel).items() if k.startswith("data/")}
+    assert results == {k: v for k, v in snapshot(ROOT).items() if k.startswith("data/")}  # as committed
+    assert site_files(sequential) == site_files(parallel)
+    assert lines[0] == "running 3 chapters, 2 at a time ..." and len(lines) == 4
+    assert all(line.startswith(f"[{i}/3] ") for i, line in enumerate(lines[1:], 1))
+    assert not list(runs_dir(parallel).iterdir())
+
+
+def test_a_failing_chapter_fails_a_parallel_build_in_one_line(tmp_path):
+    root = copy_book(tmp_path)
+    published = snapshot(root)
+    source = root / "book" / "decay-retention.ipynb"
+    notebook = nbformat.read(source, as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell("raise RuntimeError('a chapter that breaks')"))
+    nbformat.write(notebook, source)
+    with pytest.raises(pipeline.ChapterFailed, match="RuntimeError: a chapter that breaks"):
+        pipeline.run_all(root, ["decay-retention", "decay-trace"], publish=True, echo=lambda s: None, jobs=2)
+    results = {k: v for k, v in snapshot(root).items() if k.startswith("data/")}
+    assert results == published  # decay-trace, if it finished, published the files it had
+    assert not list(runs_dir(root).iterdir())
+
+
+def test_workers_give_the_published_files_and_a_cluster_the_in_process_ones(tmp_path, local_cluster):
+    """``--workers 2`` at published parameters reproduces the published files byte for byte; a
+    Dask LocalCluster gives the files of an in-process run (quick, for time)."""
+    root = copy_book(tmp_path)
+    done = subprocess.run(
+        [FORGETTING, "run", "decay-headline", "--workers", "2"], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "identical to the published files" in done.stdout
+    for name in ("beyond-governance", "mw-exp1"):
+        runs = [pipeline.run_chapter(root, name, quick=True, executor=e) for e in (None, local_cluster)]
+        try:
+            local, distributed = ([(f.name, f.read_bytes()) for f in run.results] for run in runs)
+            assert local == distributed and local, name
+        finally:
+            for run in runs:
+                run.discard()
+
+
+def test_ctrl_c_stops_a_parallel_build_and_leaves_no_run_folder(tmp_path):
+    root = copy_book(tmp_path)
+    published = snapshot(root)
+    process, folder = start_and_wait_for_kernel(root, "build", "--jobs", "2")
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, (out, err)
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == (
+        "forgetting: error: interrupted; nothing was published and no run folder was left behind"
+    )
+    assert not list(runs_dir(root).iterdir()) and snapshot(root) == published
+    for _ in range(100):  # kernels poll their parent and exit when it is gone
+        if not kernels_of(runs_dir(root)):
+            break
+        time.sleep(0.1)
+    assert kernels_of(runs_dir(root)) == [] and not folder.exists()
+
+
 def kernels_of(folder):
     """Processes whose environment names ``folder`` as their run folder (chapter kernels)."""
     found = []

@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import shlex
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -160,6 +161,45 @@ def test_unknown_and_bad_parameters_fail_before_any_kernel(monkeypatch, capsys):
         assert message in err and err.count("\n") == 1, (argv, err)
     assert cli.main(["run", "decay-sweeps", "-p", "noise_levels", "[1, 5]"]) == 2
     assert "-y 'noise_levels: [...]'" in capsys.readouterr().err
+
+
+def test_bad_workers_and_scheduler_fail_before_any_kernel(monkeypatch, capsys):
+    import papermill
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("kernel started"))
+    monkeypatch.chdir(ROOT)
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        closed = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+    for argv, message in [
+        (["--workers", "0"], "workers must be an int >= 1, got 0"),
+        (["--workers", "two"], "workers must be an int >= 1, got 'two'"),
+        (["--workers", "-3"], "workers must be an int >= 1, got -3"),
+        (["--scheduler", "localhost:8786"], "scheduler must be a Dask scheduler address tcp://HOST:PORT"),
+        (["--scheduler", "tcp://localhost:99999"], "got 'tcp://localhost:99999'"),
+        (["--scheduler", closed], f"scheduler '{closed}' does not answer"),
+    ]:
+        assert cli.main(["run", "decay-headline", *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, (argv, err)
+    with pytest.raises(SystemExit, match="2"):  # argparse: the two options exclude each other
+        cli.main(["run", "decay-headline", "--workers", "2", "--scheduler", "tcp://h:8786"])
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_bad_jobs_fail_before_any_kernel(monkeypatch, capsys):
+    import papermill
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("kernel started"))
+    monkeypatch.chdir(ROOT)
+    for value, shown in [("0", "0"), ("many", "'many'")]:
+        assert cli.main(["build", "--quick", "--jobs", value]) == 2
+        err = capsys.readouterr().err
+        assert f"jobs must be an int >= 1, got {shown}" in err and err.count("\n") == 1
+    with pytest.raises(ValueError, match="jobs must be an int >= 1, got True"):
+        pipeline.run_all(ROOT, ["decay-retention"], jobs=True)
+    with pytest.raises(ValueError, match="executor must be a number of workers >= 1 or"):
+        pipeline.run_chapter(ROOT, "decay-retention", executor="lots")
 
 
 def test_outside_the_repository_is_one_line(tmp_path, monkeypatch, capsys):

@@ -48,6 +48,7 @@ __all__ = [
     "window_delays",
     "recall_turn_array",
     "BATCH_CELLS",
+    "block_size",
     "seed_batches",
     "BatchReplay",
     "replay_batch",
@@ -154,13 +155,17 @@ BATCH_CELLS = 1 << 20
 """Recall slots (sessions x facts x recalls) simulated per batch: bounds memory, not results."""
 
 
+def block_size(config: SessionConfig) -> int:
+    """Sessions per block so that a block holds at most :data:`BATCH_CELLS` recall slots."""
+    return max(1, BATCH_CELLS // max(1, config.num_foundational * config.recalls_per_foundational))
+
+
 def seed_batches(config: SessionConfig, n_seeds: int, label: str) -> Iterator[tuple[list[int], IntArray]]:
-    """Seeds ``0..n_seeds-1`` in blocks of at most :data:`BATCH_CELLS` recall slots, with their
-    sessions' recall turns (:func:`~forgetting.decay.recall_turn_array`); a progress bar
-    labelled ``label`` counts the seeds."""
+    """Seeds ``0..n_seeds-1`` in blocks of :func:`block_size` sessions, with their sessions' recall
+    turns (:func:`~forgetting.decay.recall_turn_array`); a progress bar labelled ``label`` counts
+    the seeds."""
     require_int("n_seeds", n_seeds, minimum=1)
-    slots = max(1, config.num_foundational * config.recalls_per_foundational)
-    size = max(1, BATCH_CELLS // slots)
+    size = block_size(config)
     seeds = iter(progress(range(n_seeds), label))
     while block := list(itertools.islice(seeds, size)):
         yield block, recall_turn_array(config, block)

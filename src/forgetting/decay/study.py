@@ -13,6 +13,7 @@ share one generation of the sessions.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any, ClassVar
 
 from .. import stats
 from .._validate import require_int
+from ..executor import Executor, map_seeds
 from . import batch, metrics
 from .curves import (
     DEFAULT_BASELINE_STABILITY,
@@ -151,28 +153,44 @@ def run_session(policy: Policy, config: SessionConfig) -> dict[str, Any]:
     return {"seed": config.seed, **metrics.session_summary(trace)}
 
 
+def _policies_chunk(
+    policies: tuple[Policy, ...], config: SessionConfig, seeds: Sequence[int]
+) -> list[tuple[dict[str, Any], ...]]:
+    """Per seed of ``seeds``, one :func:`run_session` row per policy, from the batch simulator
+    (sessions generated once, in blocks of at most :data:`~forgetting.decay.batch.BATCH_CELLS`)."""
+    delays = [policy.eviction_delays(config.recalls_per_foundational) for policy in policies]
+    per_policy: list[list[dict[str, Any]]] = [[] for _ in policies]
+    size = batch.block_size(config)
+    for start in range(0, len(seeds), size):
+        block = list(seeds[start : start + size])
+        recall_turns = batch.recall_turn_array(config, block)
+        for rows, policy_delays in zip(per_policy, delays, strict=True):
+            rows.extend(batch.session_summaries(batch.replay_batch(policy_delays, config, recall_turns, block)))
+    return list(zip(*per_policy, strict=True))
+
+
 def run_policies(
-    policies: Sequence[Policy], config: SessionConfig, n_seeds: int
+    policies: Sequence[Policy], config: SessionConfig, n_seeds: int, executor: Executor | None = None
 ) -> list[list[dict[str, Any]]]:
     """:func:`run_seeds` of each policy, on sessions generated once for all of them.
 
     Each policy's list equals ``[run_session(policy, config.replace(seed=s)) for s in
     range(n_seeds)]`` exactly (the batch simulator is tested against the event engine).
+    ``executor`` (default: this process) runs chunks of seeds; the rows do not depend on it.
     """
-    runs: list[list[dict[str, Any]]] = [[] for _ in policies]
-    delays = [policy.eviction_delays(config.recalls_per_foundational) for policy in policies]
+    require_int("n_seeds", n_seeds, minimum=1)
     label = policies[0].label if len(policies) == 1 else f"{len(policies)} policies"
-    for seeds, recall_turns in batch.seed_batches(config, n_seeds, f"{label}, {n_seeds} seeds"):
-        for rows, policy_delays in zip(runs, delays, strict=True):
-            rows.extend(
-                batch.session_summaries(batch.replay_batch(policy_delays, config, recall_turns, seeds))
-            )
-    return runs
+    chunk = functools.partial(_policies_chunk, tuple(policies), config)
+    rows = map_seeds(chunk, range(n_seeds), executor, label=f"{label}, {n_seeds} seeds")
+    return [[row[index] for row in rows] for index in range(len(policies))]
 
 
-def run_seeds(policy: Policy, config: SessionConfig, n_seeds: int) -> list[dict[str, Any]]:
-    """:func:`run_session` for seeds ``0..n_seeds-1`` of ``config`` (computed in batches)."""
-    return run_policies([policy], config, n_seeds)[0]
+def run_seeds(
+    policy: Policy, config: SessionConfig, n_seeds: int, executor: Executor | None = None
+) -> list[dict[str, Any]]:
+    """:func:`run_session` for seeds ``0..n_seeds-1`` of ``config``, in seed order (computed in
+    batches; ``executor`` runs chunks of seeds, and the rows do not depend on it)."""
+    return run_policies([policy], config, n_seeds, executor)[0]
 
 
 def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
@@ -194,10 +212,13 @@ def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 
 def headline(
-    config: SessionConfig, n_seeds: int, policies: Sequence[Policy] = (DECAY, WINDOW)
+    config: SessionConfig,
+    n_seeds: int,
+    policies: Sequence[Policy] = (DECAY, WINDOW),
+    executor: Executor | None = None,
 ) -> list[dict[str, Any]]:
-    """One summary row per policy over ``n_seeds`` sessions of ``config``."""
-    return [{"policy": p.label, **summarize_runs(run_seeds(p, config, n_seeds))} for p in policies]
+    """One summary row per policy over ``n_seeds`` sessions of ``config`` (run by ``executor``)."""
+    return [{"policy": p.label, **summarize_runs(run_seeds(p, config, n_seeds, executor))} for p in policies]
 
 
 def noise_sweep(

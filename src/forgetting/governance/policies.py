@@ -13,6 +13,7 @@ set.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ import numpy as np
 
 from .._validate import raise_problems, real_problem, require_int
 from ..decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
+from ..executor import Executor, each_seed, map_seeds
 from ..worth import (
     DEFAULT_LOW_THRESHOLD,
     DEFAULT_MIN_EVIDENCE,
@@ -330,15 +332,25 @@ def run_governance_seeds(
     min_evidence: float = DEFAULT_MIN_EVIDENCE,
     low_threshold: float = DEFAULT_LOW_THRESHOLD,
     policies: Sequence[str] = POLICIES,
+    executor: Executor | None = None,
 ) -> dict[str, list[GovernanceRun]]:
     """Every policy in ``policies`` on the sessions of seeds ``base_seed .. base_seed + n_seeds - 1``.
 
-    Raises ``ValueError`` unless ``n_seeds >= 1`` and ``base_seed >= 0`` are ints.
+    ``executor`` (default: this process) runs chunks of seeds; the runs, listed in seed
+    order, do not depend on it. Raises ``ValueError`` unless ``n_seeds >= 1`` and
+    ``base_seed >= 0`` are ints.
     """
-    require_int("n_seeds", n_seeds, 1, allow_numpy=True)
-    require_int("base_seed", base_seed, 0, allow_numpy=True)
-    sessions = [generate_governance_session(world, base_seed + k) for k in range(n_seeds)]
-    return {
-        p: [run_governance(s, p, eviction_threshold, min_evidence, low_threshold) for s in sessions]
-        for p in policies
-    }
+    n_seeds = require_int("n_seeds", n_seeds, 1, allow_numpy=True)
+    base_seed = require_int("base_seed", base_seed, 0, allow_numpy=True)
+    rules = (eviction_threshold, min_evidence, low_threshold)
+    chunk = each_seed(functools.partial(_governance_seed, world, tuple(policies), rules))
+    seeds = range(base_seed, base_seed + n_seeds)
+    per_seed = map_seeds(chunk, seeds, executor, label=f"governance, {n_seeds} seeds")
+    return {p: [runs[i] for runs in per_seed] for i, p in enumerate(policies)}
+
+
+def _governance_seed(
+    world: GovernanceWorld, policies: tuple[str, ...], rules: tuple[float, float, float], seed: int
+) -> list[GovernanceRun]:
+    session = generate_governance_session(world, seed)
+    return [run_governance(session, p, *rules) for p in policies]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .._validate import require_int
+from ..executor import Executor
 from ..hashing import digest
 from .intervals import Estimate, mean_estimate, share_estimate
 from .policies import POLICIES, FactState, GovernanceRun, run_governance_seeds
@@ -248,18 +249,29 @@ def same_removals(first: Sequence[GovernanceRun], second: Sequence[GovernanceRun
 
 
 def co_retrieval_sweep(
-    world: GovernanceWorld, values: Sequence[float], n_seeds: int, base_seed: int = 0, **rules: float
+    world: GovernanceWorld,
+    values: Sequence[float],
+    n_seeds: int,
+    base_seed: int = 0,
+    executor: Executor | None = None,
+    **rules: float,
 ) -> dict[float, dict[str, dict[str, Estimate]]]:
     """``decay`` and ``combined`` on the same sessions at each ``co_retrieval`` in ``values``.
 
     ``sweep[value][policy]`` is :func:`summarize_governance` of that policy's runs;
-    ``rules`` are the keyword rules of :func:`~forgetting.governance.policies.run_governance`.
+    ``rules`` are the keyword rules of :func:`~forgetting.governance.policies.run_governance`;
+    ``executor`` runs the seeds (the results do not depend on it).
     """
     require_int("n_seeds", n_seeds, 1, allow_numpy=True)
     sweep = {}
     for value in values:
         runs = run_governance_seeds(
-            replace(world, co_retrieval=value), n_seeds, base_seed, policies=("decay", "combined"), **rules
+            replace(world, co_retrieval=value),
+            n_seeds,
+            base_seed,
+            policies=("decay", "combined"),
+            executor=executor,
+            **rules,
         )
         sweep[value] = {p: summarize_governance(runs[p]) for p in ("decay", "combined")}
     return sweep

@@ -24,6 +24,7 @@ complete run at published parameters there.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import io
 import json
@@ -33,6 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..executor import Executor, executor_from_env
 from ..hashing import digest
 from ..safeio import atomic_write
 from .chapters import ChapterSpec, spec
@@ -105,6 +107,15 @@ class Chapter:
     def published(self) -> bool:
         """True when every parameter has its published (default) value."""
         return self.params == self.spec.defaults
+
+    @functools.cached_property
+    def executor(self) -> Executor:
+        """What runs this chapter's seed sweeps: the choice of ``forgetting run --workers N`` or
+        ``--scheduler ADDRESS`` (handed over in ``FORGETTING_EXECUTOR``), else this process.
+
+        Not a parameter and never recorded: results are identical whatever runs them.
+        """
+        return executor_from_env()
 
     @property
     def command(self) -> str:

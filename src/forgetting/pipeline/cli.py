@@ -1,8 +1,10 @@
 """``forgetting`` command line: run a chapter, verify published results, build the book.
 
     forgetting run decay-headline -p n_seeds 10     # one chapter, custom parameters -> _build/runs/
+    forgetting run decay-headline --workers 2       # its seed sweeps on 2 local processes
+    forgetting run decay-headline --scheduler tcp://HOST:8786   # ... or on a Dask cluster
     forgetting verify [CHAPTER ...] [--update]      # rerun at published parameters, compare (and publish)
-    forgetting build [--quick] [--no-execute]       # execute every chapter, render the site
+    forgetting build [--quick] [--jobs N] [--no-execute]   # execute every chapter, render the site
     forgetting pdf                                  # print the built site into one PDF, offline
     forgetting publish --remote R [--branch B]      # push the built site with ghp-import
 
@@ -16,6 +18,7 @@ traceback): 1 a chapter, build or comparison failed; 2 bad input; 130 interrupte
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -25,6 +28,8 @@ from typing import Any
 import yaml
 
 from .. import pipeline
+from .._validate import int_problem, raise_problems
+from ..executor import executor_spec, require_scheduler_reachable
 from ..safeio import is_disk_full
 from . import pdf, publish
 from .chapters import chapter_names, spec
@@ -133,6 +138,20 @@ def _parser() -> argparse.ArgumentParser:
         help="folder for the executed notebook, results and figures "
         "(default _build/runs/CHAPTER); published files are never touched",
     )
+    where = run.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=_int_or_text,
+        default=None,
+        metavar="N",
+        help="run the chapter's seed sweeps on N local processes (results are identical)",
+    )
+    where.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="run the chapter's seed sweeps on the Dask cluster of this scheduler (results are identical)",
+    )
 
     verify = commands.add_parser("verify", help="rerun chapters at published parameters and compare")
     verify.add_argument("chapters", nargs="*", help="default: every chapter")
@@ -145,6 +164,13 @@ def _parser() -> argparse.ArgumentParser:
     build = commands.add_parser("build", help="execute every chapter, publish, and build the site")
     build.add_argument("--quick", action="store_true", help="smoke-test sizes (never published)")
     build.add_argument("--no-execute", action="store_true", help="only render what was executed")
+    build.add_argument(
+        "--jobs",
+        type=_int_or_text,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="chapters executed at once, each in its own process (default: the number of cores)",
+    )
 
     commands.add_parser(
         "pdf", help="print the built site, in _toc.yml order, to _build/html/forgetting-book.pdf"
@@ -155,6 +181,14 @@ def _parser() -> argparse.ArgumentParser:
     push.add_argument("--remote", required=True, help="a remote of this clone, a URL or a repository path")
     push.add_argument("--branch", default="gh-pages", help="the branch to publish to (default gh-pages)")
     return parser
+
+
+def _int_or_text(text: str) -> int | str:
+    """An option's int, or its text unchanged so that validation names the bad value."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -206,6 +240,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             else f"{args.branch} of {args.remote} already holds this site ({done.commit[:12]}): nothing pushed"
         )
         return 0
+    raise_problems([int_problem("jobs", args.jobs, minimum=1)])
     if not args.no_execute:
         runs = pipeline.run_all(
             root,
@@ -213,6 +248,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             publish=not args.quick,
             echo=lambda text: print(text, flush=True),
             progress=True,
+            jobs=args.jobs,
         )
         print(pipeline.timing_table(runs))
     print(f"site: {pipeline.build_site(root)}")
@@ -221,8 +257,13 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _run(root: Path, args: argparse.Namespace) -> int:
     overrides = parameters(args)
+    executor = executor_spec(args.workers, args.scheduler)  # ValueError before any kernel
+    if args.scheduler is not None:
+        require_scheduler_reachable(args.scheduler)
     output = args.output or default_output_dir(root, args.chapter)
-    run = pipeline.run_chapter(root, args.chapter, overrides, quick=args.quick, progress=True)
+    run = pipeline.run_chapter(
+        root, args.chapter, overrides, quick=args.quick, progress=True, executor=executor
+    )
     problems = pipeline.compare(root, run) if run.published else None
     pipeline.export(run, output)
     print(f"{args.chapter}: executed in {run.seconds:.1f} s -> {output}")

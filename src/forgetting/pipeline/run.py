@@ -7,6 +7,8 @@ else is written while the kernel runs, so concurrent runs cannot mix their files
 
 * :func:`run_chapter` validates the parameters (each alone and the chapter's cross-parameter
   rules) *before* a kernel starts, then executes the chapter into a fresh run folder.
+* :func:`run_all` executes chapters, one after another or ``jobs`` at a time in separate
+  processes (chapters read no other chapter's output; the site is built after all of them).
 * :func:`compare` reports, per published file, ``identical`` or its first differing value.
 * :func:`promote` replaces a chapter's published set -- ``data/results/<chapter>*`` and
   ``figures/<chapter>-*`` -- as a whole, stray files removed, under an exclusive lock, and
@@ -23,6 +25,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -30,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._validate import int_problem, raise_problems
+from ..executor import EXECUTOR_ENV, executor_from_spec
 from ..progress import PROGRESS_ENV
 from .chapters import chapter_names, spec
 from .paths import RUN_DIR_ENV, run_figures, run_results, runs_dir
@@ -118,23 +123,33 @@ def run_chapter(
     overrides: Mapping[str, Any] | None = None,
     quick: bool = False,
     progress: bool = False,
+    executor: str | None = None,
 ) -> ChapterRun:
     """Execute ``book/<name>.ipynb`` into a new private run folder; the caller owns the run.
 
-    ``quick`` applies the chapter's smoke parameters under ``overrides``. Raises
-    ``ValueError`` (bad parameters, before any kernel) or :class:`ChapterFailed`; on any
-    failure, Ctrl-C included, the run folder is removed.
+    ``quick`` applies the chapter's smoke parameters under ``overrides``. ``executor`` names
+    what runs the chapter's seed sweeps (a number of local workers or ``tcp://HOST:PORT``,
+    see :func:`forgetting.executor.executor_from_spec`); the kernel finds it in
+    ``FORGETTING_EXECUTOR`` and the results do not depend on it. Raises ``ValueError`` (bad
+    parameters or executor, before any kernel) or :class:`ChapterFailed`; on any failure,
+    Ctrl-C included, the run folder is removed.
     """
     import papermill
 
     root = Path(root).resolve()  # the kernel runs in book/: every path it gets is absolute
     chapter = spec(name)
     params = chapter.validate({**(chapter.quick if quick else {}), **dict(overrides or {})})
+    if executor is not None:
+        executor_from_spec(executor, "executor")
     remove_orphans(root)
     folder = runs_dir(root) / f"{name}.{os.getpid()}.{secrets.token_hex(6)}"
     folder.mkdir(parents=True)
     start = time.perf_counter()
-    env = {RUN_DIR_ENV: str(folder), PROGRESS_ENV: _terminal() if progress else None}
+    env = {
+        RUN_DIR_ENV: str(folder),
+        PROGRESS_ENV: _terminal() if progress else None,
+        EXECUTOR_ENV: executor,
+    }
     try:
         with _environment(env):
             papermill.execute_notebook(
@@ -179,23 +194,98 @@ def run_all(
     publish: bool = False,
     echo: Callable[[str], Any] = print,
     progress: bool = False,
+    jobs: int = 1,
 ) -> list[ChapterRun]:
-    """Execute chapters in book order; each success is shown in the site and, with
-    ``publish``, a run at published parameters is promoted. The run folders are removed."""
-    runs = []
+    """Execute chapters; each success is shown in the site and, with ``publish``, a run at
+    published parameters is promoted. The run folders are removed; runs return in book order.
+
+    ``jobs > 1`` runs that many chapters at once, each in its own process (its own kernel,
+    run folder and environment), and shows progress as one line per finished chapter (no
+    progress bars: several on one terminal would overwrite each other). The published files
+    are those of a sequential build: every chapter writes only its own run folder, and
+    publishing is serialised by this process under the publishing lock. Raises
+    ``ValueError`` unless ``jobs`` is an int >= 1.
+    """
+    raise_problems([int_problem("jobs", jobs, minimum=1)])
     names = list(names or chapter_names())
+    if jobs > 1 and len(names) > 1:
+        return _run_parallel(root, names, quick, publish, echo, min(jobs, len(names)))
+    runs = []
     for index, name in enumerate(names, 1):
         echo(f"[{index}/{len(names)}] {name} ...")
         run = run_chapter(root, name, quick=quick, progress=progress)
-        try:
-            show_in_site(root, run)
-            if publish and run.published:
-                promote(root, run)
-        finally:
-            run.discard()
+        _finish(root, run, publish)
         echo(f"[{index}/{len(names)}] {name} done in {run.seconds:.1f} s")
         runs.append(run)
     return runs
+
+
+def _finish(root: Path, run: ChapterRun, publish: bool) -> None:
+    try:
+        show_in_site(root, run)
+        if publish and run.published:
+            promote(root, run)
+    finally:
+        run.discard()
+
+
+def _run_parallel(
+    root: Path, names: list[str], quick: bool, publish: bool, echo: Callable[[str], Any], jobs: int
+) -> list[ChapterRun]:
+    """:func:`run_all` with ``jobs`` chapter processes. A failing chapter is raised once the
+    chapters already running have finished (their results are kept); the others never start.
+    Ctrl-C stops every chapter process and leaves no run folder behind."""
+    import multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+
+    echo(f"running {len(names)} chapters, {jobs} at a time ...")
+    runs: dict[str, ChapterRun] = {}
+    failure: BaseException | None = None
+    context = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_leave_interrupts_to_parent)
+    futures: dict[Future[ChapterRun], str] = {}
+    try:
+        futures = {pool.submit(run_chapter, root, name, None, quick): name for name in names}
+        for future in as_completed(futures):
+            if future.cancelled():
+                continue
+            error = future.exception()
+            if error is not None:
+                failure = failure or error
+                for other in futures:
+                    other.cancel()
+                continue
+            run = future.result()
+            _finish(root, run, publish)
+            runs[run.name] = run
+            echo(f"[{len(runs)}/{len(names)}] {run.name} done in {run.seconds:.1f} s")
+    except BaseException:
+        _stop(root, pool, list(futures))
+        raise
+    pool.shutdown(wait=True)
+    if failure is not None:
+        raise failure
+    return [runs[name] for name in names]
+
+
+def _leave_interrupts_to_parent() -> None:
+    """In a chapter process: Ctrl-C is the parent's to handle (it stops every chapter)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(root: Path, pool: Any, futures: list[Any]) -> None:
+    """Stop a parallel build: cancel what has not started, end the chapter processes (their
+    kernels exit when their parent is gone), then remove every run folder they leave."""
+    for future in futures:
+        future.cancel()
+    processes = getattr(pool, "_processes", None) or {}  # no public way to stop a running call
+    for process in list(processes.values()):
+        process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
+    for future in futures:
+        if future.done() and not future.cancelled() and future.exception() is None:
+            future.result().discard()
+    remove_orphans(root)
 
 
 def timing_table(runs: Iterable[ChapterRun], status: Mapping[str, str] | None = None) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..progress import progress
+from ..executor import Executor, each_seed, map_seeds
 from ..worth import LOW_VALUE, add_episodes, memory_worth, worth_class
 from .model import (
     DEFAULT_N_SEEDS,
@@ -259,13 +260,18 @@ def _confound_run(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, ...]:
 
 
 def confound_experiment(
-    world: ConfoundWorld = ConfoundWorld(), n_seeds: int = DEFAULT_N_SEEDS, seed: int = 0
+    world: ConfoundWorld = ConfoundWorld(),
+    n_seeds: int = DEFAULT_N_SEEDS,
+    seed: int = 0,
+    executor: Executor | None = None,
 ) -> ConfoundResult:
-    """Experiment 2: :class:`ConfoundWorld` for ``n_seeds`` seeds, each on its own child stream of ``seed``."""
+    """Experiment 2: :class:`ConfoundWorld` for ``n_seeds`` seeds, each on its own child stream of ``seed``.
+
+    ``executor`` (default: this process) runs chunks of seeds; the result does not depend on it.
+    """
     check_n_seeds(n_seeds)
-    runs = [
-        _confound_run(world, child) for child in progress(seed_streams(seed, n_seeds), f"{n_seeds} seeds")
-    ]
+    chunk = each_seed(functools.partial(_confound_run, world))
+    runs = map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds")
     return ConfoundResult(world, *(np.stack(parts) for parts in zip(*runs)))
 
 

@@ -3,6 +3,7 @@ softmax over the current worth (3)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..progress import progress
+from ..executor import Executor, each_seed, map_seeds
 from ..stats import rho_across_seeds
 from ..worth import WORTH_CLASSES, add_episodes, class_counts, memory_worth
 from .model import (
@@ -171,13 +172,18 @@ def _controlled_run(world: ControlledWorld, seed: Any) -> tuple[npt.NDArray[Any]
 
 
 def controlled_experiment(
-    world: ControlledWorld = ControlledWorld(), n_seeds: int = DEFAULT_N_SEEDS, seed: int = 0
+    world: ControlledWorld = ControlledWorld(),
+    n_seeds: int = DEFAULT_N_SEEDS,
+    seed: int = 0,
+    executor: Executor | None = None,
 ) -> ControlledResult:
-    """Experiment 1: :class:`ControlledWorld` for ``n_seeds`` seeds, each on its own child stream of ``seed``."""
+    """Experiment 1: :class:`ControlledWorld` for ``n_seeds`` seeds, each on its own child stream of ``seed``.
+
+    ``executor`` (default: this process) runs chunks of seeds; the result does not depend on it.
+    """
     check_n_seeds(n_seeds)
-    runs = [
-        _controlled_run(world, child) for child in progress(seed_streams(seed, n_seeds), f"{n_seeds} seeds")
-    ]
+    chunk = each_seed(functools.partial(_controlled_run, world))
+    runs = map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds")
     rho, rhos, taxonomy, utilities, p_plus, worth, evidence = (np.stack(parts) for parts in zip(*runs))
     return ControlledResult(
         world, rho, rhos, np.array(world.checkpoints), taxonomy, utilities, p_plus, worth, evidence

@@ -1,0 +1,180 @@
+"""Executors and map_seeds: the same results, bit for bit, whatever runs the seeds and however
+they are chunked; progress on the terminal; bad input refused before anything runs."""
+
+import functools
+import socket
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from forgetting import executor as ex
+from forgetting import governance, worlds
+from forgetting.decay import study
+from forgetting.decay.sessions import SessionConfig
+from forgetting.hashing import digest
+from forgetting.progress import PROGRESS_ENV
+
+SHORT = SessionConfig(seed=0, session_length=60, noise_per_turn=2)
+
+
+def session_configs(n):
+    return [SHORT.replace(seed=s) for s in range(n)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_seeds=st.integers(0, 40), chunk_size=st.integers(1, 50))
+def test_results_do_not_depend_on_the_chunk_size(n_seeds, chunk_size):
+    configs = session_configs(n_seeds)
+    direct = [study.run_session(study.DECAY, config) for config in configs]  # the plain loop
+    chunk = ex.each_seed(functools.partial(study.run_session, study.DECAY))
+    assert ex.map_seeds(chunk, configs, chunk_size=chunk_size) == direct
+
+
+@given(n=st.integers(0, 300), chunk_size=st.integers(1, 400))
+def test_chunks_are_contiguous_slices_that_join_back(n, chunk_size):
+    parts = ex.chunks(range(n), chunk_size)
+    assert [s for part in parts for s in part] == list(range(n))
+    assert all(isinstance(part, range) for part in parts)
+    assert all(len(part) == chunk_size for part in parts[:-1])
+    assert len(parts) == -(-n // chunk_size)
+
+
+def test_default_chunking_cuts_a_long_range_into_default_chunks():
+    seen = []
+    assert ex.map_seeds(functools.partial(_record, seen), range(1000)) == list(range(1000))
+    assert seen[0] == range(0, 16) and len(seen) == 63 <= ex.DEFAULT_CHUNKS  # ceil(1000 / 64) per chunk
+
+
+def _record(seen, chunk):
+    seen.append(chunk)
+    return list(chunk)
+
+
+def test_every_executor_satisfies_the_protocol():
+    assert isinstance(ex.InProcess(), ex.Executor)
+    assert isinstance(ex.ProcessPool(2), ex.Executor)
+    assert isinstance(ex.DaskCluster("tcp://127.0.0.1:8786"), ex.Executor)  # no connection yet
+
+
+def test_options_choose_the_executor():
+    assert isinstance(ex.executor_from_options(), ex.InProcess)
+    assert isinstance(ex.executor_from_options(workers=1), ex.InProcess)
+    assert ex.executor_from_options(workers=3).workers == 3
+    assert ex.executor_from_options(scheduler="tcp://[::1]:8786").address == "tcp://[::1]:8786"
+    assert ex.executor_spec(workers=2) == "2" and ex.executor_spec() is None
+    assert isinstance(ex.executor_from_spec("1"), ex.InProcess)
+    assert isinstance(ex.executor_from_spec("tcp://scheduler.lan:8786"), ex.DaskCluster)
+
+
+def test_the_environment_names_the_chapter_executor(monkeypatch):
+    monkeypatch.delenv(ex.EXECUTOR_ENV, raising=False)
+    assert isinstance(ex.executor_from_env(), ex.InProcess)
+    monkeypatch.setenv(ex.EXECUTOR_ENV, "2")
+    assert ex.executor_from_env().workers == 2
+    monkeypatch.setenv(ex.EXECUTOR_ENV, "two")
+    with pytest.raises(ValueError, match="FORGETTING_EXECUTOR must be a number of workers >= 1 or"):
+        ex.executor_from_env()
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: ex.ProcessPool(0), "workers must be an int >= 1, got 0"),
+        (lambda: ex.ProcessPool(True), "workers must be an int >= 1, got True"),
+        (lambda: ex.ProcessPool("2"), "workers must be an int >= 1, got '2'"),
+        (lambda: ex.executor_from_options(workers=-1), "workers must be an int >= 1, got -1"),
+        (
+            lambda: ex.DaskCluster("localhost:8786"),
+            "scheduler must be a Dask scheduler address tcp://HOST:PORT",
+        ),
+        (lambda: ex.DaskCluster("tcp://host"), r"got 'tcp://host'"),
+        (lambda: ex.DaskCluster("tcp://host:0"), r"port in 1\.\.65535, got 'tcp://host:0'"),
+        (lambda: ex.DaskCluster("tcp://host:70000"), r"got 'tcp://host:70000'"),
+        (lambda: ex.DaskCluster("tcp://ho st:8786"), r"got 'tcp://ho st:8786'"),
+        (lambda: ex.DaskCluster(8786), "got 8786"),
+        (lambda: ex.executor_from_options(2, "tcp://h:1"), "give workers or scheduler, not both"),
+        (lambda: ex.executor_from_options(0, "x"), "not both.*workers must be.*scheduler must be"),
+        (lambda: ex.executor_from_spec("-1"), "executor must be a number of workers >= 1 or"),
+        (lambda: ex.executor_from_spec("0"), "workers must be an int >= 1, got 0"),
+        (lambda: ex.chunks(range(3), 0), "chunk_size must be an int >= 1, got 0"),
+        (lambda: ex.map_seeds(list, range(3), chunk_size=1.5), "chunk_size must be an int >= 1, got 1.5"),
+    ],
+)
+def test_bad_input_is_refused_with_a_sentence(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_a_chunk_must_answer_once_per_seed():
+    with pytest.raises(ValueError, match="one result per seed: got 1 for 2 seeds"):
+        ex.map_seeds(lambda chunk: [0], range(4), chunk_size=2)
+
+
+def test_an_unreachable_scheduler_is_one_sentence():
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ValueError, match=f"scheduler 'tcp://127.0.0.1:{port}' does not answer"):
+        ex.require_scheduler_reachable(f"tcp://127.0.0.1:{port}", timeout=2.0)
+
+
+def test_progress_counts_seeds_on_the_named_terminal(tmp_path, monkeypatch):
+    terminal = tmp_path / "tty"
+    monkeypatch.setenv(PROGRESS_ENV, str(terminal))
+    chunk = ex.each_seed(functools.partial(study.run_session, study.DECAY))
+    ex.map_seeds(chunk, session_configs(30), chunk_size=7, label="decay sweep")
+    drawn = terminal.read_text()
+    assert "decay sweep" in drawn and "/30" in drawn  # seeds, not chunks, out of the known total
+
+
+def test_a_process_pool_gives_the_in_process_rows():
+    in_process = study.run_seeds(study.DECAY, SHORT, 40)
+    pooled = study.run_seeds(study.DECAY, SHORT, 40, ex.ProcessPool(2))
+    assert pooled == in_process and digest(pooled) == digest(in_process)
+    assert [row["seed"] for row in pooled] == list(range(40))
+
+
+def test_a_worker_error_reaches_the_caller():
+    world = governance.GovernanceWorld()
+    with pytest.raises(ValueError, match="policy must be one of"):
+        governance.run_governance_seeds(world, 4, policies=("nope",), executor=ex.ProcessPool(2))
+
+
+@pytest.mark.cluster
+def test_a_dask_cluster_and_a_process_pool_give_the_in_process_results(local_cluster):
+    """A real LocalCluster (two worker processes) against this process and a local pool:
+    the decay headline, the governance runs and Experiment 1, compared bit for bit."""
+    world = worlds.ControlledWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300, checkpoints=(100,))
+    gov = governance.GovernanceWorld()
+
+    def results(executor):
+        return {
+            "headline": study.headline(SHORT, 25, executor=executor),
+            "rows": study.run_seeds(study.WINDOW, SHORT, 25, executor),
+            "governance": governance.governance_digest(
+                governance.run_governance_seeds(gov, 3, executor=executor)
+            ),
+            "exp1": worlds.controlled_experiment(world, n_seeds=5, seed=7, executor=executor),
+        }
+
+    expected = results(None)
+    with ex.DaskCluster(local_cluster, timeout=30) as cluster:
+        for executor in (ex.ProcessPool(2), cluster):
+            got = results(executor)
+            assert got["headline"] == expected["headline"], executor
+            assert digest(got["rows"]) == digest(expected["rows"]), executor
+            assert got["governance"] == expected["governance"], executor
+            for field in ("rho", "rho_at_checkpoints", "taxonomy", "utilities", "worth", "evidence"):
+                assert np.array_equal(getattr(got["exp1"], field), getattr(expected["exp1"], field)), field
+
+
+@pytest.mark.cluster
+def test_a_dask_error_reaches_the_caller(local_cluster):
+    with ex.DaskCluster(local_cluster, timeout=30) as cluster:
+        with pytest.raises(ValueError, match="policy must be one of"):
+            governance.run_governance_seeds(
+                governance.GovernanceWorld(), 2, policies=("nope",), executor=cluster
+            )
+        assert cluster.map(abs, [-2, 3, -4]) == [2, 3, 4]  # the client is still usable afterwards
