@@ -16,8 +16,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from .. import stats
 from .._validate import require_int
@@ -26,14 +25,13 @@ from . import batch, metrics
 from .curves import (
     DEFAULT_BASELINE_STABILITY,
     DEFAULT_EVICTION_THRESHOLD,
-    DEFAULT_WINDOW_SIZE,
     decay_eviction_delay,
     naive_eviction_turn,
     retention,
     stability_after_recalls,
-    window_eviction_delay,
 )
-from .engines import EbbinghausEngine, Engine, RecencyWindow
+from .engines import EbbinghausEngine
+from .policies import DECAY, WINDOW, DecayPolicy, Policy, WindowPolicy
 from .sessions import Session, SessionConfig, generate_session, latest_last_recall
 from .simulation import Trace, simulate
 
@@ -64,89 +62,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class DecayPolicy:
-    """The Ebbinghaus decay engine with its two parameters.
-
-    Attributes
-    ----------
-    eviction_threshold : float, default 0.20
-        ``theta``: an item is evicted the first turn its retention falls below it.
-    baseline_stability : float, default 8.0
-        ``S0``, the stability of a new item (turns).
-    """
-
-    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD
-    baseline_stability: float = DEFAULT_BASELINE_STABILITY
-    kind: ClassVar[str] = "decay"
-
-    def engine(self) -> Engine:
-        """A fresh :class:`~forgetting.decay.engines.EbbinghausEngine`."""
-        return EbbinghausEngine(self.eviction_threshold, self.baseline_stability)
-
-    @property
-    def label(self) -> str:
-        """Name for tables and legends, e.g. ``Ebbinghaus decay (θ = 0.20)``; S0 shown when not 8."""
-        stability = (
-            ""
-            if self.baseline_stability == DEFAULT_BASELINE_STABILITY
-            else f", S₀ = {self.baseline_stability:g}"
-        )
-        return f"Ebbinghaus decay (θ = {self.eviction_threshold:.2f}{stability})"
-
-    @property
-    def grace_turns(self) -> int:
-        """Turns after its last touch at which an unreinforced item is evicted."""
-        delay = decay_eviction_delay(self.baseline_stability, self.eviction_threshold)
-        assert delay is not None  # S0 is finite, so the delay is too
-        return delay
-
-    def eviction_delays(self, max_recalls: int) -> tuple[int | None, ...]:
-        """Eviction delay after ``0 .. max_recalls`` recalls (:func:`~forgetting.decay.batch.decay_delays`)."""
-        return batch.decay_delays(self.eviction_threshold, self.baseline_stability, max_recalls)
-
-
-@dataclass(frozen=True)
-class WindowPolicy:
-    """The recency window: evict when ``turn - last_touched > window_size``.
-
-    Attributes
-    ----------
-    window_size : int, default 15
-        ``W``, in turns.
-    """
-
-    window_size: int = DEFAULT_WINDOW_SIZE
-    kind: ClassVar[str] = "window"
-
-    def engine(self) -> Engine:
-        """A fresh :class:`~forgetting.decay.engines.RecencyWindow`."""
-        return RecencyWindow(self.window_size)
-
-    @property
-    def label(self) -> str:
-        """Name for tables and legends, e.g. ``Recency window (W = 15)``."""
-        return f"Recency window (W = {self.window_size})"
-
-    @property
-    def grace_turns(self) -> int:
-        """Turns after its last touch at which an unreinforced item is evicted."""
-        return window_eviction_delay(self.window_size)
-
-    def eviction_delays(self, max_recalls: int) -> tuple[int | None, ...]:
-        """Eviction delay after ``0 .. max_recalls`` recalls (:func:`~forgetting.decay.batch.window_delays`)."""
-        return batch.window_delays(self.window_size, max_recalls)
-
-
-Policy = DecayPolicy | WindowPolicy
-"""An eviction policy: the engine it builds and the name it carries in tables."""
-
-DECAY = DecayPolicy()
-"""The decay engine at its defaults (theta 0.20, S0 8)."""
-WINDOW = WindowPolicy()
-"""The recency window at its default (W 15)."""
-
-
 def run_session(policy: Policy, config: SessionConfig) -> dict[str, Any]:
     """Replay one session; return its seed and :func:`~forgetting.decay.metrics.session_summary`."""
     trace = simulate(policy.engine(), generate_session(config))
@@ -165,7 +80,9 @@ def _policies_chunk(
         block = list(seeds[start : start + size])
         recall_turns = batch.recall_turn_array(config, block)
         for rows, policy_delays in zip(per_policy, delays, strict=True):
-            rows.extend(batch.session_summaries(batch.replay_batch(policy_delays, config, recall_turns, block)))
+            rows.extend(
+                batch.session_summaries(batch.replay_batch(policy_delays, config, recall_turns, block))
+            )
     return list(zip(*per_policy, strict=True))
 
 
