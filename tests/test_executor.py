@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from forgetting import executor as ex
 from forgetting import governance, worlds
-from forgetting.decay import study
+from forgetting.decay import frontier, study
 from forgetting.decay.sessions import SessionConfig
 from forgetting.hashing import digest
 from forgetting.progress import PROGRESS_ENV
@@ -157,6 +157,9 @@ def test_a_dask_cluster_and_a_process_pool_give_the_in_process_results(local_clu
                 governance.run_governance_seeds(gov, 3, executor=executor)
             ),
             "exp1": worlds.controlled_experiment(world, n_seeds=5, seed=7, executor=executor),
+            "noise": study.noise_sweep(SHORT, [1, 5], 25, executor=executor),
+            "grid": study.sensitivity_sweep(SHORT, [0.1, 0.3], [10, 20], 25, executor=executor),
+            "frontier": frontier.frontier(SHORT, 25, [0.2, 0.5], [15, 40], executor=executor),
         }
 
     expected = results(None)
@@ -166,6 +169,8 @@ def test_a_dask_cluster_and_a_process_pool_give_the_in_process_results(local_clu
             assert got["headline"] == expected["headline"], executor
             assert digest(got["rows"]) == digest(expected["rows"]), executor
             assert got["governance"] == expected["governance"], executor
+            for grid in ("noise", "grid", "frontier"):  # parameter grids through the executor too
+                assert digest(got[grid]) == digest(expected[grid]), (grid, executor)
             for field in ("rho", "rho_at_checkpoints", "taxonomy", "utilities", "worth", "evidence"):
                 assert np.array_equal(getattr(got["exp1"], field), getattr(expected["exp1"], field)), field
 

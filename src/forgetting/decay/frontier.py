@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from .. import stats
 from .._validate import require_int, require_real
+from ..executor import Executor
 from . import batch
 from .sessions import SessionConfig, latest_last_recall
 from .study import DecayPolicy, Policy, WindowPolicy, run_policies
@@ -65,17 +66,19 @@ def frontier(
     thresholds: Sequence[float],
     windows: Sequence[int],
     baseline_stability: float | None = None,
+    executor: Executor | None = None,
 ) -> list[dict[str, Any]]:
     """Frontier rows for decay at every ``theta`` in ``thresholds``, then the window at every ``W``.
 
-    ``baseline_stability`` is the decay engine's ``S0`` (its default when ``None``).
+    ``baseline_stability`` is the decay engine's ``S0`` (its default when ``None``); ``executor``
+    runs the seeds.
     """
     policies: list[Policy] = [
         DecayPolicy(t) if baseline_stability is None else DecayPolicy(t, baseline_stability)
         for t in thresholds
     ]
     policies += [WindowPolicy(w) for w in windows]
-    runs = run_policies(policies, config, n_seeds)
+    runs = run_policies(policies, config, n_seeds, executor)
     return [_point(policy, policy_runs) for policy, policy_runs in zip(policies, runs, strict=True)]
 
 

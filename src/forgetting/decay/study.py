@@ -143,16 +143,18 @@ def noise_sweep(
     noise_levels: Sequence[int],
     n_seeds: int,
     policies: Sequence[Policy] = (DECAY, WINDOW),
+    executor: Executor | None = None,
 ) -> list[dict[str, Any]]:
     """Terminal FRR (mean and sd over seeds) of each policy at each noise level.
 
-    A table, never a fitted slope: FRR is bounded in [0, 1].
+    A table, never a fitted slope: FRR is bounded in [0, 1]. ``executor`` runs the seeds.
     """
     rows = []
     for noise in noise_levels:
         row: dict[str, Any] = {"noise_per_turn": noise}
-        for policy in policies:
-            summary = summarize_runs(run_seeds(policy, config.replace(noise_per_turn=noise), n_seeds))
+        runs = run_policies(policies, config.replace(noise_per_turn=noise), n_seeds, executor)
+        for policy, policy_runs in zip(policies, runs, strict=True):
+            summary = summarize_runs(policy_runs)
             row[f"{policy.kind}_frr_mean"] = summary["frr_mean"]
             row[f"{policy.kind}_frr_sd"] = summary["frr_sd"]
         rows.append(row)
@@ -160,15 +162,19 @@ def noise_sweep(
 
 
 def sensitivity_sweep(
-    config: SessionConfig, thresholds: Sequence[float], windows: Sequence[int], n_seeds: int
+    config: SessionConfig,
+    thresholds: Sequence[float],
+    windows: Sequence[int],
+    n_seeds: int,
+    executor: Executor | None = None,
 ) -> list[dict[str, Any]]:
     """Decay FRR vs window FRR (mean and sd) on the grid thresholds x windows; ``holds`` if decay wins.
 
     The decay result depends only on theta and the window result only on W, so each
-    is simulated once per value and paired on the grid.
+    is simulated once per value and paired on the grid. ``executor`` runs the seeds.
     """
     policies: list[Policy] = [*map(DecayPolicy, thresholds), *map(WindowPolicy, windows)]
-    summaries = [summarize_runs(runs) for runs in run_policies(policies, config, n_seeds)]
+    summaries = [summarize_runs(runs) for runs in run_policies(policies, config, n_seeds, executor)]
     decay = dict(zip(thresholds, summaries[: len(thresholds)], strict=True))
     window = dict(zip(windows, summaries[len(thresholds) :], strict=True))
     return [
