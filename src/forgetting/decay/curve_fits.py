@@ -106,7 +106,11 @@ class FitResult:
 
     def row(self) -> dict[str, Any]:
         """A flat table row: family, data set, statistics, then each parameter with its SE."""
-        row: dict[str, Any] = {"dataset": self.dataset, "family": self.family, "n_params": len(self.parameters)}
+        row: dict[str, Any] = {
+            "dataset": self.dataset,
+            "family": self.family,
+            "n_params": len(self.parameters),
+        }
         row |= {"rmse": self.rmse, "aic": self.aic, "bic": self.bic, "loo_rmse": self.loo_rmse}
         for name, value in self.parameters.items():
             row[name] = value
@@ -186,7 +190,10 @@ def fit_family(
 
 
 def fit_all(
-    dataset: str, delay_hours: Sequence[float], savings: Sequence[float], families: Sequence[str] = tuple(FAMILIES)
+    dataset: str,
+    delay_hours: Sequence[float],
+    savings: Sequence[float],
+    families: Sequence[str] = tuple(FAMILIES),
 ) -> list[FitResult]:
     """:func:`fit_family` for each of ``families`` (default: all, in :data:`FAMILIES` order)."""
     return [fit_family(name, dataset, delay_hours, savings) for name in families]

@@ -110,7 +110,10 @@ def _curve_columns(policy: CurvePolicy) -> dict[str, Any]:
 
 
 def curve_headline(
-    config: SessionConfig, n_seeds: int, decays: Sequence[float], eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD
+    config: SessionConfig,
+    n_seeds: int,
+    decays: Sequence[float],
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
 ) -> list[dict[str, Any]]:
     """One summary row (:func:`~forgetting.decay.study.summarize_runs`) per curve: the exponential, then each ``d``."""
     return [

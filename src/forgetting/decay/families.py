@@ -75,7 +75,7 @@ def power_retention(turns_since_touch: float, stability: float, decay: float) ->
 
 def power_crossing_time(stability: float, eviction_threshold: float, decay: float) -> float:
     """Continuous time at which the power law reaches ``theta``: ``S (theta^(-1/d) - 1) / F``."""
-    return stability * (eviction_threshold ** (-1.0 / decay) - 1.0) / power_factor(decay)
+    return float(stability * (eviction_threshold ** (-1.0 / decay) - 1.0) / power_factor(decay))
 
 
 def matched_power_stability(baseline_stability: float, eviction_threshold: float, decay: float) -> float:
@@ -137,7 +137,9 @@ def wickelgren_retention(t: float, scale: float, rate: float, exponent: float) -
     return float(scale * (1.0 + rate * max(t, 0.0)) ** (-exponent))
 
 
-def two_exponential_retention(t: float, fast: float, fast_time: float, slow: float, slow_time: float) -> float:
+def two_exponential_retention(
+    t: float, fast: float, fast_time: float, slow: float, slow_time: float
+) -> float:
     """Two stores decaying independently: ``a1 exp(-t / tau1) + a2 exp(-t / tau2)``."""
     t = max(t, 0.0)
     return float(fast * math.exp(-t / fast_time) + slow * math.exp(-t / slow_time))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from .families import power_retention
 
@@ -19,7 +19,7 @@ __all__ = ["FSRS_DECAY_BOUNDS", "fsrs_retrievability", "fsrs_max_abs_difference"
 
 FSRS_DECAY_BOUNDS = (0.1, 0.8)
 """The range ``fsrs`` allows for its decay parameter ``w[20]``."""
-_REVIEWED = datetime(2000, 1, 1, tzinfo=timezone.utc)  # any fixed date: only differences matter
+_REVIEWED = datetime(2000, 1, 1, tzinfo=UTC)  # any fixed date: only differences matter
 
 
 def fsrs_retrievability(elapsed_days: int, stability: float, decay: float) -> float:

@@ -98,6 +98,9 @@ def scan_power_evictions(engine: PowerLawEngine, turn: int) -> list[str]:
     due = []
     for mem_id in engine.present_ids():
         item = engine.item(mem_id)
-        if power_retention(turn - item.last_touched, item.stability, engine.decay) < engine.eviction_threshold:
+        if (
+            power_retention(turn - item.last_touched, item.stability, engine.decay)
+            < engine.eviction_threshold
+        ):
             due.append(mem_id)
     return due

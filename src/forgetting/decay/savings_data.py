@@ -79,7 +79,9 @@ def parse_savings(text: str, name: str, source: str = "<savings>") -> SavingsCur
     rows = list(csv.reader(io.StringIO(text)))
     if not rows or tuple(cell.strip() for cell in rows[0]) != SAVINGS_COLUMNS:
         header = rows[0] if rows else []
-        raise ValueError(f"{source}: the header must be {','.join(SAVINGS_COLUMNS)}, got {','.join(header)!r}")
+        raise ValueError(
+            f"{source}: the header must be {','.join(SAVINGS_COLUMNS)}, got {','.join(header)!r}"
+        )
     delays: list[float] = []
     savings: list[float] = []
     errors: list[float] = []
@@ -88,7 +90,9 @@ def parse_savings(text: str, name: str, source: str = "<savings>") -> SavingsCur
             continue
         if len(row) != len(SAVINGS_COLUMNS):
             raise ValueError(f"{source}, line {line}: expected {len(SAVINGS_COLUMNS)} fields, got {len(row)}")
-        delay, saving, error = (_number(source, line, column, cell) for column, cell in zip(SAVINGS_COLUMNS, row))
+        delay, saving, error = (
+            _number(source, line, column, cell) for column, cell in zip(SAVINGS_COLUMNS, row)
+        )
         if not delay > 0:
             raise ValueError(f"{source}, line {line}: delay_hours must be > 0 (hours), got {delay!r}")
         if delays and not delay > delays[-1]:
@@ -96,7 +100,9 @@ def parse_savings(text: str, name: str, source: str = "<savings>") -> SavingsCur
                 f"{source}, line {line}: delay_hours must increase strictly, got {delay!r} after {delays[-1]!r}"
             )
         if not 0.0 <= saving <= 100.0:
-            raise ValueError(f"{source}, line {line}: savings_percent must be in [0, 100] (percent), got {saving!r}")
+            raise ValueError(
+                f"{source}, line {line}: savings_percent must be in [0, 100] (percent), got {saving!r}"
+            )
         if not error >= 0.0:
             raise ValueError(f"{source}, line {line}: probable_error_percent must be >= 0, got {error!r}")
         delays.append(delay)
@@ -135,11 +141,15 @@ def load_curve_benchmark(path: str | os.PathLike[str]) -> list[dict[str, str | f
     except OSError as error:
         raise ValueError(f"benchmark file {source!r} cannot be read: {error.strerror}") from None
     if not rows or tuple(rows[0]) != BENCHMARK_COLUMNS:
-        raise ValueError(f"{source}: the header must be {','.join(BENCHMARK_COLUMNS)}, got {rows[0] if rows else []!r}")
+        raise ValueError(
+            f"{source}: the header must be {','.join(BENCHMARK_COLUMNS)}, got {rows[0] if rows else []!r}"
+        )
     out: list[dict[str, str | float]] = []
     for line, row in enumerate(rows[1:], start=2):
         if len(row) != len(BENCHMARK_COLUMNS):
-            raise ValueError(f"{source}, line {line}: expected {len(BENCHMARK_COLUMNS)} fields, got {len(row)}")
+            raise ValueError(
+                f"{source}, line {line}: expected {len(BENCHMARK_COLUMNS)} fields, got {len(row)}"
+            )
         entry: dict[str, str | float] = dict(zip(BENCHMARK_COLUMNS[:2], row[:2]))
         entry["weighting"] = row[3]
         for column, cell in (("decay", row[2]), ("log_loss", row[4]), ("rmse_bins", row[5])):
