@@ -10,7 +10,7 @@ from forgetting.decay.families import power_retention
 from forgetting.decay.savings_data import SAVINGS_FILES, load_savings
 from forgetting.pipeline.paths import repo_root
 
-HOURS = (0.33, 1.0, 8.8, 24.0, 48.0, 144.0, 744.0)
+HOURS = load_savings(repo_root() / SAVINGS_FILES["ebbinghaus1885"]).delay_hours
 
 
 def test_exact_power_law_is_recovered():

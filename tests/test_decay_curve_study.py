@@ -8,7 +8,9 @@ from forgetting.decay.curve_study import (
     curve_headline,
     curve_noise_sweep,
     differing_sessions,
+    equivalent_exponential,
     fact_fates,
+    relabelling_check,
     run_curve_seeds,
 )
 from forgetting.decay.sessions import SessionConfig
@@ -60,3 +62,22 @@ def test_fact_fates_name_each_policy():
 def test_seeds_must_be_positive():
     with pytest.raises(ValueError, match="n_seeds must be an int >= 1"):
         run_curve_seeds(DECAY, CONFIG, 0)
+
+
+@pytest.mark.parametrize("threshold, decay", [(0.1, 0.2), (0.1, 0.5), (0.5, 0.5), (0.8, 1.0), (0.3, 0.3)])
+def test_every_power_engine_is_an_exponential_engine_at_another_threshold(threshold, decay):
+    power = PowerPolicy(decay, threshold)
+    exponential = equivalent_exponential(power)
+    assert exponential.grace_turns == power.grace_turns
+    assert differing_sessions(CONFIG, 3, exponential, power) == []
+
+
+def test_an_underflowing_equivalent_is_refused():
+    with pytest.raises(ValueError, match="underflows to 0"):
+        equivalent_exponential(PowerPolicy(0.1542, 0.05))
+
+
+def test_relabelling_check_simulates_where_it_can():
+    rows = relabelling_check(CONFIG, 2, [0.05, 0.5], [0.1542, 1.0])
+    assert [row["sessions_differing"] for row in rows] == [None, 0, 0, 0]
+    assert rows[0]["equivalent_threshold"] is None and rows[1]["equivalent_threshold"] > 0

@@ -18,7 +18,8 @@ HEADER = "delay_hours,savings_percent,probable_error_percent\n"
 def test_ebbinghaus_file_holds_his_table():
     curve = load_savings(ROOT / SAVINGS_FILES["ebbinghaus1885"])
     assert curve.name == "ebbinghaus1885"
-    assert curve.delay_hours == (0.33, 1.0, 8.8, 24.0, 48.0, 144.0, 744.0)
+    assert round(60 * curve.delay_hours[0]) == 20  # the first delay, a third of an hour
+    assert curve.delay_hours[1:] == (1.0, 8.8, 24.0, 48.0, 144.0, 744.0)
     assert [round(100 * s, 1) for s in curve.savings] == [58.2, 44.2, 35.8, 33.7, 27.8, 25.4, 21.1]
     assert curve.delay_days[-1] == 31.0
 
@@ -57,12 +58,14 @@ def test_missing_file_is_a_value_error(tmp_path):
 @pytest.mark.parametrize(
     "line, message",
     [
-        ("FSRS,power,0,reviews,0.3,0.05", "decay must be > 0"),
-        ("FSRS,power,0.5,reviews,1.3,0.05", "log_loss must be"),
+        ("FSRS,power,0,reviews,0.3,0.05,10", "decay must be > 0"),
+        ("FSRS,power,0.5,reviews,1.3,0.05,10", "log_loss must be"),
+        ("FSRS,power,0.5,reviews,0.3,0.05,0", "users must be >= 1"),
+        ("FSRS,power,0.5,reviews,0.3,0.05", "expected 7 fields"),
     ],
 )
 def test_bad_benchmark_rows_are_refused(tmp_path, line, message):
     path = tmp_path / "bench.csv"
-    path.write_text("algorithm,curve,decay,weighting,log_loss,rmse_bins\n" + line + "\n")
+    path.write_text("algorithm,curve,decay,weighting,log_loss,rmse_bins,users\n" + line + "\n")
     with pytest.raises(ValueError, match=message):
         load_curve_benchmark(path)

@@ -22,7 +22,7 @@ from .._validate import require_int
 from . import metrics
 from .curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD
 from .engines import Engine
-from .families import power_eviction_delay
+from .families import equivalent_exponential_threshold, power_eviction_delay
 from .power_engine import PowerLawEngine
 from .sessions import SessionConfig, generate_session
 from .simulation import Trace, simulate
@@ -37,6 +37,8 @@ __all__ = [
     "curve_frontier",
     "differing_sessions",
     "fact_fates",
+    "equivalent_exponential",
+    "relabelling_check",
 ]
 
 
@@ -203,3 +205,51 @@ def fact_fates(config: SessionConfig, policies: Sequence[CurvePolicy]) -> list[d
          **{policy.label: trace.evicted_turn.get(fact) for policy, trace in zip(policies, traces)}}
         for fact in session.foundational_ids
     ]  # fmt: skip
+
+
+def equivalent_exponential(policy: PowerPolicy) -> DecayPolicy:
+    """The exponential engine (same ``S0``) that evicts exactly when ``policy``'s power law does.
+
+    Its threshold is :func:`~forgetting.decay.families.equivalent_exponential_threshold`;
+    ``ValueError`` when that threshold underflows to 0 (a crossing thousands of ``S0`` away).
+    """
+    engine = policy.engine()
+    threshold = equivalent_exponential_threshold(
+        engine.baseline_stability, policy.eviction_threshold, policy.decay, policy.exponential_stability
+    )
+    if not threshold > 0.0:
+        raise ValueError(
+            f"policy {policy.label} has no exponential equivalent: its threshold underflows to 0"
+        )
+    return DecayPolicy(threshold, policy.exponential_stability)
+
+
+def relabelling_check(
+    config: SessionConfig,
+    n_seeds: int,
+    thresholds: Sequence[float],
+    decays: Sequence[float],
+    match_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+) -> list[dict[str, Any]]:
+    """Each power-law setting of the frontier beside its :func:`equivalent_exponential`, simulated.
+
+    One row per (``theta``, ``d``): the equivalent exponential threshold and the number of seeds
+    whose sessions end differently under the two (``None`` for both when the equivalent
+    threshold underflows and only the formula speaks).
+    """
+    rows = []
+    for threshold in thresholds:
+        for decay in decays:
+            policy = PowerPolicy(decay, threshold, match_threshold)
+            try:
+                twin = equivalent_exponential(policy)
+            except ValueError:
+                rows.append({"threshold": threshold, "decay": decay, "grace_turns": policy.grace_turns,
+                             "equivalent_threshold": None, "sessions_differing": None})  # fmt: skip
+                continue
+            rows.append(
+                {"threshold": threshold, "decay": decay, "grace_turns": policy.grace_turns,
+                 "equivalent_threshold": twin.eviction_threshold,
+                 "sessions_differing": len(differing_sessions(config, n_seeds, twin, policy))}
+            )  # fmt: skip
+    return rows

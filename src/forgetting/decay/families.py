@@ -28,6 +28,7 @@ __all__ = [
     "power_crossing_time",
     "power_eviction_delay",
     "matched_power_stability",
+    "equivalent_exponential_threshold",
     "wickelgren_retention",
     "two_exponential_retention",
     "ebbinghaus_log_savings",
@@ -93,6 +94,19 @@ def matched_power_stability(baseline_stability: float, eviction_threshold: float
     )
     crossing = naive_eviction_turn(baseline_stability, eviction_threshold)
     return crossing / power_crossing_time(1.0, eviction_threshold, decay)
+
+
+def equivalent_exponential_threshold(
+    power_stability: float, eviction_threshold: float, decay: float, exponential_stability: float
+) -> float:
+    """``theta'`` at which the exponential with ``S0`` crosses when the power law (``S``, ``theta``, ``d``) does.
+
+    ``theta' = exp(-power_crossing_time(S, theta, d) / S0)``. Both crossings scale with ``S`` and
+    reinforcement multiplies ``S`` alike, so the exponential engine at ``theta'`` makes every
+    eviction decision the power-law engine makes at ``theta``: for a threshold engine the shape
+    only relabels ``theta``.
+    """
+    return math.exp(-power_crossing_time(power_stability, eviction_threshold, decay) / exponential_stability)
 
 
 @lru_cache(maxsize=65536)  # pure; every new item shares S0, so most calls are hits

@@ -123,7 +123,7 @@ def _number(source: str, line: int, column: str, cell: str) -> float:
     return value
 
 
-BENCHMARK_COLUMNS = ("algorithm", "curve", "decay", "weighting", "log_loss", "rmse_bins")
+BENCHMARK_COLUMNS = ("algorithm", "curve", "decay", "weighting", "log_loss", "rmse_bins", "users")
 """The header of ``data/curves/srs-benchmark.csv`` (figures quoted from the FSRS benchmark)."""
 BENCHMARK_FILE = Path("data") / "curves" / "srs-benchmark.csv"
 
@@ -131,8 +131,8 @@ BENCHMARK_FILE = Path("data") / "curves" / "srs-benchmark.csv"
 def load_curve_benchmark(path: str | os.PathLike[str]) -> list[dict[str, str | float]]:
     """Read the quoted spaced-repetition benchmark rows, checking the header and every number.
 
-    ``decay`` must be > 0 and ``log_loss`` and ``rmse_bins`` in [0, 1] (a recall probability's
-    error); rows come back in file order with those three fields as floats.
+    ``decay`` must be > 0, ``log_loss`` and ``rmse_bins`` in [0, 1] (errors of a recall
+    probability) and ``users`` >= 1; rows come back in file order with those fields as floats.
     """
     path = Path(path)
     source = str(path)
@@ -144,19 +144,23 @@ def load_curve_benchmark(path: str | os.PathLike[str]) -> list[dict[str, str | f
         raise ValueError(
             f"{source}: the header must be {','.join(BENCHMARK_COLUMNS)}, got {rows[0] if rows else []!r}"
         )
+    ranges = {"decay": (0.0, math.inf, "> 0"), "log_loss": (0.0, 1.0, "in [0, 1]"),
+              "rmse_bins": (0.0, 1.0, "in [0, 1]"), "users": (1.0, math.inf, ">= 1")}  # fmt: skip
     out: list[dict[str, str | float]] = []
     for line, row in enumerate(rows[1:], start=2):
         if len(row) != len(BENCHMARK_COLUMNS):
             raise ValueError(
                 f"{source}, line {line}: expected {len(BENCHMARK_COLUMNS)} fields, got {len(row)}"
             )
-        entry: dict[str, str | float] = dict(zip(BENCHMARK_COLUMNS[:2], row[:2]))
-        entry["weighting"] = row[3]
-        for column, cell in (("decay", row[2]), ("log_loss", row[4]), ("rmse_bins", row[5])):
+        entry: dict[str, str | float] = {}
+        for column, cell in zip(BENCHMARK_COLUMNS, row):
+            if column not in ranges:
+                entry[column] = cell
+                continue
             value = _number(source, line, column, cell)
-            if (column == "decay" and not value > 0) or (column != "decay" and not 0.0 <= value <= 1.0):
-                allowed = "> 0" if column == "decay" else "in [0, 1]"
+            low, high, allowed = ranges[column]
+            if not (value > low if column == "decay" else low <= value <= high):
                 raise ValueError(f"{source}, line {line}: {column} must be {allowed}, got {value!r}")
             entry[column] = value
-        out.append({column: entry[column] for column in BENCHMARK_COLUMNS})
+        out.append(entry)
     return out
