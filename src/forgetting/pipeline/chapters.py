@@ -244,6 +244,25 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
     ), (
         Rule("uniform_first_turn <= session_length", ("uniform_first_turn", "session_length"), lambda f, n: f <= n),
     )),
+    ChapterSpec("decay-curves", "Which forgetting curve? Exponential against power law", (
+        _p("n_seeds", 50, "int", 2, 100_000, quick=5, help="sessions of the headline (seeds 0..n-1)"),
+        _p("session_length", 150, "int", 1, 100_000),
+        _p("num_foundational", 3, "int", 1, 1000),
+        _p("recalls_per_foundational", 4, "int", 0, 6),
+        _p("noise_per_turn", 3, "int", 0, 1000),
+        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP + "; grace matched here"),
+        _p("baseline_stability", 8.0, "float", 0.01, 1e6, help="S0 of the exponential engine (turns)"),
+        _p("power_decay", 0.5, "float", 0.01, 10.0, help="decay exponent d of the reference power-law engine"),
+        _p("power_decays", [0.1542, 0.2, 0.3, 0.5, 1.0], "float-list", 0.01, 10.0, quick=[0.1542, 0.5],
+           help="decay exponents d swept (the sources leave d open)"),
+        _p("noise_levels", [1, 5, 10, 20], "int-list", 0, 1000, quick=[1, 5]),
+        _p("sweep_seeds", 20, "int", 2, 100_000, quick=3, help="sessions per setting of the noise sweep and frontier"),
+        _p("frontier_thresholds", [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "float-list", _THETA_LOW,
+           _THETA_HIGH, quick=[0.1, 0.2, 0.5], help="theta values of the frontier (S0 matched at eviction_threshold)"),
+        _p("differing_threshold", 0.5, "float", _THETA_LOW, _THETA_HIGH,
+           help="theta at which a session that ends differently is shown"),
+        _p("trace_seed", 0, "int", 0, 2**63 - 1, help="seed of the session shown"),
+    )),
     # --- Memory Worth chapters (theory, Experiments 1-4) ---
     ChapterSpec("mw-theory", "Memory Worth: definition and convergence", (
         _p("n_memories", 20, "int", 2, 100_000, help="memories in the theory world"),

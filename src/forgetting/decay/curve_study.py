@@ -1,0 +1,255 @@
+"""Does the curve's shape change the decay engine's conclusions? Each comparison as one function.
+
+Both engines run the same seeded sessions. The power-law engine
+(:class:`~forgetting.decay.power_engine.PowerLawEngine`) has *matched grace periods*: its ``S0``
+is chosen (:func:`~forgetting.decay.families.matched_power_stability`) so that a plain item
+crosses ``theta`` at the same continuous time ``S0 ln(1/theta)`` as under the exponential.
+Both crossing times are linear in ``S`` and both engines multiply ``S`` by the same factor on
+each recall, so matched items stay matched after any number of recalls: at the matching
+threshold the two engines can differ only where float rounding moves a boundary by one turn.
+Away from it (the frontier sweeps ``theta`` with ``S0`` fixed) the curves' tails part, and the
+decisions with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .. import stats
+from .._validate import require_int
+from . import metrics
+from .curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD
+from .engines import Engine
+from .families import equivalent_exponential_threshold, power_eviction_delay
+from .power_engine import PowerLawEngine
+from .sessions import SessionConfig, generate_session
+from .simulation import Trace, simulate
+from .study import DecayPolicy, summarize_runs
+
+__all__ = [
+    "PowerPolicy",
+    "CurvePolicy",
+    "run_curve_seeds",
+    "curve_headline",
+    "curve_noise_sweep",
+    "curve_frontier",
+    "differing_sessions",
+    "fact_fates",
+    "equivalent_exponential",
+    "relabelling_check",
+]
+
+
+@dataclass(frozen=True)
+class PowerPolicy:
+    """The power-law engine, matched to the exponential at ``match_threshold``.
+
+    Attributes
+    ----------
+    decay : float
+        ``d``, the power law's decay exponent.
+    eviction_threshold : float, default 0.20
+        ``theta`` the engine evicts at.
+    match_threshold : float, default 0.20
+        ``theta`` at which a plain item's crossing equals the exponential's at ``S0``.
+    exponential_stability : float, default 8.0
+        The exponential engine's ``S0`` being matched.
+    """
+
+    decay: float
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD
+    match_threshold: float = DEFAULT_EVICTION_THRESHOLD
+    exponential_stability: float = DEFAULT_BASELINE_STABILITY
+    kind: ClassVar[str] = "power"
+
+    def engine(self) -> PowerLawEngine:
+        """A fresh matched :class:`~forgetting.decay.power_engine.PowerLawEngine`."""
+        return PowerLawEngine.matched(
+            self.decay, self.eviction_threshold, self.exponential_stability, self.match_threshold
+        )
+
+    @property
+    def label(self) -> str:
+        """Name for tables and legends, e.g. ``power law (d = 0.5, θ = 0.20)``."""
+        return f"power law (d = {self.decay:g}, θ = {self.eviction_threshold:.2f})"
+
+    @property
+    def grace_turns(self) -> int:
+        """Turns after its last touch at which an unreinforced item is evicted."""
+        delay = power_eviction_delay(self.engine().baseline_stability, self.eviction_threshold, self.decay)
+        assert delay is not None  # S0 is finite, so the delay is too
+        return delay
+
+
+CurvePolicy = DecayPolicy | PowerPolicy
+"""An engine of either curve."""
+
+
+def _trace(policy: CurvePolicy, config: SessionConfig) -> Trace:
+    engine: Engine = policy.engine()
+    return simulate(engine, generate_session(config))
+
+
+def run_curve_seeds(policy: CurvePolicy, config: SessionConfig, n_seeds: int) -> list[dict[str, Any]]:
+    """Per-session metrics (:func:`~forgetting.decay.metrics.session_summary`) for seeds ``0..n_seeds-1``."""
+    require_int("n_seeds", n_seeds, minimum=1)
+    return [
+        {"seed": seed, **metrics.session_summary(_trace(policy, config.replace(seed=seed)))}
+        for seed in range(n_seeds)
+    ]
+
+
+def _policies(decays: Sequence[float], threshold: float, match: float) -> list[CurvePolicy]:
+    return [DecayPolicy(threshold), *(PowerPolicy(d, threshold, match) for d in decays)]
+
+
+def _curve_columns(policy: CurvePolicy) -> dict[str, Any]:
+    if isinstance(policy, PowerPolicy):
+        return {"curve": "power", "decay": policy.decay, "grace_turns": policy.grace_turns}
+    return {"curve": "exponential", "decay": float("nan"), "grace_turns": policy.grace_turns}
+
+
+def curve_headline(
+    config: SessionConfig,
+    n_seeds: int,
+    decays: Sequence[float],
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+) -> list[dict[str, Any]]:
+    """One summary row (:func:`~forgetting.decay.study.summarize_runs`) per curve: the exponential, then each ``d``."""
+    return [
+        {**_curve_columns(p), **summarize_runs(run_curve_seeds(p, config, n_seeds))}
+        for p in _policies(decays, eviction_threshold, eviction_threshold)
+    ]
+
+
+def curve_noise_sweep(
+    config: SessionConfig,
+    noise_levels: Sequence[int],
+    n_seeds: int,
+    decays: Sequence[float],
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+) -> list[dict[str, Any]]:
+    """Terminal FRR mean and sd of every curve at every noise level (a table, never a fitted slope)."""
+    rows = []
+    for noise in noise_levels:
+        noisy = config.replace(noise_per_turn=noise)
+        for policy in _policies(decays, eviction_threshold, eviction_threshold):
+            summary = summarize_runs(run_curve_seeds(policy, noisy, n_seeds))
+            rows.append(
+                {"noise_per_turn": noise, **_curve_columns(policy), "frr_mean": summary["frr_mean"],
+                 "frr_sd": summary["frr_sd"], "footprint_reduction_mean": summary["footprint_reduction_mean"]}
+            )  # fmt: skip
+    return rows
+
+
+def curve_frontier(
+    config: SessionConfig,
+    n_seeds: int,
+    thresholds: Sequence[float],
+    decays: Sequence[float],
+    match_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+) -> list[dict[str, Any]]:
+    """Terminal FRR against footprint as ``theta`` is swept, ``S0`` held at its match at ``match_threshold``."""
+    rows = []
+    for threshold in thresholds:
+        for policy in _policies(decays, threshold, match_threshold):
+            runs = run_curve_seeds(policy, config, n_seeds)
+            frr = stats.summarize([r["terminal_frr"] for r in runs])
+            footprint = stats.summarize([r["footprint_reduction"] for r in runs])
+            rows.append(
+                {"threshold": threshold, **_curve_columns(policy), "terminal_frr_mean": frr.mean,
+                 "terminal_frr_sd": frr.sd, "footprint_reduction_mean": footprint.mean,
+                 "footprint_reduction_sd": footprint.sd}
+            )  # fmt: skip
+    return rows
+
+
+def differing_sessions(
+    config: SessionConfig, n_seeds: int, first: CurvePolicy, second: CurvePolicy
+) -> list[dict[str, Any]]:
+    """Seeds whose sessions end differently under two policies: terminal FRR, footprint, evictions.
+
+    One row per seed where the set of (item, eviction turn) pairs differs, with both terminal
+    FRRs and footprint reductions and the number of items evicted at different turns.
+    """
+    require_int("n_seeds", n_seeds, minimum=1)
+    rows = []
+    for seed in range(n_seeds):
+        seeded = config.replace(seed=seed)
+        a, b = _trace(first, seeded), _trace(second, seeded)
+        moved = sum(
+            a.evicted_turn.get(mem_id) != b.evicted_turn.get(mem_id)
+            for mem_id in sorted(set(a.evicted_turn) | set(b.evicted_turn))
+        )
+        if moved:
+            rows.append(
+                {"seed": seed, "items_evicted_at_other_turns": moved,
+                 "first_terminal_frr": metrics.terminal_frr(a), "second_terminal_frr": metrics.terminal_frr(b),
+                 "first_footprint_reduction": metrics.footprint_reduction(a),
+                 "second_footprint_reduction": metrics.footprint_reduction(b)}
+            )  # fmt: skip
+    return rows
+
+
+def fact_fates(config: SessionConfig, policies: Sequence[CurvePolicy]) -> list[dict[str, Any]]:
+    """For one session: each foundational fact's recall turns and its eviction turn under each policy.
+
+    ``None`` as eviction turn means the fact is present at the last turn.
+    """
+    session = generate_session(config)
+    traces = [_trace(policy, config) for policy in policies]
+    return [
+        {"fact": fact, "recall_turns": ", ".join(map(str, session.recall_turns(fact))),
+         **{policy.label: trace.evicted_turn.get(fact) for policy, trace in zip(policies, traces)}}
+        for fact in session.foundational_ids
+    ]  # fmt: skip
+
+
+def equivalent_exponential(policy: PowerPolicy) -> DecayPolicy:
+    """The exponential engine (same ``S0``) that evicts exactly when ``policy``'s power law does.
+
+    Its threshold is :func:`~forgetting.decay.families.equivalent_exponential_threshold`;
+    ``ValueError`` when that threshold underflows to 0 (a crossing thousands of ``S0`` away).
+    """
+    engine = policy.engine()
+    threshold = equivalent_exponential_threshold(
+        engine.baseline_stability, policy.eviction_threshold, policy.decay, policy.exponential_stability
+    )
+    if not threshold > 0.0:
+        raise ValueError(
+            f"policy {policy.label} has no exponential equivalent: its threshold underflows to 0"
+        )
+    return DecayPolicy(threshold, policy.exponential_stability)
+
+
+def relabelling_check(
+    config: SessionConfig,
+    n_seeds: int,
+    thresholds: Sequence[float],
+    decays: Sequence[float],
+    match_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+) -> list[dict[str, Any]]:
+    """Each power-law setting of the frontier beside its :func:`equivalent_exponential`, simulated.
+
+    One row per (``theta``, ``d``): the equivalent exponential threshold and the number of seeds
+    whose sessions end differently under the two (``None`` for both when the equivalent
+    threshold underflows and only the formula speaks).
+    """
+    rows = []
+    for threshold in thresholds:
+        for decay in decays:
+            policy = PowerPolicy(decay, threshold, match_threshold)
+            try:
+                twin = equivalent_exponential(policy)
+            except ValueError:
+                rows.append({"threshold": threshold, "decay": decay, "grace_turns": policy.grace_turns,
+                             "equivalent_threshold": None, "sessions_differing": None})  # fmt: skip
+                continue
+            rows.append(
+                {"threshold": threshold, "decay": decay, "grace_turns": policy.grace_turns,
+                 "equivalent_threshold": twin.eviction_threshold,
+                 "sessions_differing": len(differing_sessions(config, n_seeds, twin, policy))}
+            )  # fmt: skip
+    return rows

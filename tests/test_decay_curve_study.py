@@ -1,0 +1,83 @@
+"""The curve comparison: matched grace periods leave every decision unchanged; the frontier does not."""
+
+import pytest
+
+from forgetting.decay.curve_study import (
+    PowerPolicy,
+    curve_frontier,
+    curve_headline,
+    curve_noise_sweep,
+    differing_sessions,
+    equivalent_exponential,
+    fact_fates,
+    relabelling_check,
+    run_curve_seeds,
+)
+from forgetting.decay.sessions import SessionConfig
+from forgetting.decay.study import DECAY, DecayPolicy
+
+CONFIG = SessionConfig(
+    seed=0, session_length=150, num_foundational=3, recalls_per_foundational=4, noise_per_turn=3
+)
+
+
+@pytest.mark.parametrize("decay", [0.1542, 0.5, 1.0])
+def test_matched_power_law_changes_no_session(decay):
+    assert differing_sessions(CONFIG, 10, DECAY, PowerPolicy(decay)) == []
+
+
+def test_headline_at_published_parameters():
+    """Exact reproduction: the article's headline (FRR 1.000, footprint 0.911) under both curves."""
+    rows = curve_headline(CONFIG, 50, [0.5])
+    assert [row["curve"] for row in rows] == ["exponential", "power"]
+    for row in rows:
+        assert row["frr_mean"] == 1.0 and row["frr_sd"] == 0.0
+        assert round(row["footprint_reduction_mean"], 3) == 0.911
+        assert row["grace_turns"] == 13
+
+
+def test_noise_sweep_is_the_same_for_both_curves():
+    rows = curve_noise_sweep(CONFIG, [1, 10], 3, [0.3])
+    by_noise = {}
+    for row in rows:
+        by_noise.setdefault(row["noise_per_turn"], set()).add(row["frr_mean"])
+    assert all(len(values) == 1 for values in by_noise.values())
+
+
+def test_frontier_away_from_the_match_differs():
+    rows = curve_frontier(CONFIG, 3, [0.05, 0.5], [0.5])
+    grace = {(r["threshold"], r["curve"]): r["grace_turns"] for r in rows}
+    assert grace[(0.05, "power")] > grace[(0.05, "exponential")]
+    assert grace[(0.5, "power")] < grace[(0.5, "exponential")]
+    assert differing_sessions(CONFIG, 3, DecayPolicy(0.5), PowerPolicy(0.5, 0.5))
+
+
+def test_fact_fates_name_each_policy():
+    policies = [DecayPolicy(0.5), PowerPolicy(0.5, 0.5)]
+    fates = fact_fates(CONFIG, policies)
+    assert len(fates) == 3 and all(p.label in fates[0] for p in policies)
+    assert fates[0][policies[0].label] is None and fates[0][policies[1].label] is not None
+
+
+def test_seeds_must_be_positive():
+    with pytest.raises(ValueError, match="n_seeds must be an int >= 1"):
+        run_curve_seeds(DECAY, CONFIG, 0)
+
+
+@pytest.mark.parametrize("threshold, decay", [(0.1, 0.2), (0.1, 0.5), (0.5, 0.5), (0.8, 1.0), (0.3, 0.3)])
+def test_every_power_engine_is_an_exponential_engine_at_another_threshold(threshold, decay):
+    power = PowerPolicy(decay, threshold)
+    exponential = equivalent_exponential(power)
+    assert exponential.grace_turns == power.grace_turns
+    assert differing_sessions(CONFIG, 3, exponential, power) == []
+
+
+def test_an_underflowing_equivalent_is_refused():
+    with pytest.raises(ValueError, match="underflows to 0"):
+        equivalent_exponential(PowerPolicy(0.1542, 0.05))
+
+
+def test_relabelling_check_simulates_where_it_can():
+    rows = relabelling_check(CONFIG, 2, [0.05, 0.5], [0.1542, 1.0])
+    assert [row["sessions_differing"] for row in rows] == [None, 0, 0, 0]
+    assert rows[0]["equivalent_threshold"] is None and rows[1]["equivalent_threshold"] > 0
