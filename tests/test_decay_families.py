@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from forgetting.decay import fsrs_reference
 from forgetting.decay.curves import NEVER_TURN, decay_eviction_delay, reinforced_stability
 from forgetting.decay.families import (
     ebbinghaus_log_savings,
@@ -133,3 +134,11 @@ def test_matching_refuses_bad_arguments(kwargs, message):
 def test_power_factor_refuses_a_zero_decay():
     with pytest.raises(ValueError, match="decay must be"):
         power_factor(0.0)
+
+
+def test_the_default_decay_is_read_from_the_fsrs_package() -> None:
+    from fsrs.scheduler import DEFAULT_PARAMETERS
+
+    assert fsrs_reference.fsrs_default_decay() == DEFAULT_PARAMETERS[20]
+    lowest, highest = fsrs_reference.FSRS_DECAY_BOUNDS
+    assert lowest <= fsrs_reference.fsrs_default_decay() <= highest

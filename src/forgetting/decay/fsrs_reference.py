@@ -15,11 +15,18 @@ from datetime import UTC, datetime, timedelta
 
 from .families import power_retention
 
-__all__ = ["FSRS_DECAY_BOUNDS", "fsrs_retrievability", "fsrs_max_abs_difference"]
+__all__ = ["fsrs_default_decay", "FSRS_DECAY_BOUNDS", "fsrs_retrievability", "fsrs_max_abs_difference"]
 
 FSRS_DECAY_BOUNDS = (0.1, 0.8)
 """The range ``fsrs`` allows for its decay parameter ``w[20]``."""
 _REVIEWED = datetime(2000, 1, 1, tzinfo=UTC)  # any fixed date: only differences matter
+
+
+def fsrs_default_decay() -> float:
+    """The decay exponent ``w[20]`` among the ``fsrs`` package's default parameters (FSRS-6)."""
+    from fsrs.scheduler import DEFAULT_PARAMETERS
+
+    return float(DEFAULT_PARAMETERS[20])
 
 
 def fsrs_retrievability(elapsed_days: int, stability: float, decay: float) -> float:

@@ -86,10 +86,11 @@ class PowerLawEngine(_ScheduledEngine):
     def _initial_stability(self) -> float:
         return self.baseline_stability
 
-    def _reinforce(self, item: MemoryItem) -> None:
-        item.stability = reinforced_stability(item.stability, item.touch_count)
+    def _first_delay(self) -> int | None:
+        return power_eviction_delay(self.baseline_stability, self.eviction_threshold, self.decay)
 
-    def _eviction_delay(self, item: MemoryItem) -> int | None:
+    def _touched(self, item: MemoryItem) -> int | None:
+        item.stability = reinforced_stability(item.stability, item.touch_count)
         return power_eviction_delay(item.stability, self.eviction_threshold, self.decay)
 
 
