@@ -23,24 +23,37 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "data" / "results"
 
 NOT_PROSE = re.compile(
-    r"```.*?```"  # fenced blocks and directives
-    r"|\$\$.*?\$\$|\$[^$\n]*\$"  # math
+    r"\$\$.*?\$\$|\$[^$\n]*\$"  # math
     r"|\{[a-z:]+\}`[^`]*`"  # roles: glue, ref, numref, cite, download, doc
     r"|`[^`\n]*`"  # inline code
     r"|\]\([^)]*\)"  # link targets
     r"|<!--.*?-->"  # comments (the generated intro table's markers)
-    r"|^\(.*?\)=$"  # labels
-    r"|^:[a-z-]+:.*$",  # directive options
+    r"|^\([^\n]*\)=$"  # labels
+    r"|^:[a-z-]+:[^\n]*$",  # directive options
     flags=re.S | re.M,
 )
-NUMBER = re.compile(r"(?<![\w.−-])(\d+(?:\.\d+)?)(?![\w.]\d)")
+NUMBER = re.compile(r"(?<![\w.−-])(\d{1,3}(?:[ \u202f\u2009]\d{3})+(?!\d)|\d+(?:\.\d+)?)(?![\w.]\d)")
+
+
+def without_code(text: str) -> str:
+    """``text`` without fenced code blocks; a directive (```` ```{name} ````) keeps its body, the
+    caption of a figure for instance, and loses only its fences."""
+    kept, fence = [], None
+    for line in text.splitlines():
+        if fence is None and line.startswith("```"):
+            fence = "directive" if line[3:].startswith("{") else "code"
+        elif fence is not None and line.strip() == "```":
+            fence = None
+        elif fence != "code":
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def prose_numbers(text: str) -> list[str]:
-    """Numbers in the prose of ``text``: not in code, math, roles, links or directives."""
-    prose = NOT_PROSE.sub(" ", text)
+    """Numbers in the prose of ``text``: not in code, math, roles, links or directive options."""
+    prose = NOT_PROSE.sub(" ", without_code(text))
     found = []
-    for number in NUMBER.findall(prose):
+    for number in (re.sub(r"[ \u202f\u2009]", "", n) for n in NUMBER.findall(prose)):
         if "." not in number and (int(number) < 10 or 1800 <= int(number) <= 2100):
             continue
         found.append(number)
@@ -69,6 +82,9 @@ def _typed_where_glued(text: str, glued: set[float]) -> list[str]:
 def test_the_scan_sees_prose_numbers_only() -> None:
     text = "a 150-turn session, {glue:text}`n:d` seeds, $k = 12$, `-p n 40`, 0.518 [x](a/77.md) 4 1885"
     assert prose_numbers(text) == ["150", "0.518"]
+    caption = "```{glue:figure} fits\n:name: fig-fits\n\nAt 0.25, W = 15.\n```\n```bash\nrun -p n 30\n```"
+    assert prose_numbers(caption) == ["0.25", "15"]
+    assert prose_numbers("at 10 000 episodes, 2 500 seeds") == ["10000", "2500"]
     assert _typed_where_glued(text, {150.0, 0.5183}) == ["150", "0.518"]
     assert _typed_where_glued(text, {151.0}) == []
 
