@@ -421,3 +421,38 @@ def test_orphaned_run_folders_of_dead_processes_are_removed(tmp_path):
     alive.mkdir()
     pipeline.remove_orphans(root)
     assert not orphan.exists() and alive.exists()
+
+
+def test_a_kernel_that_dies_before_its_first_cell_is_started_again(tmp_path, monkeypatch):
+    """Two processes starting kernels at once can race for a port: the loser dies before any cell
+    runs. run_chapter starts another kernel for that failure only, and the run is complete."""
+    import papermill
+
+    from conftest import copy_book
+
+    root = copy_book(tmp_path)
+    real, calls = papermill.execute_notebook, []
+
+    def flaky(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(papermill, "execute_notebook", flaky)
+    run = pipeline.run_chapter(root, "decay-retention")
+    try:
+        assert len(calls) == 2 and run.published and pipeline.compare(root, run) == []
+    finally:
+        run.discard()
+
+    def broken(*args, **kwargs):
+        calls.append(args)
+        raise RuntimeError("something else went wrong")
+
+    calls.clear()
+    monkeypatch.setattr(papermill, "execute_notebook", broken)
+    with pytest.raises(RuntimeError, match="something else"):
+        pipeline.run_chapter(root, "decay-retention")
+    assert len(calls) == 1  # any other failure is not retried
+    assert not list((root / "_executed" / "runs").iterdir())

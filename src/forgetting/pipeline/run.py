@@ -44,6 +44,13 @@ KERNEL = "python3"
 FIGURES_MANIFEST = "{name}-figures.json"
 
 
+#: Kernel starts tried per run. Kernels started at the same moment by several processes can
+#: race for the same free ports (jupyter_client picks them before the kernel binds them); the
+#: loser dies before it runs any cell, and only that failure is retried.
+KERNEL_STARTS = 3
+KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+
+
 class ChapterFailed(RuntimeError):
     """A chapter's notebook raised; the message names the cell's error in one line."""
 
@@ -152,16 +159,22 @@ def run_chapter(
     }
     try:
         with _environment(env):
-            papermill.execute_notebook(
-                str(root / "book" / f"{name}.ipynb"),
-                str(folder / f"{name}.ipynb"),
-                parameters=params,
-                kernel_name=KERNEL,
-                cwd=str(root / "book"),
-                progress_bar=False,
-                log_output=False,
-                extra_arguments=["--log-level=CRITICAL"],
-            )  # no TCP-transport notice on the terminal
+            for attempt in range(1, KERNEL_STARTS + 1):
+                try:
+                    papermill.execute_notebook(
+                        str(root / "book" / f"{name}.ipynb"),
+                        str(folder / f"{name}.ipynb"),
+                        parameters=params,
+                        kernel_name=KERNEL,
+                        cwd=str(root / "book"),
+                        progress_bar=False,
+                        log_output=False,
+                        extra_arguments=["--log-level=CRITICAL"],
+                    )  # no TCP-transport notice on the terminal
+                    break
+                except RuntimeError as error:  # a kernel that never started ran no cell: start another
+                    if attempt == KERNEL_STARTS or not str(error).startswith(KERNEL_START_FAILURES):
+                        raise
         _write_figure_manifest(folder, name)
     except papermill.PapermillExecutionError as error:
         shutil.rmtree(folder, ignore_errors=True)
