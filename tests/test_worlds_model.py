@@ -78,6 +78,9 @@ def test_softmax_retrieval_follows_the_softmax():
 
 def test_small_helpers():
     assert W.loglog_slope([1, 4, 16], [1.0, 0.5, 0.25]) == pytest.approx(-0.5)
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(1, 100, 9), rng.uniform(0.01, 1, 9)
+    assert W.loglog_slope(x, y) == pytest.approx(np.polyfit(np.log(x), np.log(y), 1)[0], rel=1e-12)
     assert W.retrieval_entropy(np.array([5, 5, 5, 5])) == pytest.approx(1.0)
     assert W.retrieval_entropy(np.array([7, 0, 0, 0])) == pytest.approx(0.0)
     assert W.separated([0.1, 0.11, 0.12]) and not W.separated([0.0, 0.1, -0.05])

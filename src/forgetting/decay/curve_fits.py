@@ -36,7 +36,13 @@ from .families import FSRS_TARGET_RETENTION
 __all__ = ["PUBLISHED_DECIMALS", "Family", "FAMILIES", "FitResult", "fit_family", "fit_all", "predict"]
 
 PUBLISHED_DECIMALS = 6
-"""Fit statistics and parameters are rounded to this many decimals before anyone sees them."""
+"""Fit statistics (RMSE, AIC, BIC, residuals) are rounded to this many decimals before anyone sees them."""
+PARAMETER_DIGITS = 6
+"""Parameters and their standard errors are kept to this many significant digits: the solver
+stops within its tolerance of the optimum, and BLAS kernels that differ between CPUs move the
+digits beyond it (a time scale of about 800 hours moved in its eighth digit)."""
+SOLVER_TOLERANCE = 1e-15
+"""``ftol``, ``xtol`` and ``gtol`` of the least-squares solver: as tight as float64 allows."""
 
 Model = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -122,6 +128,11 @@ def _rounded(value: float) -> float:
     return round(float(value), PUBLISHED_DECIMALS) if math.isfinite(value) else float("nan")
 
 
+def _significant(value: float) -> float:
+    """``value`` at :data:`PARAMETER_DIGITS` significant digits (NaN stays NaN)."""
+    return float(f"{float(value):.{PARAMETER_DIGITS}g}") if math.isfinite(value) else float("nan")
+
+
 def _best_fit(family: Family, t: np.ndarray, y: np.ndarray) -> Any:
     best = None
     for start in family.starts:
@@ -132,6 +143,9 @@ def _best_fit(family: Family, t: np.ndarray, y: np.ndarray) -> Any:
             method="trf",
             x_scale="jac",
             max_nfev=20_000,
+            ftol=SOLVER_TOLERANCE,
+            xtol=SOLVER_TOLERANCE,
+            gtol=SOLVER_TOLERANCE,
         )
         if best is None or result.cost < best.cost:
             best = result
@@ -179,8 +193,8 @@ def fit_family(
     return FitResult(
         family=family_name,
         dataset=dataset,
-        parameters={name: _rounded(v) for name, v in zip(family.parameters, fit.x)},
-        standard_errors={name: _rounded(e) for name, e in zip(family.parameters, errors)},
+        parameters={name: _significant(v) for name, v in zip(family.parameters, fit.x)},
+        standard_errors={name: _significant(e) for name, e in zip(family.parameters, errors)},
         rmse=_rounded(math.sqrt(rss / n)),
         aic=_rounded(log_term + 2 * (k + 1)),
         bic=_rounded(log_term + (k + 1) * math.log(n)),

@@ -192,9 +192,17 @@ def retrieval_entropy(retrieval_counts: np.ndarray) -> np.ndarray:
 
 
 def loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
-    """Least-squares slope of ``log y`` against ``log x`` (``-1/2`` for a ``1/sqrt(n)`` law)."""
-    slope, _ = np.polyfit(np.log(np.asarray(x, dtype=np.float64)), np.log(np.asarray(y, dtype=np.float64)), 1)
-    return float(slope)
+    """Least-squares slope of ``log y`` against ``log x`` (``-1/2`` for a ``1/sqrt(n)`` law).
+
+    ``sum((u - mean u)(v - mean v)) / sum((u - mean u)^2)`` with ``u = log x``, ``v = log y``,
+    summed exactly (``math.fsum``): a least-squares solver goes through BLAS, whose kernels
+    differ between CPUs in the last bit.
+    """
+    u = [math.log(float(value)) for value in np.asarray(x, dtype=np.float64).ravel()]
+    v = [math.log(float(value)) for value in np.asarray(y, dtype=np.float64).ravel()]
+    mean_u, mean_v = math.fsum(u) / len(u), math.fsum(v) / len(v)
+    spread = math.fsum((a - mean_u) ** 2 for a in u)
+    return math.fsum((a - mean_u) * (b - mean_v) for a, b in zip(u, v, strict=True)) / spread
 
 
 def separated(gaps: Sequence[float] | np.ndarray, z: float = SEPARATION_Z) -> bool:

@@ -205,7 +205,10 @@ def expected_abs_error(
     if values.size and not ((values >= 0) & (values <= 1)).all():
         raise ValueError(f"p_plus={p_plus!r}; allowed: values in [0, 1]")
     r = np.arange(1, episodes + 1)
-    log_q0 = -math.inf if retrieval_rate == 1 else episodes * math.log1p(-retrieval_rate)
+    # Pr[R = 0] = (1 - q)^t, which is 1 at t = 0 whatever q
+    log_q0 = (
+        0.0 if episodes == 0 else -math.inf if retrieval_rate == 1 else episodes * math.log1p(-retrieval_rate)
+    )
     if retrieval_rate == 1:
         pmf = (r == episodes).astype(float)
     else:
