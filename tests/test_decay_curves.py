@@ -29,3 +29,12 @@ def test_eviction_delay_is_first_turn_below_threshold(stability, theta):
     delay = decay_eviction_delay(stability, theta)
     assert retention(delay, stability) < theta
     assert delay == 1 or retention(delay - 1, stability) >= theta
+
+
+@settings(max_examples=200, deadline=None)
+@given(boundary=st.integers(1, 10**7), estimate=st.floats(-10.0, 2e7))
+def test_first_turn_below_finds_the_boundary_from_any_estimate(boundary, estimate):
+    from forgetting.decay.curves import first_turn_below
+
+    assert first_turn_below(lambda t: t >= boundary, estimate) == boundary
+    assert first_turn_below(lambda t: True, float("inf")) is None

@@ -6,6 +6,7 @@ Time is an integer turn counter passed in by the caller, never the wall clock.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "reinforced_stability",
     "naive_eviction_turn",
     "decay_eviction_delay",
+    "first_turn_below",
     "window_eviction_delay",
     "stability_after_recalls",
 ]
@@ -90,10 +92,20 @@ def decay_eviction_delay(stability: float, eviction_threshold: float) -> int | N
     def below(t: int) -> bool:
         return retention(t, stability) < eviction_threshold
 
-    closed_form = naive_eviction_turn(stability, eviction_threshold)
-    if not closed_form < NEVER_TURN:  # also catches S = inf after very many recalls
+    return first_turn_below(below, naive_eviction_turn(stability, eviction_threshold))
+
+
+def first_turn_below(below: Callable[[int], bool], estimate: float) -> int | None:
+    """Smallest integer ``t >= 1`` with ``below(t)``, for a ``below`` that is monotone in ``t``;
+    ``None`` when ``estimate`` (a closed-form crossing time) is not below :data:`NEVER_TURN`.
+
+    Brackets the boundary around ``floor(estimate)`` by doubling steps, then bisects, so the
+    answer is decided by ``below`` itself (the very expression a direct scan evaluates) and the
+    estimate may be off by any number of turns.
+    """
+    if not estimate < NEVER_TURN:  # also catches S = inf after very many recalls
         return None
-    guess = max(1, math.floor(closed_form))
+    guess = max(1, math.floor(estimate))
     if below(guess):
         low, high, step = guess - 1, guess, 1  # invariant: not below(low) or low == 0
         while low >= 1 and below(low):

@@ -19,7 +19,7 @@ import math
 from functools import lru_cache
 
 from .._validate import raise_problems, real_problem
-from .curves import NEVER_TURN, naive_eviction_turn
+from .curves import first_turn_below, naive_eviction_turn
 
 __all__ = [
     "FSRS_TARGET_RETENTION",
@@ -121,25 +121,7 @@ def power_eviction_delay(stability: float, eviction_threshold: float, decay: flo
     def below(t: int) -> bool:
         return power_retention(t, stability, decay) < eviction_threshold
 
-    crossing = power_crossing_time(stability, eviction_threshold, decay)
-    if not crossing < NEVER_TURN:  # also catches S = inf
-        return None
-    guess = max(1, math.floor(crossing))
-    if below(guess):
-        low, high, step = guess - 1, guess, 1  # invariant: not below(low) or low == 0
-        while low >= 1 and below(low):
-            high, low, step = low, max(0, low - step), step * 2
-    else:
-        low, high, step = guess, guess + 1, 1  # invariant: below(high)
-        while not below(high):
-            low, high, step = high, high + step, step * 2
-    while high - low > 1:
-        middle = (low + high) // 2
-        if below(middle):
-            high = middle
-        else:
-            low = middle
-    return high
+    return first_turn_below(below, power_crossing_time(stability, eviction_threshold, decay))
 
 
 def wickelgren_retention(t: float, scale: float, rate: float, exponent: float) -> float:
