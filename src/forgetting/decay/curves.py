@@ -9,6 +9,8 @@ import math
 from collections.abc import Callable
 from functools import lru_cache
 
+from .._validate import real_problem
+
 __all__ = [
     "DEFAULT_EVICTION_THRESHOLD",
     "DEFAULT_BASELINE_STABILITY",
@@ -19,6 +21,7 @@ __all__ = [
     "naive_eviction_turn",
     "decay_eviction_delay",
     "first_turn_below",
+    "decay_problems",
     "window_eviction_delay",
     "stability_after_recalls",
 ]
@@ -126,3 +129,11 @@ def first_turn_below(below: Callable[[int], bool], estimate: float) -> int | Non
 def window_eviction_delay(window_size: int) -> int:
     """Turns after the last touch at which the window evicts: ``turn - last_touched > W``, so ``W + 1``."""
     return window_size + 1
+
+
+def decay_problems(eviction_threshold: float, baseline_stability: float) -> list[str | None]:
+    """The checks of a decay engine's settings: ``0 < theta < 1`` and ``S0 > 0`` (``None`` = fine)."""
+    return [
+        real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True),
+        real_problem("baseline_stability", baseline_stability, 0.0, low_open=True),
+    ]

@@ -34,12 +34,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .._validate import int_problem, raise_problems, real_problem
+from .._validate import int_problem, raise_problems
 from .curves import (
     DEFAULT_BASELINE_STABILITY,
     DEFAULT_EVICTION_THRESHOLD,
     DEFAULT_WINDOW_SIZE,
     decay_eviction_delay,
+    decay_problems,
     reinforced_stability,
     retention,
     window_eviction_delay,
@@ -337,14 +338,7 @@ class EbbinghausEngine(_ScheduledEngine):
         eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
         baseline_stability: float = DEFAULT_BASELINE_STABILITY,
     ) -> None:
-        raise_problems(
-            [
-                real_problem(
-                    "eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True
-                ),
-                real_problem("baseline_stability", baseline_stability, 0.0, low_open=True),
-            ]
-        )
+        raise_problems(decay_problems(eviction_threshold, baseline_stability))
         super().__init__()
         self.eviction_threshold = float(eviction_threshold)
         self.baseline_stability = float(baseline_stability)

@@ -14,7 +14,7 @@ interface and bucketed schedule (``_ScheduledEngine``), the same recall reinforc
 from __future__ import annotations
 
 from .._validate import raise_problems, real_problem
-from .curves import DEFAULT_EVICTION_THRESHOLD, reinforced_stability
+from .curves import DEFAULT_EVICTION_THRESHOLD, decay_problems, reinforced_stability
 from .engines import MemoryItem, _ScheduledEngine
 from .families import matched_power_stability, power_eviction_delay, power_retention
 
@@ -50,11 +50,8 @@ class PowerLawEngine(_ScheduledEngine):
     ) -> None:
         raise_problems(
             [
-                real_problem("baseline_stability", baseline_stability, 0.0, low_open=True),
+                *decay_problems(eviction_threshold, baseline_stability),
                 real_problem("decay", decay, 0.0, low_open=True),
-                real_problem(
-                    "eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True
-                ),
             ]
         )
         super().__init__()

@@ -28,7 +28,13 @@ from .. import stats
 from .._validate import raise_problems, real_problem, require_int, require_real
 from ..hashing import digest
 from . import metrics
-from .curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, reinforced_stability, retention
+from .curves import (
+    DEFAULT_BASELINE_STABILITY,
+    DEFAULT_EVICTION_THRESHOLD,
+    decay_problems,
+    reinforced_stability,
+    retention,
+)
 from .engines import MemoryItem, WorkingSet, _check_mem_id, _check_turn
 from .sessions import SessionConfig, generate_session
 from .simulation import simulate
@@ -150,14 +156,7 @@ class WallClockEngine(WorkingSet):
         eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
         baseline_stability: float = DEFAULT_BASELINE_STABILITY,
     ) -> None:
-        raise_problems(
-            [
-                real_problem(
-                    "eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True
-                ),
-                real_problem("baseline_stability", baseline_stability, 0.0, low_open=True),
-            ]
-        )
+        raise_problems(decay_problems(eviction_threshold, baseline_stability))
         self.clock = clock
         self.eviction_threshold = float(eviction_threshold)
         self.baseline_stability = float(baseline_stability)

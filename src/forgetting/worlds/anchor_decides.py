@@ -15,8 +15,8 @@ import numpy as np
 
 from .._validate import raise_problems, real_problem
 from ..worth import DEFAULT_HIGH_THRESHOLD, add_episodes, memory_worth
-from .hitchhiker import ANCHOR, CO_RETRIEVAL_N_SEEDS, HITCHHIKER
-from .model import FloatArray, check_n_seeds, check_world, seed_streams, separated, uniform_retrieval
+from .hitchhiker import ANCHOR, CO_RETRIEVAL_N_SEEDS, HITCHHIKER, check_pair_world, effective_pair_rate
+from .model import FloatArray, check_n_seeds, seed_streams, separated, uniform_retrieval
 
 __all__ = [
     "AnchorDecidesWorld",
@@ -68,24 +68,15 @@ class AnchorDecidesWorld:
     diversity_steps: int = 50
 
     def __post_init__(self) -> None:
-        check_world(
+        check_pair_world(
             self,
             {
-                "n_memories": ("int", 4, 10**7),
-                "n_episodes": ("int", 1, 10**8),
                 "anchor_success": ("real", 0.0, 1.0),
                 "other_success": ("real", 0.0, 1.0),
                 "high_threshold": ("real", 0.0, 1.0),
                 "diversity_steps": ("int", 1, 10_000),
-                "retrieved_per_episode": (
-                    "int",
-                    2,
-                    self.n_memories - 2 if isinstance(self.n_memories, int) else 2,
-                ),
             },
         )
-        if self.pair_rate is not None:
-            check_world(self, {"pair_rate": ("real", 0.0, 1.0)})
         if not self.other_success < self.anchor_success:
             raise ValueError(
                 "AnchorDecidesWorld: other_success must be < anchor_success (the anchor is the "
@@ -101,9 +92,7 @@ class AnchorDecidesWorld:
     @property
     def effective_pair_rate(self) -> float:
         """``pair_rate``, or ``k / n`` when it is ``None``."""
-        return (
-            self.retrieved_per_episode / self.n_memories if self.pair_rate is None else float(self.pair_rate)
-        )
+        return effective_pair_rate(self)
 
 
 def anchor_decides_p_plus(

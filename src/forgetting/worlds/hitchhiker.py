@@ -41,6 +41,30 @@ ANCHOR, HITCHHIKER = 0, 1
 """Indices of the useful anchor and the useless hitchhiker."""
 
 
+def check_pair_world(world: Any, rules: dict[str, tuple[str, float, float]]) -> None:
+    """Check the settings every anchor/hitchhiker world shares, with ``rules`` for its own.
+
+    ``n_memories`` in [4, 1e7], ``n_episodes`` in [1, 1e8], ``k`` in [2, n - 2] (room for the
+    pair and for others) and ``pair_rate`` in [0, 1] unless ``None``.
+    """
+    n = world.n_memories
+    shared = {
+        "n_memories": ("int", 4, 10**7),
+        "n_episodes": ("int", 1, 10**8),
+        "retrieved_per_episode": ("int", 2, n - 2 if isinstance(n, int) else 2),
+    }
+    check_world(world, {**shared, **rules})
+    if world.pair_rate is not None:
+        check_world(world, {"pair_rate": ("real", 0.0, 1.0)})
+
+
+def effective_pair_rate(world: Any) -> float:
+    """``world.pair_rate``, or ``k / n`` when it is ``None``."""
+    if world.pair_rate is None:
+        return float(world.retrieved_per_episode / world.n_memories)
+    return float(world.pair_rate)
+
+
 @dataclass(frozen=True)
 class CoRetrievalWorld:
     """Experiment 4: a useless hitchhiker travels with a useful anchor.
@@ -86,22 +110,9 @@ class CoRetrievalWorld:
     diversities: tuple[float, ...] = tuple(i / 10 for i in range(11))
 
     def __post_init__(self) -> None:
-        check_world(
-            self,
-            {
-                "n_memories": ("int", 4, 10**7),
-                "n_episodes": ("int", 1, 10**8),
-                "anchor_utility": ("real", 0.0, 1.0),
-                "hitchhiker_utility": ("real", 0.0, 1.0),
-                "retrieved_per_episode": (
-                    "int",
-                    2,
-                    self.n_memories - 2 if isinstance(self.n_memories, int) else 2,
-                ),
-            },
+        check_pair_world(
+            self, {"anchor_utility": ("real", 0.0, 1.0), "hitchhiker_utility": ("real", 0.0, 1.0)}
         )
-        if self.pair_rate is not None:
-            check_world(self, {"pair_rate": ("real", 0.0, 1.0)})
         values = tuple(float(d) for d in self.diversities)
         if not values or any(not 0.0 <= d <= 1.0 for d in values) or list(values) != sorted(set(values)):
             raise ValueError(
@@ -113,9 +124,7 @@ class CoRetrievalWorld:
     @property
     def effective_pair_rate(self) -> float:
         """``pair_rate``, or ``k / n`` when it is ``None``."""
-        return (
-            self.retrieved_per_episode / self.n_memories if self.pair_rate is None else float(self.pair_rate)
-        )
+        return effective_pair_rate(self)
 
 
 @dataclass(frozen=True)
