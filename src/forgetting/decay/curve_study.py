@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .. import stats
 from .._validate import require_int
 from . import metrics
 from .curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD
@@ -155,13 +154,11 @@ def curve_frontier(
     rows = []
     for threshold in thresholds:
         for policy in _policies(decays, threshold, match_threshold):
-            runs = run_curve_seeds(policy, config, n_seeds)
-            frr = stats.summarize([r["terminal_frr"] for r in runs])
-            footprint = stats.summarize([r["footprint_reduction"] for r in runs])
+            summary = summarize_runs(run_curve_seeds(policy, config, n_seeds))
             rows.append(
-                {"threshold": threshold, **_curve_columns(policy), "terminal_frr_mean": frr.mean,
-                 "terminal_frr_sd": frr.sd, "footprint_reduction_mean": footprint.mean,
-                 "footprint_reduction_sd": footprint.sd}
+                {"threshold": threshold, **_curve_columns(policy), "terminal_frr_mean": summary["frr_mean"],
+                 "terminal_frr_sd": summary["frr_sd"], "footprint_reduction_mean": summary["footprint_reduction_mean"],
+                 "footprint_reduction_sd": summary["footprint_reduction_sd"]}
             )  # fmt: skip
     return rows
 
