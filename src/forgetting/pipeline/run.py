@@ -287,14 +287,14 @@ def _leave_interrupts_to_parent() -> None:
 
 
 def _stop(root: Path, pool: Any, futures: list[Any]) -> None:
-    """Stop a parallel build: cancel what has not started, end the chapter processes (their
-    kernels exit when their parent is gone), then remove every run folder they leave."""
-    for future in futures:
-        future.cancel()
+    """Stop a parallel build: end the chapter processes (their kernels exit when their parent
+    is gone), so the broken pool fails every call that has not finished, then remove every run
+    folder they leave. Nothing is cancelled first: the pool's own thread would then try to fail
+    a cancelled call and print an ``InvalidStateError`` traceback (CPython 3.11)."""
     processes = getattr(pool, "_processes", None) or {}  # no public way to stop a running call
     for process in list(processes.values()):
         process.terminate()
-    pool.shutdown(wait=True, cancel_futures=True)
+    pool.shutdown(wait=True)
     for future in futures:
         if future.done() and not future.cancelled() and future.exception() is None:
             future.result().discard()
