@@ -24,7 +24,26 @@ __all__ = [
     "raise_problems",
     "require_int",
     "require_real",
+    "shown",
+    "SHOWN_CHARS",
 ]
+
+#: The longest quotation of a bad value in a message: an error never costs more than its input.
+SHOWN_CHARS = 80
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` cut to ``limit`` characters (``...`` and the full length mark a cut).
+
+    A value whose ``repr`` itself fails (or is huge) never makes the message fail or grow.
+    """
+    try:
+        text = repr(value)
+    except Exception:  # a broken __repr__ must not hide the real error
+        text = f"<{type(value).__name__}>"
+    if len(text) <= limit:
+        return text
+    return f"{text[: max(limit - 3, 1)]}... ({len(text)} characters)"
 
 
 def is_int(value: object, allow_numpy: bool = False) -> bool:
@@ -76,7 +95,7 @@ def int_problem(
         )
         if part
     )
-    return f"{name} must be an int{' ' + bounds if bounds else ''}, got {value!r}"
+    return f"{name} must be an int{' ' + bounds if bounds else ''}, got {shown(value)}"
 
 
 def real_problem(
@@ -106,7 +125,7 @@ def real_problem(
         allowed = f"a finite real number {'<' if high_open else '<='} {high:g}"
     else:
         allowed = f"a real number in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-    return f"{name} must be {allowed}, got {value!r}"
+    return f"{name} must be {allowed}, got {shown(value)}"
 
 
 def raise_problems(problems: Iterable[str | None], prefix: str = "") -> None:
