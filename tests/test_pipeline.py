@@ -348,19 +348,6 @@ def test_cli_reports_a_full_disk_in_one_line(monkeypatch, capsys):
     )
 
 
-def test_export_replaces_the_output_folder_as_a_whole(tmp_path):
-    output = tmp_path / "out"
-    output.mkdir()
-    (output / "stale.txt").write_text("from an earlier run")
-    run = fake_run(tmp_path, "decay-trace", {"decay-trace.json": "new"})
-    pipeline.export(run, output)
-    assert sorted(str(p.relative_to(output)) for p in output.rglob("*")) == [
-        "results",
-        "results/decay-trace.json",
-    ]
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
-
-
 # --- safe writes ---------------------------------------------------------------------------
 
 

@@ -23,17 +23,57 @@ True
 1.0
 """
 
-from .decay import (
-    EbbinghausEngine,
-    Engine,
-    RecencyWindow,
-    SessionConfig,
-    generate_session,
-    reinforced_stability,
-    retention,
-    simulate,
-)
-from .worth import DiscountedMemoryWorth, MemoryWorth, memory_worth, update_batch, worth_class
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, for type checkers; at run time they load on first use
+    from .decay import (
+        EbbinghausEngine,
+        Engine,
+        RecencyWindow,
+        SessionConfig,
+        generate_session,
+        reinforced_stability,
+        retention,
+        simulate,
+    )
+    from .worth import DiscountedMemoryWorth, MemoryWorth, memory_worth, update_batch, worth_class
+
+#: Each core name and the subpackage it comes from. ``import forgetting`` imports none of them
+#: (and no numpy): the command line starts, and answers Ctrl-C, before any heavy import.
+_NAMES = {
+    "EbbinghausEngine": "decay",
+    "Engine": "decay",
+    "RecencyWindow": "decay",
+    "SessionConfig": "decay",
+    "generate_session": "decay",
+    "reinforced_stability": "decay",
+    "retention": "decay",
+    "simulate": "decay",
+    "DiscountedMemoryWorth": "worth",
+    "MemoryWorth": "worth",
+    "memory_worth": "worth",
+    "update_batch": "worth",
+    "worth_class": "worth",
+}
+_SUBPACKAGES = ("decay", "worth", "worlds", "text", "governance", "pipeline")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)
+    if name not in _NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_NAMES) | set(_SUBPACKAGES))
+
 
 __version__ = "0.1.0"
 

@@ -6,6 +6,7 @@
 * :func:`check_inside` refuses a target whose real folder is outside the project (a
   symlinked ``figures/`` or ``data/results/`` pointing elsewhere).
 * :func:`exclusive_lock` serialises promotions of published files between processes.
+* :func:`no_interrupts` defers SIGINT and SIGTERM while a few renames complete.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import errno
 import fcntl
 import os
 import secrets
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -87,3 +89,18 @@ def exclusive_lock(path: Path) -> Iterator[None]:
 
 def is_disk_full(error: BaseException) -> bool:
     return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+@contextlib.contextmanager
+def no_interrupts() -> Iterator[None]:
+    """Defer SIGINT/SIGTERM while a set of renames completes (main thread only)."""
+    signals = {signal.SIGINT, signal.SIGTERM}
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    except (ValueError, OSError):  # pragma: no cover - not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -4,25 +4,82 @@
 * :mod:`~forgetting.pipeline.chapter` -- what a chapter notebook calls: ``open_chapter``, glue, figures.
 * :mod:`~forgetting.pipeline.run` -- execute a chapter with papermill into a private run folder.
 * :mod:`~forgetting.pipeline.comparison` -- a run against the published files, file by file.
-* :mod:`~forgetting.pipeline.promotion` -- replace a chapter's published set as a whole, under a lock.
+* :mod:`~forgetting.pipeline.promotion` -- switch a chapter's published set in one journaled step, under a lock.
+* :mod:`~forgetting.pipeline.output` -- the folder a user names with ``run -o``: only one a run owns.
 * :mod:`~forgetting.pipeline.site` -- render the book with Jupyter Book (``-W -n``).
 * :mod:`~forgetting.pipeline.publish`, :mod:`~forgetting.pipeline.pdf` -- push the site, print the book.
 * :mod:`~forgetting.pipeline.paths` -- every folder, named once; :mod:`~forgetting.pipeline.cli` -- the command.
 
-No science module imports this package, and this package imports no experiment.
+No science module imports this package, and this package imports no experiment. Its names are
+loaded when first used, so ``forgetting`` starts (and answers Ctrl-C) before any heavy import.
 """
 
-from .comparison import IDENTICAL, compare, file_report, first_difference, owner, published_files, strays
-from .promotion import export, promote, replace_set, show_in_site
-from .run import ChapterFailed, ChapterRun, remove_orphans, run_all, run_chapter, timing_table
-from .site import BuildFailed, build_site, prepare_site
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, for type checkers
+    from .comparison import IDENTICAL, compare, file_report, first_difference, owner, published_files, strays
+    from .output import OutputFailed, check_output, export
+    from .promotion import PublishIncomplete, promote, publish_run, recover, show_in_site, switch_sets
+    from .run import ChapterFailed, ChapterRun, remove_orphans, run_all, run_chapter, timing_table
+    from .site import BuildFailed, build_site, prepare_site
+
+#: The package's modules, also imported on first use (``forgetting.pipeline.paths``).
+_MODULES = (
+    "chapter",
+    "chapters",
+    "cli",
+    "comparison",
+    "launch",
+    "output",
+    "paths",
+    "pdf",
+    "promotion",
+    "publish",
+    "run",
+    "site",
+)
+
+#: Each public name and the module it comes from (imported on first use).
+_NAMES = {
+    "IDENTICAL": "comparison",
+    "compare": "comparison",
+    "file_report": "comparison",
+    "first_difference": "comparison",
+    "owner": "comparison",
+    "published_files": "comparison",
+    "strays": "comparison",
+    "PublishIncomplete": "promotion",
+    "promote": "promotion",
+    "publish_run": "promotion",
+    "recover": "promotion",
+    "show_in_site": "promotion",
+    "switch_sets": "promotion",
+    "OutputFailed": "output",
+    "check_output": "output",
+    "export": "output",
+    "ChapterFailed": "run",
+    "ChapterRun": "run",
+    "remove_orphans": "run",
+    "run_all": "run",
+    "run_chapter": "run",
+    "timing_table": "run",
+    "BuildFailed": "site",
+    "build_site": "site",
+    "prepare_site": "site",
+}
 
 __all__ = [
-    "IDENTICAL",
     "BuildFailed",
     "ChapterFailed",
     "ChapterRun",
+    "IDENTICAL",
+    "OutputFailed",
+    "PublishIncomplete",
     "build_site",
+    "check_output",
     "compare",
     "export",
     "file_report",
@@ -30,12 +87,28 @@ __all__ = [
     "owner",
     "prepare_site",
     "promote",
+    "publish_run",
     "published_files",
+    "recover",
     "remove_orphans",
-    "replace_set",
     "run_all",
     "run_chapter",
     "show_in_site",
     "strays",
+    "switch_sets",
     "timing_table",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name not in _NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_NAMES))

@@ -34,8 +34,9 @@ from ..safeio import is_disk_full
 from . import pdf, publish
 from .chapters import chapter_names, spec
 from .paths import default_output_dir, repo_root
+from .processes import Terminated, terminate_as_interrupt
 
-EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
 
 def papermill_value(text: str) -> Any:
@@ -133,10 +134,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "-o",
         "--output",
-        type=Path,
         default=None,
-        help="folder for the executed notebook, results and figures "
-        "(default _build/runs/CHAPTER); published files are never touched",
+        help="a new folder (or one an earlier run wrote) for the executed notebook, results and "
+        "figures (default _build/runs/CHAPTER); published files and folders are never touched",
     )
     where = run.add_mutually_exclusive_group()
     where.add_argument(
@@ -194,14 +194,24 @@ def _int_or_text(text: str) -> int | str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return _dispatch(args)
+        with terminate_as_interrupt():
+            return _dispatch(args)
     except KeyboardInterrupt:
         _fail(args, "interrupted; nothing was published and no run folder was left behind")
         return EXIT_INTERRUPTED
+    except Terminated as stop:
+        _fail(args, f"stopped by {stop}; nothing was published and no run folder was left behind")
+        return EXIT_TERMINATED
     except (ValueError, FileNotFoundError) as error:
         _fail(args, str(error))
         return EXIT_USAGE
-    except (pipeline.ChapterFailed, pipeline.BuildFailed, publish.PublishFailed) as error:
+    except (
+        pipeline.ChapterFailed,
+        pipeline.BuildFailed,
+        publish.PublishFailed,
+        pipeline.OutputFailed,
+        pipeline.PublishIncomplete,
+    ) as error:
         _fail(args, str(error))
         return EXIT_FAILED
     except OSError as error:
@@ -222,6 +232,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         root = repo_root()
     except FileNotFoundError as error:
         raise FileNotFoundError(f"{error}; run forgetting inside a clone of the project") from None
+    for step in pipeline.recover(root):  # an interrupted publication is completed first
+        print(f"forgetting: {step}", file=sys.stderr)
     if args.command == "run":
         return _run(root, args)
     if args.command == "verify":
@@ -260,12 +272,17 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     executor = executor_spec(args.workers, args.scheduler)  # ValueError before any kernel
     if args.scheduler is not None:
         require_scheduler_reachable(args.scheduler)
-    output = args.output or default_output_dir(root, args.chapter)
+    output = default_output_dir(root, args.chapter) if args.output is None else args.output
+    pipeline.check_output(root, output)  # before any kernel: a folder no run owns is refused
     run = pipeline.run_chapter(
         root, args.chapter, overrides, quick=args.quick, progress=True, executor=executor
     )
-    problems = pipeline.compare(root, run) if run.published else None
-    pipeline.export(run, output)
+    try:
+        problems = pipeline.compare(root, run) if run.published else None
+        output = pipeline.export(root, run, output)
+    finally:
+        if run.folder != output:
+            run.discard()
     print(f"{args.chapter}: executed in {run.seconds:.1f} s -> {output}")
     if problems is not None:
         verdict = (
@@ -294,13 +311,12 @@ def _verify(root: Path, names: Sequence[str], update: bool) -> int:
                 print(f"  {file_name}: {state}")
             problems = [f for f, state in report if state != pipeline.IDENTICAL]
             if problems and update:
-                pipeline.promote(root, run)
                 status[name] = "updated"
             else:
                 status[name] = "DIFFERS" if problems else "identical"
                 failed = failed or bool(problems)
-            if update or not problems:
-                pipeline.show_in_site(root, run)
+            if update or not problems:  # the published set and the site's copy in one step
+                pipeline.publish_run(root, run, results=bool(problems) and update, site=True)
         finally:
             run.discard()
         runs.append(run)

@@ -10,10 +10,11 @@ else is written while the kernel runs, so concurrent runs cannot mix their files
 * :func:`run_all` executes chapters, one after another or ``jobs`` at a time in separate
   processes (chapters read no other chapter's output; the site is built after all of them).
 * :func:`compare` reports, per published file, ``identical`` or its first differing value.
-* :func:`promote` replaces a chapter's published set -- ``data/results/<chapter>*`` and
-  ``figures/<chapter>-*`` -- as a whole, stray files removed, under an exclusive lock, and
-  only for a complete run at published parameters.
-* :func:`export` moves a run to a folder the user names (custom parameters never publish).
+* :func:`~forgetting.pipeline.promotion.publish_run` switches a chapter's published set --
+  ``data/results/<chapter>*`` and ``figures/<chapter>-*`` -- and the site's copies in one
+  journaled step that a kill cannot split, only for a complete run at published parameters.
+* :func:`~forgetting.pipeline.output.export` moves a run to a folder the user names, only one
+  that a run owns (custom parameters never publish).
 * :func:`build_site` runs ``jupyter-book build -W -n`` on what the site renders.
 """
 
@@ -38,7 +39,8 @@ from ..executor import EXECUTOR_ENV, executor_from_spec
 from ..progress import PROGRESS_ENV
 from .chapters import chapter_names, spec
 from .paths import RUN_DIR_ENV, run_figures, run_results, runs_dir
-from .promotion import promote, show_in_site
+from .processes import die_with_parent
+from .promotion import publish_run
 
 KERNEL = "python3"
 FIGURES_MANIFEST = "{name}-figures.json"
@@ -234,10 +236,9 @@ def run_all(
 
 
 def _finish(root: Path, run: ChapterRun, publish: bool) -> None:
+    """Show the run in the site and, with ``publish``, publish it: one transaction."""
     try:
-        show_in_site(root, run)
-        if publish and run.published:
-            promote(root, run)
+        publish_run(root, run, results=publish and run.published, site=True)
     finally:
         run.discard()
 
@@ -255,7 +256,9 @@ def _run_parallel(
     runs: dict[str, ChapterRun] = {}
     failure: BaseException | None = None
     context = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_leave_interrupts_to_parent)
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_chapter_process, initargs=(os.getpid(),)
+    )
     futures: dict[Future[ChapterRun], str] = {}
     try:
         futures = {pool.submit(run_chapter, root, name, None, quick): name for name in names}
@@ -281,9 +284,12 @@ def _run_parallel(
     return [runs[name] for name in names]
 
 
-def _leave_interrupts_to_parent() -> None:
-    """In a chapter process: Ctrl-C is the parent's to handle (it stops every chapter)."""
+def _chapter_process(parent: int) -> None:
+    """In a chapter process: Ctrl-C is the parent's to handle (it stops every chapter), and the
+    process ends with its parent, however the parent ends (its kernel follows it: ipykernel
+    exits when its parent is gone)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
 
 
 def _stop(root: Path, pool: Any, futures: list[Any]) -> None:

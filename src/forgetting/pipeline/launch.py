@@ -1,0 +1,47 @@
+"""The ``forgetting`` command's entry point: signals are handled before any heavy import.
+
+Importing the command line takes a moment (numpy, pandas, papermill, ...). Until it is
+imported, Ctrl-C, SIGTERM and SIGHUP end the command at once with one line (nothing has been
+done yet); then :func:`forgetting.pipeline.cli.main` takes over, where they stop the work
+and clean up. This module imports only the standard library and :mod:`.processes`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from types import FrameType
+
+from .processes import guard_stdio
+
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+
+def _stop_before_start(signum: int, frame: FrameType | None) -> None:
+    how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+    try:
+        os.write(2, f"forgetting: {how} before it started; nothing was done\n".encode())
+    finally:
+        os._exit(EXIT_INTERRUPTED if signum == signal.SIGINT else EXIT_TERMINATED)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; see :mod:`forgetting.pipeline.cli`."""
+    guard_stdio()
+    early = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {s: signal.signal(s, _stop_before_start) for s in early}
+    from .cli import main as cli_main  # the heavy import
+
+    try:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        return cli_main(argv)
+    except KeyboardInterrupt:  # one that came before cli.main could catch it
+        print("forgetting: error: interrupted; nothing was published", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
