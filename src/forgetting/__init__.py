@@ -26,9 +26,11 @@ True
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (which takes a while)
 if TYPE_CHECKING:  # the same names, for type checkers; at run time they load on first use
+    from typing import Any
+
     from .decay import (
         EbbinghausEngine,
         Engine,

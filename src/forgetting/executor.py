@@ -35,6 +35,7 @@ from itertools import chain
 from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from ._lifetime import die_with_parent
 from ._validate import int_problem, raise_problems
 from .progress import progress
 
@@ -119,9 +120,11 @@ class ProcessPool:
         return list(self.imap(fn, items))
 
     def imap(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
-        from joblib import Parallel, delayed
+        from joblib import Parallel, delayed, parallel_config
 
-        parallel = Parallel(n_jobs=self.workers, backend="loky", return_as="generator")
+        # the workers die with this process, however it ends (a killed kernel leaves none)
+        with parallel_config(backend="loky", initializer=die_with_parent, initargs=(os.getpid(),)):
+            parallel = Parallel(n_jobs=self.workers, return_as="generator")
         results: Iterator[R] = iter(parallel(delayed(fn)(item) for item in items))
         return results
 

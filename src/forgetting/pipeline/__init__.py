@@ -17,9 +17,11 @@ loaded when first used, so ``forgetting`` starts (and answers Ctrl-C) before any
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (which takes a while)
 if TYPE_CHECKING:  # the same names, for type checkers
+    from typing import Any
+
     from .comparison import IDENTICAL, compare, file_report, first_difference, owner, published_files, strays
     from .output import OutputFailed, check_output, export
     from .promotion import PublishIncomplete, promote, publish_run, recover, show_in_site, switch_sets
@@ -32,10 +34,12 @@ _MODULES = (
     "chapters",
     "cli",
     "comparison",
+    "kernel",
     "launch",
     "output",
     "paths",
     "pdf",
+    "processes",
     "promotion",
     "publish",
     "run",

@@ -234,6 +234,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{error}; run forgetting inside a clone of the project") from None
     for step in pipeline.recover(root):  # an interrupted publication is completed first
         print(f"forgetting: {step}", file=sys.stderr)
+    pipeline.remove_orphans(root)  # the run folders of killed commands
     if args.command == "run":
         return _run(root, args)
     if args.command == "verify":

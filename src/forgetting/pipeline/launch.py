@@ -14,8 +14,6 @@ import sys
 from collections.abc import Sequence
 from types import FrameType
 
-from .processes import guard_stdio
-
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
@@ -29,18 +27,28 @@ def _stop_before_start(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; see :mod:`forgetting.pipeline.cli`."""
-    guard_stdio()
     early = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {s: signal.signal(s, _stop_before_start) for s in early}
+    previous = {s: signal.getsignal(s) for s in early}
+    for s, handler in previous.items():
+        if handler is not signal.SIG_IGN:  # a signal the caller ignores (nohup, `&`) stays ignored
+            signal.signal(s, _stop_before_start)
+    from .processes import Terminated, guard_stdio, raise_terminated
+
+    guard_stdio()
     from .cli import main as cli_main  # the heavy import
 
-    try:
+    try:  # from here on a signal raises, and what was started is cleaned up
         for s, handler in previous.items():
-            signal.signal(s, handler)
+            signal.signal(
+                s, raise_terminated if s != signal.SIGINT and handler is signal.SIG_DFL else handler
+            )
         return cli_main(argv)
     except KeyboardInterrupt:  # one that came before cli.main could catch it
         print("forgetting: error: interrupted; nothing was published", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated as stop:
+        print(f"forgetting: error: stopped by {stop}; nothing was published", file=sys.stderr)
+        return EXIT_TERMINATED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,8 +1,8 @@
 """The processes of a ``forgetting`` command end with it, and a signal ends it in one line.
 
-* :func:`die_with_parent` -- a child process (a chapter process of ``build --jobs``) is killed
-  by the kernel the moment its parent dies, SIGKILL included (Linux ``PR_SET_PDEATHSIG``);
-  a chapter's Jupyter kernel already exits when its parent is gone (ipykernel's parent poller).
+* :func:`~forgetting._lifetime.die_with_parent` -- a chapter process of ``build --jobs``, a
+  chapter's Jupyter kernel and the kernel's local workers are killed by the operating system
+  the moment their parent dies, SIGKILL included (Linux ``PR_SET_PDEATHSIG``).
 * :func:`terminate_as_interrupt` -- SIGTERM and SIGHUP raise :class:`Terminated` in the main
   thread, so the same clean-up runs as for Ctrl-C (run folders removed, workers stopped).
 * :func:`guard_stdio` -- a command started with a closed standard stream, or whose reader went
@@ -12,8 +12,6 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
 import io
 import os
@@ -23,7 +21,9 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
-PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+from .._lifetime import die_with_parent
+
+__all__ = ["Terminated", "die_with_parent", "guard_stdio", "raise_terminated", "terminate_as_interrupt"]
 
 
 class Terminated(BaseException):
@@ -34,22 +34,8 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-def die_with_parent(parent: int) -> None:
-    """Have the calling process killed when its parent dies; exit now if ``parent`` is gone.
-
-    On systems without ``prctl`` (not Linux) this does nothing: there the pool's own
-    shutdown is the only clean-up.
-    """
-    if not sys.platform.startswith("linux"):  # pragma: no cover - Linux only
-        return
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:  # pragma: no cover
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os._exit(1)
-
-
-def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+def raise_terminated(signum: int, frame: FrameType | None) -> None:
+    """A signal handler: raise :class:`Terminated` (in the main thread)."""
     raise Terminated(signum)
 
 
@@ -59,7 +45,7 @@ def terminate_as_interrupt() -> Iterator[None]:
     the previous handlers are restored after it."""
     signals = (signal.SIGTERM, signal.SIGHUP)
     try:
-        previous = {s: signal.signal(s, _raise_terminated) for s in signals}
+        previous = {s: signal.signal(s, raise_terminated) for s in signals}
     except ValueError:  # pragma: no cover - not the main thread
         yield
         return

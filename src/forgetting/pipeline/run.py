@@ -34,12 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._lifetime import die_with_parent
 from .._validate import int_problem, raise_problems
 from ..executor import EXECUTOR_ENV, executor_from_spec
 from ..progress import PROGRESS_ENV
 from .chapters import chapter_names, spec
 from .paths import RUN_DIR_ENV, run_figures, run_results, runs_dir
-from .processes import die_with_parent
 from .promotion import publish_run
 
 KERNEL = "python3"
@@ -145,6 +145,8 @@ def run_chapter(
     """
     import papermill
 
+    from .kernel import kernel_options
+
     root = Path(root).resolve()  # the kernel runs in book/: every path it gets is absolute
     chapter = spec(name)
     params = chapter.validate({**(chapter.quick if quick else {}), **dict(overrides or {})})
@@ -171,8 +173,9 @@ def run_chapter(
                         cwd=str(root / "book"),
                         progress_bar=False,
                         log_output=False,
-                        extra_arguments=["--log-level=CRITICAL"],
-                    )  # no TCP-transport notice on the terminal
+                        extra_arguments=["--log-level=CRITICAL"],  # no TCP-transport notice
+                        **kernel_options(),  # the kernel dies with this process, however it ends
+                    )
                     break
                 except RuntimeError as error:  # a kernel that never started ran no cell: start another
                     if attempt == KERNEL_STARTS or not str(error).startswith(KERNEL_START_FAILURES):

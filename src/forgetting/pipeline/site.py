@@ -43,7 +43,12 @@ def build_site(root: Path, builder: str = "html") -> Path:
             f"no executed notebook for {', '.join(missing)}: run `forgetting build` "
             "(or `forgetting build --quick`) first"
         )
-    command = [
+    command = [  # bound to this process: a killed build leaves no site build running
+        sys.executable,
+        "-m",
+        "forgetting._lifetime",
+        str(os.getpid()),
+        "--",
         str(Path(sys.executable).parent / "jupyter-book"),
         "build",
         str(site),
