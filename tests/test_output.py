@@ -252,3 +252,33 @@ def test_run_o_dot_in_a_scratch_clone_keeps_the_clone(tmp_path):
         assert done.stderr.count("\n") == 1 and "-o" in done.stderr, done.stderr
     after = snapshot(clone)
     assert {k: v for k, v in after.items() if not k.startswith("_executed")} == before
+
+
+def test_a_mount_point_is_refused(tmp_path):
+    root = scratch_repo(tmp_path)
+    mounted = tmp_path / "mnt"
+    mounted.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "forgetting-test", str(mounted)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (not root or no CAP_SYS_ADMIN)")
+    try:
+        with pytest.raises(ValueError, match="is a mount point"):
+            output.export(root, fake_run(tmp_path), mounted)
+        assert list(mounted.iterdir()) == []
+    finally:
+        subprocess.run(["umount", "-l", str(mounted)], check=False)
+
+
+def test_a_run_inside_the_clone_is_ignored_by_git_and_one_outside_is_not_touched(tmp_path):
+    root = scratch_repo(tmp_path)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    inside = output.export(root, fake_run(tmp_path), root / "my-run")
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=root, capture_output=True, text=True
+    )
+    assert "my-run" not in status.stdout
+    assert ".gitignore" in json.loads((inside / output.MARKER).read_text())["files"]
+    outside = output.export(root, fake_run(tmp_path), tmp_path / "elsewhere")
+    assert not (outside / ".gitignore").exists()

@@ -260,3 +260,26 @@ def test_the_binding_command_says_how_it_is_used():
         text=True,
     )
     assert done.returncode == 2 and done.stderr.startswith("usage: python -m forgetting._lifetime PID --")
+
+
+def test_the_site_build_is_bound_to_the_command(tmp_path, monkeypatch):
+    """jupyter-book runs through the same binding as the kernels (tested above), so a killed
+    `forgetting build` leaves no site build running."""
+    from forgetting.pipeline import site
+    from forgetting.pipeline.chapters import chapter_names
+
+    root = tmp_path / "repo"
+    (root / "book").mkdir(parents=True)
+    (root / "_executed" / "site").mkdir(parents=True)
+    for name in chapter_names():
+        (root / "_executed" / "site" / f"{name}.ipynb").write_text("{}")
+    seen = []
+
+    def run(command, **kwargs):
+        seen.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(site.subprocess, "run", run)
+    site.build_site(root)
+    assert seen[0][:5] == [sys.executable, "-m", "forgetting._lifetime", str(os.getpid()), "--"]
+    assert seen[0][5].endswith("jupyter-book") and seen[0][6] == "build"

@@ -12,7 +12,8 @@ Parameters are read exactly as papermill reads them: ``-p NAME VALUE`` (True/Fal
 then int, then float, else the string), ``-r NAME VALUE`` (raw string), ``-y YAML`` and
 ``-f FILE.yaml`` (YAML mappings, for lists); files, then YAML, then ``-p``, then ``-r``.
 Every failure ends with one line on stderr and a non-zero exit (``--debug`` shows the
-traceback): 1 a chapter, build or comparison failed; 2 bad input; 130 interrupted.
+traceback): 1 a chapter, build or comparison failed; 2 bad input; 130 interrupted (Ctrl-C);
+143 stopped by SIGTERM or SIGHUP.
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ there. It refuses, with one sentence and nothing touched:
   files), or a run's folder holding files the run did not write.
 
 :func:`export` copies the run beside the target, on the target's filesystem, writes the
-marker, then swaps it in with two renames; only the previous run's own files are removed.
+marker, then swaps it in with two renames; only the previous run's own files are removed. A
+folder inside the repository also gets a ``.gitignore`` of ``*``: git, and the linters that
+follow it, never see a run's output.
 A failure removes what it created and leaves the target as it was.
 """
 
@@ -196,6 +198,10 @@ def export(root: Path, run: ChapterRun, output: Path | str) -> Path:
             folder.mkdir()
         _remove_leftovers(target)
         _copy_run(run.folder, incoming)
+        if Path(root).resolve() in target.parents:  # inside the clone: out of git's and the linters' way
+            (incoming / ".gitignore").write_text(
+                "# written by forgetting run: a run's output is not committed\n*\n"
+            )
         files = _files(incoming)
         (incoming / MARKER).write_text(json.dumps({"chapter": run.name, "files": files}, indent=1) + "\n")
         with no_interrupts():
