@@ -133,3 +133,43 @@ def test_glued_text_renders_exactly_as_given(text: str) -> None:
     from forgetting.pipeline.chapter import _Text
 
     assert format_plain_text(repr(_Text(text)), "") == text
+
+
+# --- the one precision of published floats ---------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from forgetting.pipeline.chapter import PUBLISHED_DIGITS, published_value  # noqa: E402
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_published_float_has_the_stated_significant_digits(value: float) -> None:
+    published = published_value(value)
+    assert published == float(f"{value:.{PUBLISHED_DIGITS}g}")
+    assert float(f"{published:.{PUBLISHED_DIGITS}g}") == published  # D digits say it exactly
+    assert published_value(published) == published  # publishing twice changes nothing
+
+
+@given(st.floats(min_value=1e-300, max_value=1e300), st.integers(-4, 4))
+def test_a_few_ulp_of_cpu_noise_rarely_reach_a_published_float(value: float, ulps: int) -> None:
+    """Two CPUs that differ by a few ulp publish the same float unless the value lies within
+    those ulp of a rounding boundary of the published digits (margin checked explicitly)."""
+    import math
+
+    noisy = value
+    for _ in range(abs(ulps)):
+        noisy = math.nextafter(noisy, math.inf if ulps > 0 else -math.inf)
+    boundary = float(f"{value:.{PUBLISHED_DIGITS}e}")  # the nearest published value
+    step = 10.0 ** (math.floor(math.log10(abs(value))) - PUBLISHED_DIGITS + 1)
+    margin = step / 2 - abs(value - boundary)  # distance to the nearest rounding boundary
+    if margin > 8 * math.ulp(value):
+        assert published_value(noisy) == published_value(value)
+
+
+def test_glue_and_tables_publish_at_the_stated_precision(chapter: Chapter, tmp_path: Path) -> None:
+    chapter.run_dir = tmp_path
+    assert chapter.glue("x", 1.9809006893831547) == chapter.glue("y", 1.9809006893831544) == 1.980900689
+    chapter.table([{"a": 0.12345678901234, "b": 3, "c": "t"}], "t", display=False)
+    assert (tmp_path / "results" / f"{chapter.name}-t.csv").read_text() == "a,b,c\n0.123456789,3,t\n"
+    assert chapter.glue("big", 10**20) == 10**20 and chapter.glue("nan", float("nan")) != 0

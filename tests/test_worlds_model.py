@@ -165,3 +165,28 @@ def test_episodes_to_checkpoints_adds_each_block_once_and_skips_empty_ones():
     again = np.random.default_rng(3)
     whole = W.uniform_retrieval(again, 5, 10, 3)
     assert np.array_equal(whole, blocks[1][1])
+
+
+def test_preference_bound_is_the_softmax_ratio_at_the_mean_spread():
+    from forgetting.worlds import preference_bound
+
+    worth = np.array([[0.2, 0.5, 0.7], [0.4, 0.4, 0.6]])
+    spread = ((0.7 - 0.2) + (0.6 - 0.4)) / 2
+    assert preference_bound(worth, 0.25) == pytest.approx(math.exp(spread / 0.25), rel=1e-15)
+    assert preference_bound(np.full((2, 3), 0.5), 0.1) == 1.0  # no spread: no preference
+
+
+@pytest.mark.parametrize(
+    ("worth", "temperature", "match"),
+    [
+        (np.zeros((0, 3)), 0.2, "non-empty"),
+        (np.zeros(3), 0.2, "non-empty"),
+        (np.array([[0.1, np.nan]]), 0.2, "finite"),
+        (np.zeros((1, 2)), 0.0, "temperature"),
+    ],
+)
+def test_preference_bound_refuses_what_it_cannot_measure(worth, temperature, match):
+    from forgetting.worlds import preference_bound
+
+    with pytest.raises(ValueError, match=match):
+        preference_bound(worth, temperature)

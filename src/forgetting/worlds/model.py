@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
-from .._validate import is_int, is_real, raise_problems, require_int
+from .._validate import is_int, is_real, raise_problems, real_problem, require_int
 from ..stats import mean_sd
 from ..worth import add_episodes
 
@@ -296,3 +296,26 @@ def episodes_to_checkpoints(
             retrieved = np.empty((0, retrieved_per_episode), dtype=np.intp)
             outcomes = np.empty(0, dtype=np.bool_)
         yield checkpoint, retrieved, outcomes
+
+
+def preference_bound(worth: np.ndarray, temperature: float) -> float:
+    """``exp(mean_s(max_m MW - min_m MW) / temperature)``: how many times more likely the softmax
+    makes the best-rated memory than the worst-rated one, at the average spread of the worth.
+
+    ``worth`` has shape (seeds, memories). Under ``softmax(MW / temperature)`` two memories'
+    retrieval probabilities differ by the factor ``exp((MW_a - MW_b) / temperature)``; this is
+    that factor at the mean over seeds of each seed's widest spread. Raises ``ValueError`` for
+    an empty or non-finite ``worth`` or a temperature that is not a positive finite number.
+    """
+    values = np.asarray(worth, dtype=np.float64)
+    raise_problems(
+        [
+            None
+            if values.ndim == 2 and values.size
+            else f"worth must be a non-empty (seeds, memories) array, got shape {values.shape}",
+            None if np.isfinite(values).all() else "worth must be finite",
+            real_problem("temperature", temperature, 0.0, low_open=True),
+        ]
+    )
+    spread = math.fsum((values.max(axis=1) - values.min(axis=1)).tolist()) / values.shape[0]
+    return math.exp(spread / float(temperature))
