@@ -456,3 +456,34 @@ def test_a_kernel_that_dies_before_its_first_cell_is_started_again(tmp_path, mon
         pipeline.run_chapter(root, "decay-retention")
     assert len(calls) == 1  # any other failure is not retried
     assert not list((root / "_executed" / "runs").iterdir())
+
+
+# --- input that looks like an option, or asks for more than the machine has -----------------
+
+
+def test_p_values_that_start_with_a_dash_are_read_as_papermill_reads_them(tmp_path):
+    words = ["-inf", "-1e-3", "-nan", "-3", "-0x10", "-x", "--", "--help", "-", "-1_0"]
+    options = [arg for i, text in enumerate(words) for arg in ("-p", f"v{i}", text)]
+    options += ["-r", "raw", "-inf", "-p", "long", "-2.5"]
+    expected = papermill_injected(tmp_path, options)
+    got = ours(options)
+    assert set(got) == set(expected)
+    for key in expected:
+        a, b = got[key], expected[key]
+        assert type(a) is type(b) and (a == b or (a != a and b != b)), (key, a, b)
+    assert got["v0"] == float("-inf") and got["v3"] == -3 and got["raw"] == "-inf" and got["long"] == -2.5
+
+
+def test_more_workers_than_cores_fail_before_any_kernel(monkeypatch, capsys):
+    import papermill
+
+    from forgetting import executor
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("kernel started"))
+    monkeypatch.setattr(executor.os, "cpu_count", lambda: 2)
+    monkeypatch.chdir(ROOT)
+    for workers in ("3", "100000"):
+        assert cli.main(["run", "decay-headline", "--workers", workers, "-p", "n_seeds", "2"]) == 2
+        err = capsys.readouterr().err
+        assert f"workers must be at most 2, the cores of this machine, got {workers}" in err
+        assert err.count("\n") == 1
