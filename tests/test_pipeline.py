@@ -487,3 +487,43 @@ def test_more_workers_than_cores_fail_before_any_kernel(monkeypatch, capsys):
         err = capsys.readouterr().err
         assert f"workers must be at most 2, the cores of this machine, got {workers}" in err
         assert err.count("\n") == 1
+
+
+# --- published files that do not decode or parse -------------------------------------------
+
+
+def test_a_published_file_that_is_not_utf8_is_a_difference_not_a_crash(tmp_path):
+    good, bad = b"a,b\n1,2\n", b"a,b\n1,caf\xe9\n"
+    assert pipeline.first_difference("t.csv", good, bad) == "the published file is not valid UTF-8 at byte 9"
+    assert pipeline.first_difference("t.csv", bad, good) == "the new file is not valid UTF-8 at byte 9"
+    assert pipeline.first_difference("t.json", b'{"v": 1}', b'{"v": "\xff"}') == (
+        "the published file is not valid UTF-8 at byte 7"
+    )
+    root = scratch_root(tmp_path)
+    (root / "data" / "results" / "decay-trace-summary.csv").write_bytes(bad)
+    run = fake_run(tmp_path, "decay-trace", {"decay-trace-summary.csv": good.decode()})
+    assert pipeline.compare(root, run) == [
+        "decay-trace-summary.csv: the published file is not valid UTF-8 at byte 9"
+    ]
+
+
+def test_a_published_file_that_does_not_parse_is_compared_by_bytes():
+    deep = b"[" * 100_000 + b"]" * 100_000  # nested past Python's stack
+    assert (
+        pipeline.first_difference("t.json", deep, deep[:-1] + b"}") == "first differing byte at offset 199999"
+    )
+    huge = b"a\n" + b"x" * 200_000 + b"\n"  # a field over csv.field_size_limit()
+    assert (
+        pipeline.first_difference("t.csv", huge, huge[:-2] + b"y\n")
+        == "first differing byte at offset 200001"
+    )
+
+
+def test_a_long_differing_value_is_quoted_cut():
+    long_a, long_b = "a" * 10_000, "b" * 10_000
+    found = pipeline.first_difference(
+        "t.json", json.dumps({"v": long_a}).encode(), json.dumps({"v": long_b}).encode()
+    )
+    assert found.startswith('v: "aaa') and "characters) (published" in found and len(found) < 300
+    found = pipeline.first_difference("t.csv", f"h\n{long_a}\n".encode(), f"h\n{long_b}\n".encode())
+    assert found.startswith("row 1, column h: aaa") and len(found) < 300
