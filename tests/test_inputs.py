@@ -192,3 +192,15 @@ def test_the_registry_quotes_any_bad_value_cut():
     assert len(message) < 2 * SHORT and "and 95 more" in message and "n_seeds='yyy" in message
     with pytest.raises(ValueError, match="unknown parameter 'n_seed' for chapter 'decay-headline'"):
         chapter.param("n_seed")
+
+
+def test_a_long_unknown_chapter_or_stray_words_make_a_short_usage_error(no_kernel, capsys):
+    for argv in (["run", "x" * 100_000], ["pdf", *["yy"] * 10_000], ["run", "nope"]):
+        with pytest.raises(SystemExit, match="2"):
+            cli.main(argv)
+        err = capsys.readouterr().err.splitlines()[-1]
+        assert len(err) < inputs.MAX_ERROR_CHARS + 50, err[:1000]
+    assert "argument chapter: unknown chapter 'nope'; chapters: ['decay-retention'" in err
+    assert cli.main(["verify", "x" * 100_000]) == 2
+    err = capsys.readouterr().err
+    assert "unknown chapter 'xxx" in err and len(err) < SHORT

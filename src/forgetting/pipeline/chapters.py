@@ -417,7 +417,7 @@ def spec(name: str) -> ChapterSpec:
     try:
         return CHAPTERS[name]
     except KeyError:
-        raise ValueError(f"unknown chapter {name!r}; chapters: {list(CHAPTERS)}") from None
+        raise ValueError(f"unknown chapter {shown(name)}; chapters: {list(CHAPTERS)}") from None
 
 
 def chapter_names() -> Sequence[str]:

@@ -59,10 +59,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="forgetting", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=argparse.ArgumentParser)
+    commands = parser.add_subparsers(dest="command", required=True)  # every subparser an OptionValueParser
 
     run = commands.add_parser("run", help="execute one chapter with papermill")
-    run.add_argument("chapter", choices=chapter_names())
+    run.add_argument("chapter", type=inputs.chapter_word, choices=chapter_names())
     run.add_argument(
         "-p",
         "--parameter",

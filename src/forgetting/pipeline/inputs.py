@@ -25,17 +25,20 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import yaml
 
 from .._validate import shown
+from .chapters import spec
 
 __all__ = [
+    "MAX_ERROR_CHARS",
     "MAX_YAML_BYTES",
     "MAX_YAML_DEPTH",
     "MAX_YAML_NODES",
     "VALUE_OPTIONS",
+    "chapter_word",
     "OptionValueParser",
     "papermill_value",
     "protect_values",
@@ -55,6 +58,8 @@ MAX_YAML_NODES = 10_000
 #: The options that take two words, NAME and VALUE, whatever they start with (papermill's ``-p``
 #: and ``-r`` take ``-inf``, ``-1e-3`` or ``--`` as a value; argparse alone would read an option).
 VALUE_OPTIONS = ("-p", "--parameter", "-r", "--parameter-raw")
+#: The longest usage error the command line prints.
+MAX_ERROR_CHARS = 300
 _PROBLEM_CHARS = 120  # how much of a YAML parser's own sentence a message keeps
 _GUARD = "\0"  # marks a protected word: no word of a real command line holds a NUL
 
@@ -259,9 +264,25 @@ def unprotect(word: str) -> str:
     return word[1:] if word.startswith(_GUARD + "-") else word
 
 
+def chapter_word(text: str) -> str:
+    """``text`` if it names a chapter, else ``argparse.ArgumentTypeError`` quoting it cut (an
+    argparse ``choices`` error would quote all of it)."""
+    try:
+        return spec(text).name
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 class OptionValueParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose :data:`VALUE_OPTIONS` take the next two words as they come,
-    as papermill's command line does: ``-p eviction_threshold -inf`` is a value, not an option."""
+    as papermill's command line does (``-p eviction_threshold -inf`` is a value, not an option),
+    and whose usage errors are at most :data:`MAX_ERROR_CHARS` long (``unrecognized arguments:``
+    quotes every word)."""
+
+    def error(self, message: str) -> NoReturn:
+        if len(message) > MAX_ERROR_CHARS:
+            message = f"{message[: MAX_ERROR_CHARS - 3]}... ({len(message)} characters)"
+        super().error(message)
 
     def parse_known_args(
         self, args: Sequence[str] | None = None, namespace: Any = None
