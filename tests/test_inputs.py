@@ -204,3 +204,11 @@ def test_a_long_unknown_chapter_or_stray_words_make_a_short_usage_error(no_kerne
     assert cli.main(["verify", "x" * 100_000]) == 2
     err = capsys.readouterr().err
     assert "unknown chapter 'xxx" in err and len(err) < SHORT
+
+
+def test_one_budget_of_values_covers_every_file_and_text(tmp_path, no_kernel, capsys):
+    half = json.dumps({"a": [0] * (inputs.MAX_YAML_NODES // 2)})
+    (tmp_path / "half.yaml").write_text(half)
+    err = refusal(capsys, "-f", str(tmp_path / "half.yaml"), "-y", half)
+    assert err.startswith("forgetting: error: -y '{") and "values with the parameters before it" in err
+    assert inputs.yaml_mapping(half, "-y") == json.loads(half)  # each alone is within the bounds

@@ -90,16 +90,18 @@ class _Bounds(yaml.SafeLoader):
     :data:`MAX_YAML_DEPTH`, more than :data:`MAX_YAML_NODES` values with every alias expanded, and
     an alias inside the value it names."""
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str, spent: int = 0) -> None:
         super().__init__(stream)
         self._depth = 0
-        self._values = 0  # values so far, an alias counting as every value of its target
+        self._before = spent  # values of the texts read before this one (one budget for them all)
+        self.values = spent  # values so far, an alias counting as every value of its target
         self._sizes: dict[int, int] = {}  # id of each finished node -> the values it stands for
 
     def _count(self, values: int, mark: Any) -> None:
-        self._values += values
-        if self._values > MAX_YAML_NODES:
-            raise _refused(f"it stands for over {MAX_YAML_NODES:,} values, aliases expanded", mark)
+        self.values += values
+        if self.values > MAX_YAML_NODES:
+            before = " with the parameters before it" if self._before else ""
+            raise _refused(f"it stands for over {MAX_YAML_NODES:,} values{before}, aliases expanded", mark)
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         event: Any = self.peek_event()  # type: ignore[no-untyped-call]
@@ -148,10 +150,16 @@ def yaml_mapping(text: str, where: str) -> dict[Any, Any]:
     ``ValueError`` starting with ``where`` (the file, or the ``-y`` text) for a text over
     :data:`MAX_YAML_BYTES`, YAML that is invalid or past the bounds, or anything but a mapping.
     """
+    return _mapping(text, where, 0)[0]
+
+
+def _mapping(text: str, where: str, spent: int) -> tuple[dict[Any, Any], int]:
+    """:func:`yaml_mapping` after texts of ``spent`` values, and the values spent with this one."""
     if len(text) > MAX_YAML_BYTES:
         raise ValueError(f"{where} holds over {MAX_YAML_BYTES >> 20} MiB; parameters are a few values")
+    loader = cast(_Bounds, _loader()(text, spent))  # type: ignore[call-arg]
     try:
-        loaded = yaml.load(text, Loader=_loader())
+        loaded = loader.get_single_data()
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -160,13 +168,15 @@ def yaml_mapping(text: str, where: str) -> dict[Any, Any]:
         raise ValueError(f"{where} {verdict}{at}: {problem}") from None
     except ValueError as error:  # e.g. an int of more digits than Python converts
         raise ValueError(f"{where} is not valid YAML: {_cut(str(error))}") from None
+    finally:
+        loader.dispose()
     if loaded is None:
-        return {}
+        return {}, loader.values
     if not isinstance(loaded, dict):
         raise ValueError(
             f"{where} must be a YAML mapping of parameter names to values, got {type(loaded).__name__}"
         )
-    return loaded
+    return loaded, loader.values
 
 
 def read_text_file(path: str | os.PathLike[str], what: str, limit: int = MAX_YAML_BYTES) -> str:
@@ -180,6 +190,8 @@ def read_text_file(path: str | os.PathLike[str], what: str, limit: int = MAX_YAM
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
         raise ValueError(f"cannot read {what}: {error.strerror or error}") from None
+    except ValueError as error:  # a NUL in the path (only from a caller, never a command line)
+        raise ValueError(f"cannot read {what}: {error}") from None
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # a folder, /dev/zero, a FIFO (not waited for)
         os.close(descriptor)
         raise ValueError(f"{what} is not a regular file")
@@ -207,20 +219,22 @@ def read_parameters(
 ) -> dict[Any, Any]:
     """``-f`` files, then ``-y`` texts, then ``-p`` pairs, then ``-r`` pairs, merged in papermill's order.
 
-    The files and texts together hold at most :data:`MAX_YAML_BYTES`; ``ValueError`` naming
-    the file or text that fails (see :func:`read_text_file` and :func:`yaml_mapping`).
+    The files and texts together hold at most :data:`MAX_YAML_BYTES` and
+    :data:`MAX_YAML_NODES` values; ``ValueError`` naming the file or text that fails (see
+    :func:`read_text_file` and :func:`yaml_mapping`).
     """
     merged: dict[Any, Any] = {}
-    total = 0
+    total = spent = 0
 
     def merge(where: str, text: str) -> None:
-        nonlocal total
+        nonlocal total, spent
         total += len(text)
         if len(text) <= MAX_YAML_BYTES < total:  # a text over the cap alone is refused as such below
             raise ValueError(
                 f"{where}: the parameters files and -y texts hold over {MAX_YAML_BYTES >> 20} MiB together"
             )
-        merged.update(yaml_mapping(text, where))
+        mapping, spent = _mapping(text, where, spent)
+        merged.update(mapping)
 
     for path in files:
         where = f"parameters file {shown(str(path))}"
