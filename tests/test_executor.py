@@ -58,7 +58,8 @@ def test_every_executor_satisfies_the_protocol():
     assert isinstance(ex.DaskCluster("tcp://127.0.0.1:8786"), ex.Executor)  # no connection yet
 
 
-def test_options_choose_the_executor():
+def test_options_choose_the_executor(monkeypatch):
+    monkeypatch.setattr(ex.os, "cpu_count", lambda: 4)  # workers are capped at the cores
     assert isinstance(ex.executor_from_options(), ex.InProcess)
     assert isinstance(ex.executor_from_options(workers=1), ex.InProcess)
     assert ex.executor_from_options(workers=3).workers == 3
@@ -183,3 +184,40 @@ def test_a_dask_error_reaches_the_caller(local_cluster):
                 governance.GovernanceWorld(), 2, policies=("nope",), executor=cluster
             )
         assert cluster.map(abs, [-2, 3, -4]) == [2, 3, 4]  # the client is still usable afterwards
+
+
+def test_more_workers_than_cores_are_refused(monkeypatch):
+    monkeypatch.setattr(ex.os, "cpu_count", lambda: 2)
+    assert ex.executor_from_options(workers=2).workers == 2
+    for build in (
+        lambda: ex.executor_from_options(workers=3),
+        lambda: ex.executor_from_spec("100000"),
+        lambda: ex.executor_spec(workers=12),
+    ):
+        with pytest.raises(ValueError, match="workers must be at most 2, the cores of this machine, got"):
+            build()
+    monkeypatch.setattr(ex.os, "cpu_count", lambda: None)  # unknown: one core
+    with pytest.raises(ValueError, match="at most 1"):
+        ex.executor_from_options(workers=2)
+
+
+def test_a_pool_starts_no_more_processes_than_items(monkeypatch):
+    """Twelve workers for two chunks start two processes; the results keep their order."""
+    import joblib
+
+    started = []
+
+    class Recorder:
+        def __init__(self, n_jobs, backend, return_as):
+            started.append(n_jobs)
+
+        def __call__(self, tasks):
+            return (fn(*args, **kwargs) for fn, args, kwargs in tasks)
+
+    monkeypatch.setattr(joblib, "Parallel", Recorder)
+    pool = ex.ProcessPool(12)
+    assert ex.map_seeds(functools.partial(_record, []), range(2), executor=pool) == [0, 1]
+    assert pool.map(abs, [-3, 4, -5]) == [3, 4, 5]
+    assert pool.map(abs, []) == []
+    assert ex.ProcessPool(2).map(abs, list(range(-9, 0))) == list(range(9, 0, -1))
+    assert started == [2, 3, 1, 2]

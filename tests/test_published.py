@@ -134,3 +134,87 @@ def test_settings_taken_from_the_paper_equal_its_numbers() -> None:
     assert OutcomeModel().p_all == published.value("mw-exp5.stale_mw_before")
     assert CHAPTERS["mw-exp5"].defaults["p_all"] == published.value("mw-exp5.stale_mw_before")
     assert CHAPTERS["mw-exp5"].defaults["n_episodes"] == published.value("mw-exp5.episodes")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (GOOD.replace("    compare: band\n", "    compare: [band\n", 1), "not valid YAML at line"),
+        ("sources: {paper: x}\nentries: [1]\nintro_table: []\n", "sources and entries must be mappings"),
+        ("- just\n- a list\n", "expected a mapping with sources, entries and intro_table"),
+    ],
+)
+def test_a_broken_file_is_named_with_where_it_breaks(tmp_path: Path, text: str, message: str) -> None:
+    bad = tmp_path / "published.yaml"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: {message}")) as caught:
+        published.load_published(bad)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_syntax_error_gives_its_line_and_column(tmp_path: Path) -> None:
+    lines = GOOD.splitlines(keepends=True)
+    line = next(i for i, text in enumerate(lines) if text == "    compare: band\n")
+    lines[line] = "    compare: [band\n"
+    bad = tmp_path / "published.yaml"
+    bad.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"{re.escape(str(bad))}: not valid YAML at line \d+, column \d+: "):
+        published.load_published(bad)
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "published.yaml"
+    bad.write_bytes(GOOD.encode("utf-8").replace("±".encode(), b"\xb1", 1))  # a latin-1 "±"
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: not valid UTF-8 (byte ")):
+        published.load_published(bad)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "    digits: 2\n",
+            "    digits: 1000000000\n",
+            "has digits 1000000000; expected an int from 0 to 15",
+        ),
+        ("    digits: 2\n", "    digits: [2]\n", "has digits [2]"),
+        ("    compare: band\n", "    compare: [band]\n", "has compare ['band']"),
+        ("    source: paper\n", "    source: [paper]\n", "has source ['paper']"),
+        ("    obtained: derived\n", "    obtained: [derived]\n", "has obtained ['derived']"),
+        ("published: [mw-exp1.rho]", "published: 3", "has published 3; expected a list of texts"),
+        ("    spread: 0.02\n", "    spread: .nan\n", "needs a spread > 0, got nan"),
+    ],
+)
+def test_a_wrong_type_is_a_problem_not_a_crash(tmp_path: Path, old: str, new: str, message: str) -> None:
+    assert old in GOOD
+    bad = tmp_path / "published.yaml"
+    bad.write_text(GOOD.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        published.load_published(bad)
+
+
+def scratch_repository(folder: Path) -> Path:
+    (folder / "book").mkdir(parents=True)
+    (folder / "_config.yml").write_text("title: scratch\n", encoding="utf-8")
+    return folder
+
+
+def test_a_repository_reads_its_own_file_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout without data/published.yaml fails, naming the file it expected, even though the
+    package's own checkout (an editable install) has one; no other copy is ever read."""
+    root = scratch_repository(tmp_path / "repo")
+    expected = root / "data" / "published.yaml"
+    for start in (root, root / "book"):
+        with pytest.raises(FileNotFoundError, match=re.escape(f"{expected} is missing")):
+            published.published_path(start)
+    monkeypatch.chdir(root / "book")  # where a chapter kernel runs
+    with pytest.raises(FileNotFoundError, match=re.escape(str(expected))):
+        published.value("mw-exp1.rho")
+    expected.parent.mkdir()
+    assert "value: 0.89" in GOOD
+    expected.write_text(GOOD.replace("value: 0.89", "value: 0.5", 1), encoding="utf-8")
+    assert published.published_path() == expected
+    assert published.load_published()["mw-exp1.rho"].value == 0.5
+    assert published.published_path(ROOT / "book") == ROOT / "data" / "published.yaml"
+    with pytest.raises(FileNotFoundError, match="no forgetting repository"):
+        published.published_path(tmp_path)

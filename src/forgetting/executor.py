@@ -36,7 +36,7 @@ from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ._lifetime import die_with_parent
-from ._validate import int_problem, raise_problems
+from ._validate import int_problem, raise_problems, shown
 from .progress import progress
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "ProcessPool",
     "DaskCluster",
     "scheduler_problem",
+    "workers_problem",
     "require_scheduler_reachable",
     "executor_from_options",
     "executor_spec",
@@ -107,7 +108,8 @@ class InProcess:
 
 
 class ProcessPool:
-    """``workers`` local processes, through joblib's loky backend (cloudpickle, reused workers).
+    """``workers`` local processes, through joblib's loky backend (cloudpickle, reused workers);
+    a call with fewer items starts only as many.
 
     Raises ``ValueError`` unless ``workers`` is an int >= 1.
     """
@@ -122,9 +124,11 @@ class ProcessPool:
     def imap(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
         from joblib import Parallel, delayed, parallel_config
 
-        # the workers die with this process, however it ends (a killed kernel leaves none)
+        # No more processes than items: two seeds never start twelve workers (results keep their
+        # order); the workers die with this process, however it ends (a killed kernel leaves none).
+        processes = max(1, min(self.workers, len(items)))
         with parallel_config(backend="loky", initializer=die_with_parent, initargs=(os.getpid(),)):
-            parallel = Parallel(n_jobs=self.workers, return_as="generator")
+            parallel = Parallel(n_jobs=processes, return_as="generator")
         results: Iterator[R] = iter(parallel(delayed(fn)(item) for item in items))
         return results
 
@@ -222,12 +226,25 @@ def require_scheduler_reachable(address: str, timeout: float = 5.0) -> None:
         ) from None
 
 
+def workers_problem(workers: object) -> str | None:
+    """``None`` for an int from 1 to the machine's cores (``os.cpu_count()``), else the sentence saying why not.
+
+    More local processes than cores only slow a sweep down (and 100 000 of them stop the machine).
+    """
+    problem = int_problem("workers", workers, minimum=1)
+    cores = os.cpu_count() or 1
+    if problem is None and isinstance(workers, int) and workers > cores:
+        return f"workers must be at most {cores}, the cores of this machine, got {shown(workers)}"
+    return problem
+
+
 def executor_from_options(workers: int | None = None, scheduler: str | None = None) -> Executor:
     """The executor for ``workers`` local processes or the Dask cluster at ``scheduler``.
 
     Neither: :class:`InProcess`; ``workers == 1``: :class:`InProcess`; ``workers > 1``:
     :class:`ProcessPool`; ``scheduler``: :class:`DaskCluster`. Raises ``ValueError`` for both
-    at once, ``workers`` not an int >= 1, or a malformed address (all problems at once).
+    at once, ``workers`` not an int from 1 to the machine's cores (:func:`workers_problem`), or a
+    malformed address (all problems at once).
     """
     problems: list[str | None] = []
     if workers is not None and scheduler is not None:
@@ -235,7 +252,7 @@ def executor_from_options(workers: int | None = None, scheduler: str | None = No
             f"give workers or scheduler, not both (got workers={workers!r}, scheduler={scheduler!r})"
         )
     if workers is not None:
-        problems.append(int_problem("workers", workers, minimum=1))
+        problems.append(workers_problem(workers))
     if scheduler is not None:
         problems.append(scheduler_problem(scheduler))
     raise_problems(problems)

