@@ -22,7 +22,17 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (which t
 if TYPE_CHECKING:  # the same names, for type checkers
     from typing import Any
 
-    from .comparison import IDENTICAL, compare, file_report, first_difference, owner, published_files, strays
+    from .comparison import (
+        IDENTICAL,
+        ResultsChanged,
+        committed_differences,
+        compare,
+        file_report,
+        first_difference,
+        owner,
+        published_files,
+        strays,
+    )
     from .output import OutputFailed, check_output, export
     from .promotion import PublishIncomplete, promote, publish_run, recover, show_in_site, switch_sets
     from .run import ChapterFailed, ChapterRun, remove_orphans, run_all, run_chapter, timing_table
@@ -49,6 +59,8 @@ _MODULES = (
 #: Each public name and the module it comes from (imported on first use).
 _NAMES = {
     "IDENTICAL": "comparison",
+    "ResultsChanged": "comparison",
+    "committed_differences": "comparison",
     "compare": "comparison",
     "file_report": "comparison",
     "first_difference": "comparison",
@@ -82,8 +94,10 @@ __all__ = [
     "IDENTICAL",
     "OutputFailed",
     "PublishIncomplete",
+    "ResultsChanged",
     "build_site",
     "check_output",
+    "committed_differences",
     "compare",
     "export",
     "file_report",

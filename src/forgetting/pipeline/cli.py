@@ -180,6 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         publish.PublishFailed,
         pipeline.OutputFailed,
         pipeline.PublishIncomplete,
+        pipeline.ResultsChanged,
     ) as error:
         _fail(args, str(error))
         return EXIT_FAILED
@@ -234,6 +235,22 @@ def _dispatch(args: argparse.Namespace) -> int:
         )
         print(pipeline.timing_table(runs))
     print(f"site: {pipeline.build_site(root)}")
+    if args.quick or args.no_execute:
+        return 0
+    changed = pipeline.committed_differences(root)
+    if changed is None:
+        print("published files: not a git checkout, so not compared with committed ones")
+    elif changed:
+        print(f"published files that now differ from the committed ones ({len(changed)}):")
+        for line in changed:
+            print(f"  {line}")
+        if os.environ.get("CI"):  # a fresh clone that does not rebuild its results fails loudly
+            raise pipeline.ResultsChanged(
+                f"{len(changed)} published file(s) differ from the committed ones (listed above); "
+                "in CI that is a failure: see `git diff data/results`"
+            )
+    else:
+        print("published files: identical to the committed ones")
     return 0
 
 
@@ -258,10 +275,17 @@ def _run(root: Path, args: argparse.Namespace) -> int:
         verdict = (
             "identical to the published files"
             if not problems
-            else f"differs from the published files ({problems[0]}); `forgetting verify --update` publishes"
+            else f"differs from the published files ({problems[0]}); {_advice(problems[0])}"
         )
         print(f"  published parameters: {verdict}")
     return 0
+
+
+def _advice(problem: str) -> str:
+    """What to do about a difference: publish a changed result, never float noise."""
+    if "not a changed result" in problem:
+        return "do not publish it (see the reproducibility page, 'Same bytes on another CPU')"
+    return "`forgetting verify --update` publishes"
 
 
 def _verify(root: Path, names: Sequence[str], update: bool) -> int:

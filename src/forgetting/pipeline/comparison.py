@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,9 +95,15 @@ def _csv_difference(new_rows: list[list[str]], old_rows: list[list[str]]) -> str
     return f"{len(new_rows)} rows (published {len(old_rows)})"
 
 
+#: Keys that only summarise the others (a record's digest): named only when nothing else differs.
+SUMMARY_KEYS = ("digest",)
+
+
 def _json_difference(new: Any, old: Any, where: str) -> str | None:
+    """The first differing value, in sorted-key order, a summary key (the digest) last."""
     if isinstance(new, dict) and isinstance(old, dict):
-        for key in sorted(set(new) | set(old)):
+        keys = sorted(set(new) | set(old))
+        for key in [k for k in keys if k not in SUMMARY_KEYS] + [k for k in keys if k in SUMMARY_KEYS]:
             here = f"{where}.{key}" if where else key
             if key not in old:
                 return f"{_cut(here)}: new, not published"
@@ -113,8 +120,30 @@ def _json_difference(new: Any, old: Any, where: str) -> str | None:
                 return found
         return None
     if new != old or type(new) is not type(old):
-        return f"{_cut(where)}: {_cut(json.dumps(new))} (published {_cut(json.dumps(old))})"
+        return (
+            f"{_cut(where)}: {_cut(json.dumps(new))} (published {_cut(json.dumps(old))}){_relative(new, old)}"
+        )
     return None
+
+
+def _relative(new: Any, old: Any) -> str:
+    """For two numbers, their relative difference, and whether it is within one unit of the
+    last published digit (the noise that another CPU's last bits can push over a rounding
+    boundary), else nothing."""
+    from .chapter import PUBLISHED_DIGITS
+
+    numbers = [x for x in (new, old) if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    if len(numbers) != 2 or not all(math.isfinite(x) for x in numbers) or old == 0:
+        return ""
+    relative = abs(new - old) / abs(old)
+    unit = 10.0 ** (1 - PUBLISHED_DIGITS)  # one unit of the last of PUBLISHED_DIGITS digits, relative
+    if relative <= unit:
+        return (
+            f"; relative difference {relative:.1e}, within one unit of the last of the "
+            f"{PUBLISHED_DIGITS} published digits: a rounding boundary crossed by float noise "
+            "(another CPU or library), not a changed result"
+        )
+    return f"; relative difference {relative:.1e}"
 
 
 def file_report(root: Path, run: ChapterRun) -> list[tuple[str, str]]:
@@ -138,3 +167,27 @@ def file_report(root: Path, run: ChapterRun) -> list[tuple[str, str]]:
 def compare(root: Path, run: ChapterRun) -> list[str]:
     """Differences between a run and the chapter's published set (empty if identical)."""
     return [f"{name}: {status}" for name, status in file_report(root, run) if status != IDENTICAL]
+
+
+class ResultsChanged(RuntimeError):
+    """A build in CI rewrote committed published results (the message lists how many)."""
+
+
+def committed_differences(root: Path) -> list[str] | None:
+    """Published files of ``data/results/`` that differ from the committed ones, as ``git status``
+    lines (``M data/results/x.json``), or None when ``root`` is not a git checkout."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all", "--", "data/results"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return [line.strip() for line in done.stdout.splitlines() if line.strip()]
