@@ -165,3 +165,12 @@ def test_episodes_to_checkpoints_adds_each_block_once_and_skips_empty_ones():
     again = np.random.default_rng(3)
     whole = W.uniform_retrieval(again, 5, 10, 3)
     assert np.array_equal(whole, blocks[1][1])
+
+
+@pytest.mark.parametrize("seed", [-1, True, np.bool_(True), 1.0, [1, 2], "0", None])
+def test_seed_streams_refuse_anything_but_a_non_negative_int(seed):
+    with pytest.raises(ValueError, match=r"seed must be an int >= 0, got"):
+        W.seed_streams(seed, 2)
+    with pytest.raises(ValueError, match=r"seed must be an int >= 0, got"):
+        W.theory_check(W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10,)), 2, seed)
+    assert [c.entropy for c in W.seed_streams(np.int64(3), 2)] == [c.entropy for c in W.seed_streams(3, 2)]
