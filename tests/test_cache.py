@@ -126,3 +126,35 @@ def test_a_cache_entry_filed_under_another_text_is_refused(encoder: MiniLMEncode
     assert fresh.get("delta") is None
     fresh.encode(["delta"])
     assert (fresh.hits, fresh.misses) == (0, 1)
+
+
+@pytest.mark.parametrize(
+    "digest",
+    ["../../../escape", "../" + "0" * 61, "/" + "a" * 63, MODEL_SHA256.upper(), MODEL_SHA256[:-1], "", 7],
+)
+def test_a_model_digest_that_is_not_sha256_hex_is_refused_before_any_path_is_built(
+    tmp_path: Path, digest: Any
+) -> None:
+    with pytest.raises(ValueError, match="model_sha256 must be 64 lowercase hex characters"):
+        EmbeddingCache(tmp_path / "root", model_sha256=digest)
+    assert not (tmp_path / "root").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_every_cache_folder_is_one_folder_inside_its_root(tmp_path: Path) -> None:
+    for dtype in (None, np.float64, "float32"):
+        cache = EmbeddingCache(tmp_path, model_sha256="0" * 64, dtype=dtype)
+        assert cache.directory.parent == tmp_path and cache.directory.resolve().parent == tmp_path.resolve()
+        assert cache.path_for("text").resolve().is_relative_to(tmp_path.resolve())
+    with pytest.raises(ValueError, match="dtype must be float32 or float64, got 'float16'"):
+        EmbeddingCache(tmp_path, dtype="float16")
+    with pytest.raises(ValueError, match="dtype must be float32 or float64"):
+        EmbeddingCache(tmp_path, dtype="not a dtype")
+
+
+def test_encode_checks_every_text_and_the_batch_size_before_counting(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    with pytest.raises(TypeError, match="expected str"):
+        cache.encode(["fine", 3])
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1"):
+        cache.encode(["fine"], batch_size=0)
+    assert (cache.hits, cache.misses) == (0, 0) and list(tmp_path.iterdir()) == []

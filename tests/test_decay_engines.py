@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -261,3 +262,28 @@ def test_evict_turn_is_the_step_that_evicts(engine_factory):
     item = engine.item("a")
     assert engine.step(due - 1) == [] and engine.step(due) == ["a"]
     assert item.evict_turn is None and not engine.is_present("a")
+
+
+def _engines():
+    from forgetting.decay.power_engine import PowerLawEngine
+    from forgetting.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
+
+    return [
+        EbbinghausEngine(),
+        RecencyWindow(),
+        PowerLawEngine(8.0, 0.5),
+        WallClockEngine(VirtualClock("0/0", LatencyModel(sigma=0.0))),
+    ]
+
+
+@pytest.mark.parametrize("flag", ["no", "False", 0, 1, None, 1.0, [True]])
+def test_register_refuses_a_foundational_flag_that_is_not_a_bool(flag):
+    for engine in _engines():
+        engine.register("a", "", 5)
+        before = (engine.present_ids(), [engine.item(m).is_foundational for m in engine.present_ids()])
+        with pytest.raises(ValueError, match=r"is_foundational must be a bool \(True or False\), got"):
+            engine.register("b", "", 6, is_foundational=flag)
+        assert (engine.present_ids(), [engine.item("a").is_foundational]) == before
+        assert engine.step(5) == [] and not engine.is_present("b")  # the clock did not move to 6 either
+        engine.register("b", "", 6, is_foundational=np.bool_(True))
+        assert engine.item("b").is_foundational is True

@@ -10,6 +10,7 @@ from forgetting.decay import fsrs_reference
 from forgetting.decay.curves import NEVER_TURN, decay_eviction_delay, reinforced_stability
 from forgetting.decay.families import (
     ebbinghaus_log_savings,
+    equivalent_exponential_threshold,
     matched_power_stability,
     power_crossing_time,
     power_eviction_delay,
@@ -142,3 +143,39 @@ def test_the_default_decay_is_read_from_the_fsrs_package() -> None:
     assert fsrs_reference.fsrs_default_decay() == DEFAULT_PARAMETERS[20]
     lowest, highest = fsrs_reference.FSRS_DECAY_BOUNDS
     assert lowest <= fsrs_reference.fsrs_default_decay() <= highest
+
+
+@pytest.mark.parametrize("stability", [0.0, -8.0, math.nan, True, None])
+def test_power_law_functions_refuse_a_stability_that_is_not_positive(stability):
+    calls = [
+        lambda: power_retention(5, stability, 0.5),
+        lambda: power_crossing_time(stability, 0.2, 0.5),
+        lambda: power_eviction_delay(stability, 0.2, 0.5),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"stability must be a real number > 0"):
+            call()
+    with pytest.raises(ValueError, match="exponential_stability must be a real number > 0"):
+        equivalent_exponential_threshold(8.0, 0.2, 0.5, stability)
+
+
+@pytest.mark.parametrize(
+    "t, stability, decay, name",
+    [
+        (math.nan, 8.0, 0.5, "turns_since_touch"),
+        (math.inf, 8.0, 0.5, "turns_since_touch"),
+        (5, 8.0, 0.0, "decay"),
+        (5, 8.0, math.inf, "decay"),
+        (5, 8.0, True, "decay"),
+    ],
+)
+def test_power_retention_refuses_a_bad_time_or_decay(t, stability, decay, name):
+    with pytest.raises(ValueError, match=f"{name} must be"):
+        power_retention(t, stability, decay)
+
+
+def test_power_law_with_an_infinite_stability_never_decays():
+    assert power_retention(10**6, math.inf, 0.5) == 1.0
+    assert power_eviction_delay(math.inf, 0.2, 0.5) is None
+    with pytest.raises(ValueError, match="eviction_threshold must be"):
+        power_eviction_delay(8.0, math.nan, 0.5)

@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay.sessions import RECALL_BASE_OFFSETS, SessionConfig, generate_session, latest_last_recall
+from forgetting.decay import sessions
+from forgetting.decay.sessions import (
+    RECALL_BASE_OFFSETS,
+    SessionConfig,
+    generate_session,
+    latest_last_recall,
+    max_recalls,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -23,9 +30,11 @@ def test_spaced_schedule_matches_rules(seed, length, facts, recalls, noise):
         seed=seed,
         session_length=length,
         num_foundational=facts,
-        recalls_per_foundational=recalls,
+        recalls_per_foundational=0,
         noise_per_turn=noise,
     )
+    recalls = min(recalls, max_recalls(config))  # more could never be honoured: refused
+    config = config.replace(recalls_per_foundational=recalls)
     session = generate_session(config)
     rng = random.Random(seed)  # the rules, read directly
     for fid in session.foundational_ids:
@@ -175,10 +184,11 @@ def test_no_recall_lands_after_the_latest_last_recall(seed, length, recalls, sch
     config = SessionConfig(
         seed=seed,
         session_length=length,
-        recalls_per_foundational=recalls,
+        recalls_per_foundational=0,
         noise_per_turn=0,
         schedule=schedule,
     )
+    config = config.replace(recalls_per_foundational=min(recalls, max_recalls(config)))
     session = generate_session(config)
     latest = latest_last_recall(config)
     turns = [t for fid in session.foundational_ids for t in session.recall_turns(fid)]
@@ -186,3 +196,65 @@ def test_no_recall_lands_after_the_latest_last_recall(seed, length, recalls, sch
         assert turns == []
     else:
         assert all(t <= latest for t in turns)
+
+
+@pytest.mark.parametrize("seed", [-1, -(2**40), True, 1.0, None])
+def test_a_seed_must_be_a_non_negative_int(seed):
+    with pytest.raises(ValueError, match="seed must be"):
+        SessionConfig(seed=seed)
+    assert generate_session(SessionConfig(seed=1)).events == generate_session(SessionConfig(seed=1)).events
+
+
+@pytest.mark.parametrize(
+    "changes, most",
+    [
+        ({"session_length": 5, "recalls_per_foundational": 6}, 2),
+        ({"session_length": 5, "recalls_per_foundational": 3}, 2),
+        ({"session_length": 1, "recalls_per_foundational": 1}, 0),
+        ({"session_length": 12, "recalls_per_foundational": 4}, 3),
+        ({"session_length": 5, "recalls_per_foundational": 1, "schedule": "uniform"}, 0),
+        ({"session_length": 12, "recalls_per_foundational": 4, "schedule": "uniform"}, 3),
+    ],
+)
+def test_a_recall_count_no_seed_can_honour_is_refused_naming_both_values(changes, most):
+    config = {"seed": 0, **changes}
+    message = (
+        rf"recalls_per_foundational must be <= {most} for session_length={changes['session_length']} "
+        rf".*got {changes['recalls_per_foundational']}"
+    )
+    with pytest.raises(ValueError, match=message):
+        SessionConfig.from_dict(config)
+    assert SessionConfig.from_dict({**config, "recalls_per_foundational": most})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    length=st.integers(1, 200),
+    schedule=st.sampled_from(["spaced", "uniform"]),
+    low=st.floats(0.05, 1.0),
+    first=st.integers(1, 40),
+)
+def test_max_recalls_is_reached_by_some_draw_and_never_exceeded(length, schedule, low, first):
+    """The bound is exact: the all-``low`` draw (or the whole clipped range) places that many, no seed more."""
+    config = SessionConfig(
+        seed=0,
+        session_length=length,
+        recalls_per_foundational=0,
+        schedule=schedule,
+        recall_jitter=(low, 1.3),
+        uniform_range=(first, 150),
+    )
+    most = max_recalls(config)
+    full = config.replace(recalls_per_foundational=most)
+
+    class Lowest:  # a random.Random whose every factor is the lowest value
+        def uniform(self, a, b):
+            return a
+
+        def sample(self, population, count):
+            return list(population)[:count]
+
+    draw = sessions.spaced_recall_turns if schedule == "spaced" else sessions.uniform_recall_turns
+    assert len(draw(Lowest(), full)) == most
+    for seed in range(20):
+        assert all(len(t) <= most for t in sessions.recall_schedules(full.replace(seed=seed)))

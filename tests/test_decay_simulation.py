@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
-from forgetting.decay.sessions import SessionConfig, generate_session
+from forgetting.decay.sessions import SessionConfig, generate_session, max_recalls
 from forgetting.decay.simulation import simulate
 
 
@@ -27,7 +27,10 @@ def test_published_trace_spans():
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), window=st.integers(1, 30), length=st.integers(1, 120))
 def test_presence_spans_are_the_run_length_encoding_of_presence(seed, window, length):
-    config = SessionConfig(seed=seed, session_length=length, num_foundational=2, noise_per_turn=1)
+    config = SessionConfig(
+        seed=seed, session_length=length, num_foundational=2, noise_per_turn=1, recalls_per_foundational=0
+    )
+    config = config.replace(recalls_per_foundational=min(4, max_recalls(config)))  # as many as fit
     trace = simulate(RecencyWindow(window), generate_session(config))
     for mem_id in trace.created_turn:
         spans = trace.presence_spans(mem_id)
@@ -39,7 +42,9 @@ def test_presence_spans_are_the_run_length_encoding_of_presence(seed, window, le
 
 
 def test_presence_spans_of_an_unknown_id_are_empty():
-    trace = simulate(RecencyWindow(), generate_session(SessionConfig(seed=1, session_length=5)))
+    trace = simulate(
+        RecencyWindow(), generate_session(SessionConfig(seed=1, session_length=5, recalls_per_foundational=2))
+    )
     assert trace.presence_spans("never") == []
     with pytest.raises(KeyError, match="never"):
         trace.evicted_turn["never"]

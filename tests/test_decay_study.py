@@ -79,7 +79,13 @@ def test_headline_runs_are_byte_identical_when_rerun():
 
 def hand_made(first_recall, later=(), length=12):
     """One foundational fact registered at turn 1 and recalled at ``first_recall`` (and ``later``)."""
-    config = SessionConfig(seed=0, session_length=length, num_foundational=1, noise_per_turn=0)
+    config = SessionConfig(
+        seed=0,
+        session_length=length,
+        num_foundational=1,
+        noise_per_turn=0,
+        recalls_per_foundational=1 + len(later),  # what the events hold (4 may not fit in a short session)
+    )
     events = [(1, "register", "foundational_0", True)]
     events += [(t, "recall", "foundational_0", True) for t in (first_recall, *later)]
     return Session(config, events, ["foundational_0"])

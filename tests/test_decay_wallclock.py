@@ -152,3 +152,10 @@ def test_rerun_table_and_robustness_grid_shapes():
     assert [(r["sigma"], r["speed"]) for r in grid] == [(0.0, 1.0), (0.0, 2.0), (1.0, 1.0), (1.0, 2.0)]
     assert grid[0]["distinct_digests"] == 1  # a perfectly steady clock reruns identically
     assert grid[2]["distinct_digests"] == 2
+
+
+@pytest.mark.parametrize("seed", [-1, True, 1.5, None, b"0/0"])
+def test_a_virtual_clock_seed_is_a_str_or_a_non_negative_int(seed):
+    with pytest.raises(ValueError, match="seed must be a str or an int >= 0"):
+        VirtualClock(seed)
+    assert VirtualClock(1)(5) == VirtualClock(1)(5)  # random.Random(-1) would be this very clock

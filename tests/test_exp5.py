@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from forgetting.text.corpus import BEFORE
+from forgetting.text.corpus import BEFORE, PHASES
 from forgetting.text.exp5 import RealTextWorld, discounted_worth, run_episodes
 from forgetting.text.outcome import OutcomeModel
+from forgetting.text.retrieval import CorpusEmbeddings
 from forgetting.text.summary import summarise
 from forgetting.worth import DiscountedMemoryWorth, MemoryWorth
 
@@ -74,3 +75,38 @@ def test_task_mix_override(corpus, vectors):
     assert np.mean(run.task_type[run.after] == deploy) < 0.2
     with pytest.raises(ValueError, match="type_weights_after has 2 weights"):
         run_episodes(corpus, vectors, RealTextWorld(type_weights_after=(1.0, 1.0)))
+
+
+def _blank_vectors(corpus):
+    """Vectors that are never read: every check below comes before any retrieval."""
+    zeros = np.zeros((1, 384), dtype=np.float32)
+    return CorpusEmbeddings(zeros, zeros, "0" * 64, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(outcome="broad"), "outcome"),
+        (dict(high_threshold=1.5), "high_threshold"),
+        (dict(low_threshold=0.8), "low_threshold"),
+        (dict(min_evidence=float("nan")), "min_evidence"),
+        (dict(k=True), "k"),
+    ],
+)
+def test_bad_world_taxonomy_and_outcome_are_rejected(kwargs, name):
+    with pytest.raises(ValueError, match=f"{name} must be"):
+        RealTextWorld(**kwargs)
+
+
+def test_a_world_retrieving_more_than_a_store_holds_is_refused_before_any_retrieval(corpus):
+    stores = {phase: int(corpus.available(phase).sum()) for phase in PHASES}
+    world = RealTextWorld(k=max(stores.values()) + 1)  # a world is built before its corpus is known
+    with pytest.raises(
+        ValueError, match=r"k must be an int >= 1 and <= \d+ \(the memories in the store"
+    ) as error:
+        run_episodes(corpus, _blank_vectors(corpus), world)
+    assert all(f"in phase {phase!r}" in str(error.value) for phase in PHASES)
+    with pytest.raises(ValueError, match="type_weights_after has 1 weights"):
+        run_episodes(corpus, _blank_vectors(corpus), RealTextWorld(type_weights_after=(1.0,)))
+    with pytest.raises(ValueError, match="world must be a RealTextWorld"):
+        run_episodes(corpus, _blank_vectors(corpus), {"k": 3})

@@ -13,6 +13,7 @@ from scipy import stats
 
 from forgetting.governance.intervals import (
     BOOTSTRAP_RESAMPLES,
+    NO_SESSION,
     Z_95,
     Estimate,
     bootstrap_interval,
@@ -81,7 +82,7 @@ def test_estimates_count_and_format():
     assert Estimate(32.456, 30.8, 34.06, 998).text(1) == "32.5 (95 % CI 30.8–34.1)"
     empty = mean_estimate([float("nan")])
     assert empty.n == 0 and math.isnan(empty.value) and empty.text() == "nan (no session)"
-    assert share_estimate([]).n == 0 and math.isnan(share_estimate([]).value)
+    assert NO_SESSION.n == 0 and math.isnan(NO_SESSION.value) and NO_SESSION.text() == "nan (no session)"
     constant = mean_estimate([27.046153846153846] * 4)
     assert constant.low <= constant.value <= constant.high
 
@@ -102,3 +103,18 @@ def test_estimates_count_and_format():
 def test_bad_inputs_raise_value_error_naming_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("estimate", [mean_estimate, share_estimate])
+@pytest.mark.parametrize("values", [[], (), None, 3.0, "0.5"])
+def test_estimates_refuse_no_values_at_all(estimate, values):
+    name = "values" if estimate is mean_estimate else "flags"
+    with pytest.raises(ValueError, match=f"{name} must be a non-empty sequence"):
+        estimate(values)
+
+
+@pytest.mark.parametrize("bad", [True, "1", math.inf, -math.inf, None])
+def test_mean_estimate_refuses_values_that_are_not_numbers(bad):
+    with pytest.raises(ValueError, match="values must be finite real numbers or NaN"):
+        mean_estimate([0.5, bad])
+    assert mean_estimate([0.5, np.float64(1.0), np.int64(0)]).n == 3

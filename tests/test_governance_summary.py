@@ -227,3 +227,19 @@ def test_summaries_refuse_what_is_not_runs(runs):
         summarize_governance(runs)
     with pytest.raises(ValueError, match="runs must be a non-empty sequence of GovernanceRun"):
         loss_order(runs)
+
+
+@pytest.mark.parametrize("runs", [{}, {"decay": [], "worth": []}, [], None])
+def test_policy_table_and_cost_split_name_the_policies_they_need(runs):
+    with pytest.raises(ValueError, match=r"runs must (hold the runs of every policy|be a mapping).*"):
+        policy_table(runs)
+    with pytest.raises(ValueError, match=r"runs must (hold the runs of every policy|be a mapping)"):
+        cost_split(runs)
+
+
+def test_policy_table_says_which_policy_is_missing(default_runs):
+    partial = {p: default_runs[p] for p in ("decay", "worth")}
+    with pytest.raises(ValueError, match=r"missing \['combined'\]"):
+        policy_table(partial)
+    split = cost_split(default_runs)
+    assert all(group.sessions == 0 or group.success_combined.n > 0 for group in split.values())

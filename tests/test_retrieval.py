@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from forgetting.text import cache as cache_module
 from forgetting.text.corpus import AFTER, BEFORE
 from forgetting.text.exp5 import RealTextWorld, run_episodes
 from forgetting.text.model_files import EMBEDDING_DIM, MODEL_SHA256
-from forgetting.text.retrieval import embed_corpus, retrieve, robustness
+from forgetting.text.retrieval import CorpusEmbeddings, embed_corpus, retrieve, robustness
 from forgetting.text.similarity import (
     COSINE_DECIMALS,
     COSINE_TOLERANCE,
@@ -100,3 +101,36 @@ def test_a_relative_1e6_perturbation_moves_raw_cosines_but_no_result(corpus, vec
     assert hitchhiker_table(run, vectors) == hitchhiker_table(run_moved, moved)
     assert summarise(run) == summarise(run_moved)
     assert np.array_equal(memory_similarity(corpus, vectors)[0], memory_similarity(corpus, moved)[0])
+
+
+def _blank(corpus):
+    """Vectors that are never read: the checks come before any cosine."""
+    zeros = np.zeros((1, EMBEDDING_DIM), dtype=np.float32)
+    return CorpusEmbeddings(zeros, zeros, "0" * 64, 0, 0)
+
+
+@pytest.mark.parametrize("k", [0, -1, True, 2.0, "3", None])
+def test_retrieve_refuses_a_k_that_is_not_an_int_of_at_least_one(corpus, k):
+    with pytest.raises(ValueError, match=r"k must be an int >= 1 and <= \d+ \(the memories in the store"):
+        retrieve(corpus, _blank(corpus), BEFORE, k)
+
+
+def test_retrieve_refuses_a_k_beyond_the_store_and_lists_every_problem(corpus):
+    store = int(corpus.available(AFTER).sum())
+    with pytest.raises(
+        ValueError, match=rf"<= {store} \(the memories in the store in phase 'after'\), got {store + 1}"
+    ):
+        retrieve(corpus, _blank(corpus), AFTER, store + 1)
+    with pytest.raises(ValueError) as error:
+        retrieve(corpus, _blank(corpus), "during", 0, outcome="broad", decimals=-1)
+    for name in ("phase", "k", "outcome", "decimals"):
+        assert f"{name} must be" in str(error.value)
+    with pytest.raises(ValueError, match="k must be"):
+        robustness(corpus, _blank(corpus), [0])
+
+
+@pytest.mark.parametrize("flag", ["no", 0, None])
+def test_embed_corpus_refuses_a_verify_model_flag_that_is_not_a_bool(corpus, tmp_path, flag):
+    with pytest.raises(ValueError, match="verify_model must be a bool"):
+        embed_corpus(corpus, tmp_path, verify_model=flag)
+    assert list(tmp_path.iterdir()) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from forgetting.text.tables import (
     evidence_by_query,
@@ -33,3 +34,9 @@ def test_summary_tables_are_consistent(corpus, vectors, default_run):
     )
     hitchhikers = hitchhiker_table(default_run, vectors)
     assert {r["hitchhiker"] for r in hitchhikers} == set(corpus.ids_with_role("hitchhiker"))
+
+
+@pytest.mark.parametrize("flag", ["no", 1, None])
+def test_evidence_by_query_refuses_a_phase_flag_that_is_not_a_bool(flag):
+    with pytest.raises(ValueError, match="after must be a bool"):
+        evidence_by_query(None, "any memory", after=flag)  # refused before the run is read

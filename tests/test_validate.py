@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from forgetting._validate import (
+    bool_problem,
     int_problem,
+    is_bool,
     is_hashable,
     is_int,
     is_real,
@@ -14,6 +16,7 @@ from forgetting._validate import (
     real_problem,
     require_int,
     require_real,
+    seed_problem,
 )
 
 
@@ -50,3 +53,13 @@ def test_require_returns_the_plain_value():
         require_int("k", 0, minimum=1)
     with pytest.raises(ValueError, match=r"t must be a real number in \[0, 1\], got 2"):
         require_real("t", 2, 0.0, 1.0)
+
+
+def test_flags_are_bools_and_seeds_are_non_negative_ints():
+    assert is_bool(True) and is_bool(np.bool_(False)) and not any(is_bool(v) for v in (0, 1, "no", None))
+    assert bool_problem("flag", np.True_) is None
+    assert bool_problem("flag", "no") == "flag must be a bool (True or False), got 'no'"
+    assert bool_problem("flag", "x" * 200).endswith("(202 characters)")
+    assert seed_problem("seed", 0) is None and seed_problem("seed", np.uint32(7)) is None
+    for bad in (-1, True, 1.0, "1", None):
+        assert seed_problem("seed", bad) == f"seed must be an int >= 0, got {bad!r}"

@@ -125,3 +125,9 @@ def test_gap_decomposition_adds_up_and_pairs_by_seed():
 
 def test_the_depth_sweep_covers_every_k_from_1_to_20():
     assert tuple(range(1, 21)) == W.DEFAULT_DEPTHS
+
+
+@pytest.mark.parametrize("seed", [-1, True, 0.0])
+def test_static_score_rho_refuses_a_seed_that_is_not_a_non_negative_int(seed):
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        W.static_score_rho(np.ones((2, 3)), seed=seed)

@@ -190,3 +190,12 @@ def test_preference_bound_refuses_what_it_cannot_measure(worth, temperature, mat
 
     with pytest.raises(ValueError, match=match):
         preference_bound(worth, temperature)
+
+
+@pytest.mark.parametrize("seed", [-1, True, np.bool_(True), 1.0, [1, 2], "0", None])
+def test_seed_streams_refuse_anything_but_a_non_negative_int(seed):
+    with pytest.raises(ValueError, match=r"seed must be an int >= 0, got"):
+        W.seed_streams(seed, 2)
+    with pytest.raises(ValueError, match=r"seed must be an int >= 0, got"):
+        W.theory_check(W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10,)), 2, seed)
+    assert [c.entropy for c in W.seed_streams(np.int64(3), 2)] == [c.entropy for c in W.seed_streams(3, 2)]

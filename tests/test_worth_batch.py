@@ -1,6 +1,7 @@
 """The vectorized form: golden values, bit-for-bit agreement with the scalar estimator, bad input."""
 
 import copy
+import math
 
 import numpy as np
 import pytest
@@ -208,3 +209,65 @@ def test_update_batch_refuses_aliased_counters_before_writing(overlap):
     with pytest.raises(ValueError, match="successes and failures"):
         update_batch(successes, failures, [[0, 1], [1, 3]], [True, False])
     assert np.array_equal(buffer, before)
+
+
+# --- read-only, non-finite and overflowing counters: refused before the first write ----------------
+
+
+@pytest.mark.parametrize("weights", [None, [[2.0], [1.0]]], ids=["unit", "weighted"])
+@pytest.mark.parametrize("read_only", ["successes", "failures"])
+def test_update_batch_refuses_a_read_only_counter_before_writing(read_only, weights):
+    arrays = {"successes": np.array([1.0, 0.0, 2.0]), "failures": np.array([0.0, 3.0, 0.0])}
+    arrays[read_only].flags.writeable = False
+    before = {name: array.copy() for name, array in arrays.items()}
+    with pytest.raises(ValueError, match=f"{read_only} must be a writable array"):
+        update_batch(arrays["successes"], arrays["failures"], [[0], [1]], [True, False], weights)
+    for name, array in arrays.items():
+        assert np.array_equal(array, before[name])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
+def test_update_batch_refuses_counters_that_are_not_finite_counts(bad):
+    pos, neg = np.array([0.0, bad]), np.zeros(2)
+    before = pos.copy(), neg.copy()
+    with pytest.raises(ValueError, match="successes must hold finite counts >= 0"):
+        update_batch(pos, neg, [[0]], [True])
+    assert np.array_equal(pos, before[0], equal_nan=True) and np.array_equal(neg, before[1])
+
+
+def test_weights_whose_sums_overflow_are_refused_before_any_change():
+    arrays = WorthArrays(2)
+    with pytest.raises(ValueError, match=r"weights must keep every h\+ \+ h- finite.*memories \[0\]"):
+        arrays.update_batch([[0], [0]], [True, True], [[1e308], [1e308]])
+    assert arrays.successes_.tolist() == [0.0, 0.0] and arrays.n_episodes_ == 0
+    # h+ and h- each finite, their sum not: refused too (worth and evidence would be unreadable)
+    pos, neg = np.array([1e308]), np.array([0.0])
+    with pytest.raises(ValueError, match=r"h\+ \+ h- finite"):
+        update_batch(pos, neg, [[0]], [False], [[1e308]])
+    assert pos.tolist() == [1e308] and neg.tolist() == [0.0]
+    # the largest blocks that stay finite are still added, bit for bit like the scalar estimator
+    arrays.update_batch([[0], [1]], [True, False], [[1e308], [1.7e308]])
+    scalar = MemoryWorth().update([0], True, [1e308]).update([1], False, [1.7e308])
+    assert arrays.successes_.tolist() == [scalar.counters(0)[0], 0.0]
+    assert arrays.worth().tolist() == [1.0, 0.0] and np.isfinite(arrays.evidence()).all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.one_of(st.floats(0.0, 1.7976931348623157e308), st.floats(0.0, 10.0)), min_size=1, max_size=6),
+    st.lists(st.booleans(), min_size=6, max_size=6),
+)
+def test_a_weighted_block_is_added_exactly_when_every_sum_stays_finite(weights, outcomes):
+    """Near the top of float64 the check is exact: refused iff adding one at a time overflows h+ + h-."""
+    hits = outcomes[: len(weights)]
+    pos_ref = neg_ref = 0.0
+    for weight, hit in zip(weights, hits):  # the scalar estimator's additions, in order
+        pos_ref, neg_ref = (pos_ref + weight, neg_ref) if hit else (pos_ref, neg_ref + weight)
+    pos, neg = np.zeros(1), np.zeros(1)
+    if math.isfinite(pos_ref + neg_ref):
+        update_batch(pos, neg, [[0]] * len(weights), hits, [[w] for w in weights])
+        assert (pos[0], neg[0]) == (pos_ref, neg_ref)
+    else:
+        with pytest.raises(ValueError, match=r"h\+ \+ h- finite"):
+            update_batch(pos, neg, [[0]] * len(weights), hits, [[w] for w in weights])
+        assert pos.tolist() == [0.0] and neg.tolist() == [0.0]

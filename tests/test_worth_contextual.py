@@ -87,3 +87,13 @@ def test_contextual_counters_are_separate_and_pool_to_the_plain_estimator():
     for m in ("a", "b", "c", "never"):
         assert cmw.pooled_counters(m) == plain.counters(m)
         assert cmw.pooled_worth(m) == plain.worth(m)
+
+
+def test_weights_whose_sum_overflows_are_refused_without_touching_counters():
+    cmw = ContextualMemoryWorth().update(["a"], True, weights=[1e308], context="x")
+    before = state(cmw)
+    with pytest.raises(ValueError, match=r"weights must keep h\+ \+ h- finite"):
+        cmw.update(["a"], False, weights=[1e308], context="x")
+    assert_same_state(before, state(cmw))
+    cmw.update(["a"], False, weights=[1e308], context="y")  # another context: its own counters
+    assert cmw.evidence("a", "y") == 1e308

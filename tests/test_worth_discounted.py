@@ -108,3 +108,35 @@ def test_closed_form_recursive_filter_and_online_estimator_agree(discount):
 def test_counter_paths_refuse_a_bad_discount():
     with pytest.raises(ValueError, match=r"discount must be a real number in \(0, 1\]"):
         discounted_counter_paths(np.zeros((2, 2)), 0.0)
+
+
+@pytest.mark.parametrize(
+    "retrieved, outcomes, discount, n_memories, message",
+    [
+        ([[7]], [True], 0.99, 3, r"retrieved_idx must be in \[0, 3\), got values in \[7, 7\]"),
+        ([[-1]], [True], 0.99, 3, r"retrieved_idx must be in \[0, 3\)"),
+        ([[0, 0]], [True], 0.99, 3, "must not repeat an id"),
+        ([[0]], [True, False], 0.99, 3, "outcomes must have one entry per episode"),
+        ([[0]], [1], 0.99, 3, "outcomes must be a 1-d bool array"),
+        ([0, 1], [True], 0.99, 3, "retrieved_idx must be a 2-d int array"),
+        ([[0.5]], [True], 0.99, 3, "retrieved_idx must be a 2-d int array"),
+        ([[0]], [True], 0.99, 0, "n_memories must be an int >= 1"),
+        ([[0]], [True], 0.99, 2.0, "n_memories must be an int >= 1"),
+        ([[0]], [True], 0.99, True, "n_memories must be an int >= 1"),
+        ([[0]], [True], 0.0, 3, r"discount must be a real number in \(0, 1\]"),
+    ],
+)
+def test_discounted_counters_refuse_ids_lengths_and_settings_that_disagree(
+    retrieved, outcomes, discount, n_memories, message
+):
+    with pytest.raises(ValueError, match=message):
+        discounted_counters(retrieved, outcomes, discount, n_memories)
+
+
+def test_discounted_counters_always_return_n_memories_values_and_list_every_problem():
+    pos, neg = discounted_counters(np.array([[2]]), np.array([True]), 0.99, 3)
+    assert pos.tolist() == [0.0, 0.0, 1.0] and neg.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError) as error:
+        discounted_counters([[9]], [1], 2.0, 3)
+    for name in ("retrieved_idx", "outcomes", "discount"):
+        assert f"{name} must" in str(error.value)

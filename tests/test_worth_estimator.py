@@ -142,3 +142,28 @@ def test_all_bad_hyperparameters_are_listed_at_once():
     assert "prior must be a real number in [0, 1], got 2.0" in text
     assert "min_evidence must be a finite real number >= 0, got -1.0" in text
     assert "high_threshold must be a real number in [0, 1], got 7" in text
+
+
+@pytest.mark.parametrize("make", [MemoryWorth, DiscountedMemoryWorth], ids=["plain", "discounted"])
+def test_weights_whose_sum_overflows_are_refused_without_touching_counters(make):
+    mw = make().update(["a"], True, weights=[1e308])
+    before = state(mw)
+    with pytest.raises(ValueError, match=r"weights must keep h\+ \+ h- finite.*'a'"):
+        mw.update(["b", "a"], True, weights=[1.0, 1e308])  # h+(a) would overflow
+    assert_same_state(before, state(mw))
+    with pytest.raises(ValueError, match=r"h\+ \+ h- finite"):
+        mw.update(["a"], False, weights=[1e308])  # h+ and h- finite, their sum not
+    assert_same_state(before, state(mw))
+    assert math.isfinite(mw.evidence("a")) and mw.classify("a")
+
+
+def test_discounted_weights_are_checked_after_the_scale_they_are_divided_by():
+    """The online form stores ``w / s``: a weight can overflow there although ``h`` would not."""
+    dmw = DiscountedMemoryWorth(discount=0.5)
+    for _ in range(300):  # s = 0.5**300 ~ 5e-91, above the rescale point
+        dmw.update(["x"], True)
+    before = state(dmw)
+    with pytest.raises(ValueError, match="overflows the discounted counters"):
+        dmw.update(["y"], True, weights=[1e300])
+    assert_same_state(before, state(dmw))
+    assert dmw.update(["y"], True, weights=[1e200]).counters("y")[0] == pytest.approx(1e200, rel=1e-12)

@@ -71,3 +71,38 @@ def test_class_counts_use_the_same_rule_as_worth_class():
     counts = class_counts(worth_values, evidence)
     labels = worth_class(worth_values, evidence)
     assert counts.tolist() == [int((labels == c).sum()) for c in WORTH_CLASSES] == [2, 1, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "rate, volume, name",
+    [
+        (np.nan, 10, "worth"),
+        (np.inf, 10, "worth"),
+        (1.5, 10, "worth"),
+        (-0.1, 10, "worth"),
+        (True, 10, "worth"),
+        ("0.9", 10, "worth"),
+        (np.array([0.5, np.nan]), np.array([10.0, 10.0]), "worth"),
+        (0.5, np.nan, "evidence"),
+        (0.5, np.inf, "evidence"),
+        (0.5, -1.0, "evidence"),
+        (0.5, None, "evidence"),
+    ],
+)
+def test_worth_class_refuses_nan_infinite_or_out_of_range_input(rate, volume, name):
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        worth_class(rate, volume)
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        class_counts(rate, volume)
+
+
+def test_worth_class_lists_every_bad_argument_and_threshold_at_once():
+    with pytest.raises(ValueError) as error:
+        worth_class(np.nan, np.inf, min_evidence=-1.0, high_threshold=2.0)
+    message = str(error.value)
+    for name in ("min_evidence", "high_threshold", "worth", "evidence"):
+        assert f"{name} must be" in message
+    with pytest.raises(ValueError, match="low_threshold must be < high_threshold"):
+        worth_class(0.5, 10.0, high_threshold=0.3, low_threshold=0.7)
+    with pytest.raises(ValueError, match="broadcastable shapes"):
+        worth_class([0.5, 0.5], [1.0, 2.0, 3.0])

@@ -26,6 +26,9 @@ __all__ = [
     "require_real",
     "shown",
     "SHOWN_CHARS",
+    "is_bool",
+    "bool_problem",
+    "seed_problem",
 ]
 
 #: The longest quotation of a bad value in a message: an error never costs more than its input.
@@ -159,3 +162,28 @@ def require_real(
     """``value`` as a float, or ``ValueError`` from :func:`real_problem`."""
     raise_problems([real_problem(name, value, low, high, low_open=low_open, high_open=high_open)])
     return float(cast(float, value))
+
+
+def is_bool(value: object) -> bool:
+    """``value`` is a ``bool`` or a ``numpy.bool_`` (``0``, ``1``, ``"no"`` and ``None`` are not)."""
+    return isinstance(value, (bool, np.bool_))
+
+
+def bool_problem(name: str, value: object) -> str | None:
+    """``None`` if ``value`` is a ``bool`` (or ``numpy.bool_``), else the sentence saying why not.
+
+    A flag is never read by truthiness: ``"no"`` and ``-1`` are truthy, so coercing them would
+    store the opposite of what was meant.
+    """
+    if is_bool(value):
+        return None
+    return f"{name} must be a bool (True or False), got {shown(value)}"
+
+
+def seed_problem(name: str, value: object) -> str | None:
+    """``None`` if ``value`` is an int ``>= 0`` (numpy ints too), else the sentence saying why not.
+
+    Negative seeds are refused because the generators do not keep them apart:
+    ``random.Random(-s)`` is ``random.Random(s)``, and ``numpy.random.SeedSequence`` raises on them.
+    """
+    return int_problem(name, value, minimum=0, allow_numpy=True)

@@ -8,8 +8,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import lru_cache
+from typing import cast
 
-from .._validate import real_problem
+import numpy as np
+
+from .._validate import int_problem, is_real, raise_problems, real_problem, shown
 
 __all__ = [
     "DEFAULT_EVICTION_THRESHOLD",
@@ -22,6 +25,9 @@ __all__ = [
     "decay_eviction_delay",
     "first_turn_below",
     "decay_problems",
+    "stability_problem",
+    "time_problem",
+    "threshold_problem",
     "window_eviction_delay",
     "stability_after_recalls",
 ]
@@ -36,6 +42,24 @@ NEVER_TURN = 2**62
 """Beyond any session: an item whose eviction delay exceeds this is never scheduled."""
 
 
+def stability_problem(stability: object, name: str = "stability") -> str | None:
+    """``None`` if ``stability`` is a real number ``> 0`` (``inf`` included), else why not.
+
+    ``S = inf`` is a stability that never decays: reinforcement reaches it after very many
+    recalls (the product overflows float64), and it reads as retention 1, never evicted.
+    NaN, zero, negative numbers, bools and non-numbers are refused.
+    """
+    infinite = isinstance(stability, (float, np.floating)) and stability == math.inf
+    if infinite or (is_real(stability) and cast(float, stability) > 0):
+        return None
+    return f"{name} must be a real number > 0 (inf: never decays), got {shown(stability)}"
+
+
+def time_problem(turns_since_touch: object, name: str = "turns_since_touch") -> str | None:
+    """``None`` if ``turns_since_touch`` is a finite real number (negative allowed: ``R = 1``)."""
+    return real_problem(name, turns_since_touch)
+
+
 def retention(turns_since_touch: float, stability: float) -> float:
     """Ebbinghaus retention ``R = exp(-t / S)``.
 
@@ -44,13 +68,17 @@ def retention(turns_since_touch: float, stability: float) -> float:
     turns_since_touch : int or float
         ``t``, time since the item was last registered or recalled, in the unit of ``S``
         (turns; seconds only in the wall-clock variant of :mod:`~forgetting.decay.wallclock`);
-        ``R = 1.0`` for ``t <= 0``.
+        any finite real number, ``R = 1.0`` for ``t <= 0``.
     stability : float
-        ``S > 0``: the time for retention to fall to ``1/e``.
+        ``S > 0``: the time for retention to fall to ``1/e`` (``inf``: ``R = 1`` always).
+
+    Raises ``ValueError`` for a NaN or infinite ``t`` or an ``S`` that is not ``> 0``.
 
     >>> retention(0, 8.0), round(retention(15, 8.0), 3)
     (1.0, 0.153)
     """
+    if not is_real(turns_since_touch) or not (type(stability) is float and stability > 0):
+        raise_problems([time_problem(turns_since_touch), stability_problem(stability)])
     if turns_since_touch <= 0:
         return 1.0
     return math.exp(-turns_since_touch / stability)
@@ -60,17 +88,33 @@ def reinforced_stability(stability: float, touch_count: int) -> float:
     """Stability after a recall: ``S * (1 + ln(1 + n))``.
 
     ``n`` is the touch count *after* the recall (registration sets ``n = 1``, so the first
-    recall multiplies by ``1 + ln 3``).
+    recall multiplies by ``1 + ln 3``). ``S > 0`` (``inf`` stays ``inf``) and ``n`` an int
+    ``>= 0`` (numpy ints too); ``ValueError`` otherwise, so the result is always ``>= S > 0``.
     """
+    if not (type(stability) is float and stability > 0 and type(touch_count) is int and touch_count >= 0):
+        raise_problems(
+            [
+                stability_problem(stability),
+                int_problem("touch_count", touch_count, minimum=0, allow_numpy=True),
+            ]
+        )
     return stability * (1.0 + math.log(1.0 + touch_count))
 
 
 def stability_after_recalls(recalls: int, baseline_stability: float = DEFAULT_BASELINE_STABILITY) -> float:
     """``S0 * prod_{n=2}^{recalls+1} (1 + ln(1 + n))``: stability after ``recalls`` recalls.
 
+    ``recalls`` is an int ``>= 0`` and ``S0 > 0`` (``ValueError`` otherwise).
+
     >>> round(stability_after_recalls(4))
     292
     """
+    raise_problems(
+        [
+            int_problem("recalls", recalls, minimum=0, allow_numpy=True),
+            stability_problem(baseline_stability, "baseline_stability"),
+        ]
+    )
     stability = baseline_stability
     for touch_count in range(2, recalls + 2):
         stability = reinforced_stability(stability, touch_count)
@@ -78,24 +122,48 @@ def stability_after_recalls(recalls: int, baseline_stability: float = DEFAULT_BA
 
 
 def naive_eviction_turn(baseline_stability: float, eviction_threshold: float) -> float:
-    """Continuous turn at which an untouched item crosses the threshold: ``S0 * ln(1 / theta)``."""
+    """Continuous turn at which an untouched item crosses the threshold: ``S0 * ln(1 / theta)``.
+
+    ``S0 > 0`` (``inf``: never) and ``0 < theta < 1``; ``ValueError`` otherwise.
+    """
+    raise_problems(
+        [
+            stability_problem(baseline_stability, "baseline_stability"),
+            threshold_problem(eviction_threshold),
+        ]
+    )
     return baseline_stability * math.log(1.0 / eviction_threshold)
 
 
-@lru_cache(maxsize=65536)  # pure; every new item shares S0, so most calls are hits
+def threshold_problem(eviction_threshold: object) -> str | None:
+    """``None`` if ``eviction_threshold`` is a real number in ``(0, 1)``, else why not."""
+    return real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True)
+
+
 def decay_eviction_delay(stability: float, eviction_threshold: float) -> int | None:
     """Smallest integer ``t >= 1`` with ``retention(t, S) < theta``; ``None`` past :data:`NEVER_TURN`.
 
     Starts from the closed form ``floor(S * ln(1/theta))`` and settles the boundary with the
     very expression :func:`retention` evaluates (a bracketing search, since for huge ``S`` the
     closed form can be off by more than one turn), so the schedule agrees bit for bit with a
-    direct scan.
+    direct scan. ``S > 0`` (``inf``: ``None``, never evicted) and ``0 < theta < 1``;
+    ``ValueError`` otherwise (a NaN stability is never read as "never evicted").
     """
+    if not (type(stability) is float and stability > 0 and type(eviction_threshold) is float):
+        raise_problems([stability_problem(stability), threshold_problem(eviction_threshold)])
+    elif not 0 < eviction_threshold < 1:
+        raise_problems([threshold_problem(eviction_threshold)])
+    return _decay_eviction_delay(stability, eviction_threshold)
+
+
+@lru_cache(maxsize=65536)  # pure; every new item shares S0, so most calls are hits
+def _decay_eviction_delay(stability: float, eviction_threshold: float) -> int | None:
+    """:func:`decay_eviction_delay` of checked arguments (cached)."""
 
     def below(t: int) -> bool:
         return retention(t, stability) < eviction_threshold
 
-    return first_turn_below(below, naive_eviction_turn(stability, eviction_threshold))
+    return first_turn_below(below, stability * math.log(1.0 / eviction_threshold))
 
 
 def first_turn_below(below: Callable[[int], bool], estimate: float) -> int | None:
@@ -134,6 +202,6 @@ def window_eviction_delay(window_size: int) -> int:
 def decay_problems(eviction_threshold: float, baseline_stability: float) -> list[str | None]:
     """The checks of a decay engine's settings: ``0 < theta < 1`` and ``S0 > 0`` (``None`` = fine)."""
     return [
-        real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True),
+        threshold_problem(eviction_threshold),
         real_problem("baseline_stability", baseline_stability, 0.0, low_open=True),
     ]

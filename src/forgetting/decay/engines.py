@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .._validate import int_problem, raise_problems
+from .._validate import bool_problem, int_problem, raise_problems
 from .curves import (
     DEFAULT_BASELINE_STABILITY,
     DEFAULT_EVICTION_THRESHOLD,
@@ -217,11 +217,13 @@ class _ScheduledEngine(WorkingSet):
 
     # --- interface ---------------------------------------------------------
     def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
-        """Add an item touched at ``turn``. An id still present cannot be registered again."""
+        """Add an item touched at ``turn`` (``is_foundational`` a bool); a present id cannot be added again."""
         if type(turn) is not int or turn < self._clock:  # fast path for the common case
             turn = _check_turn(turn, self._clock)
         if type(mem_id) is not str or not mem_id:
             _check_mem_id(mem_id)
+        if is_foundational is not False and is_foundational is not True:  # "no" is truthy: refused
+            raise_problems([bool_problem("is_foundational", is_foundational)])
         items = self._items
         if mem_id in items:
             raise ValueError(

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from .._validate import raise_problems, real_problem
-from .curves import first_turn_below, naive_eviction_turn
+from .._validate import is_real, raise_problems, real_problem
+from .curves import first_turn_below, naive_eviction_turn, stability_problem, threshold_problem, time_problem
 
 __all__ = [
     "FSRS_TARGET_RETENTION",
@@ -64,9 +64,20 @@ def power_retention(turns_since_touch: float, stability: float, decay: float) ->
     decay : float
         ``d > 0``, the decay exponent (FSRS-6 learns it; FSRS-4.5 fixes ``0.5``, FSRS v4 ``1``).
 
+    Raises ``ValueError`` for a NaN or infinite ``t``, an ``S`` that is not ``> 0`` (``inf``
+    gives ``R = 1``) or a ``d`` that is not a finite number ``> 0``.
+
     >>> power_retention(0, 8.0, 0.5), round(power_retention(8.0, 8.0, 0.5), 12)
     (1.0, 0.9)
     """
+    if not (
+        is_real(turns_since_touch)
+        and type(stability) is float
+        and stability > 0
+        and type(decay) is float
+        and 0 < decay < math.inf
+    ):
+        raise_problems([time_problem(turns_since_touch), stability_problem(stability), _decay_problem(decay)])
     if turns_since_touch <= 0:
         return 1.0
     exponent = -decay
@@ -74,8 +85,18 @@ def power_retention(turns_since_touch: float, stability: float, decay: float) ->
     return float((1.0 + factor * turns_since_touch / stability) ** exponent)
 
 
+def _decay_problem(decay: object) -> str | None:
+    return real_problem("decay", decay, 0.0, low_open=True)
+
+
 def power_crossing_time(stability: float, eviction_threshold: float, decay: float) -> float:
-    """Continuous time at which the power law reaches ``theta``: ``S (theta^(-1/d) - 1) / F``."""
+    """Continuous time at which the power law reaches ``theta``: ``S (theta^(-1/d) - 1) / F``.
+
+    ``S > 0`` (``inf``: never), ``0 < theta < 1`` and ``d > 0``; ``ValueError`` otherwise.
+    """
+    raise_problems(
+        [stability_problem(stability), threshold_problem(eviction_threshold), _decay_problem(decay)]
+    )
     return float(stability * (eviction_threshold ** (-1.0 / decay) - 1.0) / power_factor(decay))
 
 
@@ -104,19 +125,30 @@ def equivalent_exponential_threshold(
     ``theta' = exp(-power_crossing_time(S, theta, d) / S0)``. Both crossings scale with ``S`` and
     reinforcement multiplies ``S`` alike, so the exponential engine at ``theta'`` makes every
     eviction decision the power-law engine makes at ``theta``: for a threshold engine the shape
-    only relabels ``theta``.
+    only relabels ``theta``. ``S0 > 0``; ``ValueError`` for any argument out of its domain.
     """
+    raise_problems([stability_problem(exponential_stability, "exponential_stability")])
     return math.exp(-power_crossing_time(power_stability, eviction_threshold, decay) / exponential_stability)
 
 
-@lru_cache(maxsize=65536)  # pure; every new item shares S0, so most calls are hits
 def power_eviction_delay(stability: float, eviction_threshold: float, decay: float) -> int | None:
     """Smallest integer ``t >= 1`` with ``power_retention(t, S, d) < theta``; ``None`` past :data:`NEVER_TURN`.
 
     Starts from ``floor`` of :func:`power_crossing_time` and settles the boundary with the very
     expression :func:`power_retention` evaluates (a bracketing search), so it agrees bit for bit
     with a direct scan, as :func:`~forgetting.decay.curves.decay_eviction_delay` does.
+    ``ValueError`` for arguments :func:`power_crossing_time` refuses (a NaN ``S`` is never
+    read as "never evicted").
     """
+    raise_problems(
+        [stability_problem(stability), threshold_problem(eviction_threshold), _decay_problem(decay)]
+    )
+    return _power_eviction_delay(stability, eviction_threshold, decay)
+
+
+@lru_cache(maxsize=65536)  # pure; every new item shares S0, so most calls are hits
+def _power_eviction_delay(stability: float, eviction_threshold: float, decay: float) -> int | None:
+    """:func:`power_eviction_delay` of checked arguments (cached)."""
 
     def below(t: int) -> bool:
         return power_retention(t, stability, decay) < eviction_threshold

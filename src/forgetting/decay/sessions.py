@@ -15,7 +15,8 @@ Rules (the decay-engine article's generator, stated so its sessions come out exa
   schedule stops once a turn would fall past ``L``;
 * ``"uniform"`` schedule (the article's first draft, its postmortem 2): each fact's
   recall turns are ``recalls_per_foundational`` distinct turns drawn uniformly from
-  ``uniform_range`` clipped to the session (all of the clipped range if it is shorter);
+  ``uniform_range`` clipped to the session (:class:`SessionConfig` refuses more than the
+  clipped range holds, as it refuses more spaced recalls than :func:`max_recalls`);
 * ``noise_per_turn`` never-recalled items are registered every turn.
 """
 
@@ -30,6 +31,7 @@ from typing import Any, Literal
 
 from .._validate import is_int as _is_int
 from .._validate import is_real as _is_real
+from .._validate import shown
 
 __all__ = [
     "Event",
@@ -43,6 +45,7 @@ __all__ = [
     "spaced_recall_turns",
     "uniform_recall_turns",
     "latest_last_recall",
+    "max_recalls",
     "recall_schedules",
     "generate_session",
 ]
@@ -67,11 +70,15 @@ class SessionConfig:
     """Parameters of one synthetic session; invalid values raise ``ValueError``.
 
     Everything :func:`generate_session` relies on is checked here, all at once: ints are
-    ints (not bools or floats), ``recall_jitter`` is a pair of finite numbers
-    ``0 < low <= high``, ``uniform_range`` a pair of ints ``1 <= first <= last``, and
-    ``recalls_per_foundational`` is at most ``len(recall_base_offsets)`` (and, for the
-    ``"uniform"`` schedule, at most the number of turns in ``uniform_range``): a larger
-    value is refused, never capped.
+    ints (not bools or floats), ``seed >= 0`` (``random.Random`` hashes ``-s`` like ``s``, so a
+    negative seed would silently repeat another session), ``recall_jitter`` is a pair of
+    finite numbers ``0 < low <= high``, ``uniform_range`` a pair of ints
+    ``1 <= first <= last``, and ``recalls_per_foundational`` is at most
+    ``len(recall_base_offsets)`` (and, for the ``"uniform"`` schedule, at most the number of
+    turns in ``uniform_range``) and at most :func:`max_recalls`, what the schedule can place in
+    ``session_length`` turns for any seed: a request no seed can honour is refused, never
+    capped. (A request some seeds honour stays allowed; the spaced schedule of a seed whose
+    recall lands on the last turn stops there, as the rules say.)
     """
 
     seed: int
@@ -87,7 +94,7 @@ class SessionConfig:
     def __post_init__(self) -> None:
         problems = []
         for name, low in (
-            ("seed", None),
+            ("seed", 0),
             ("session_length", 1),
             ("num_foundational", 0),
             ("recalls_per_foundational", 0),
@@ -95,8 +102,8 @@ class SessionConfig:
         ):
             value = getattr(self, name)
             if not _is_int(value):
-                problems.append(f"{name} must be an int, got {value!r}")
-            elif low is not None and value < low:
+                problems.append(f"{name} must be an int, got {shown(value)}")
+            elif value < low:
                 problems.append(f"{name} must be >= {low}, got {value}")
         if self.schedule not in SCHEDULES:
             problems.append(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
@@ -138,6 +145,12 @@ class SessionConfig:
                 f"recalls_per_foundational must be <= {span[1] - span[0] + 1} (the turns in "
                 f"uniform_range {span!r}) for schedule 'uniform', "
                 f"got {self.recalls_per_foundational}"
+            )
+        if not problems and self.recalls_per_foundational > max_recalls(self):
+            problems.append(
+                f"recalls_per_foundational must be <= {max_recalls(self)} for session_length="
+                f"{self.session_length} (the most recalls the {self.schedule!r} schedule can place "
+                f"in {self.session_length} turns, for any seed), got {self.recalls_per_foundational}"
             )
         if problems:
             raise ValueError("invalid SessionConfig: " + "; ".join(problems))
@@ -228,6 +241,34 @@ def latest_last_recall(config: SessionConfig) -> int | None:
     for offset in config.recall_base_offsets[: config.recalls_per_foundational]:
         bound = min(length, max(bound + 1, 1 + round(offset * config.recall_jitter[1])))
     return bound
+
+
+def max_recalls(config: SessionConfig) -> int:
+    """The most recalls one fact can get in a session of ``config``, over every seed.
+
+    Whatever ``recalls_per_foundational`` asks. Spaced schedule: the factors all at ``low``
+    give every recall its earliest turn (``round`` and the clamp are monotone), and a schedule
+    stops only after a recall lands on turn ``L``, so that draw places the most; it is counted
+    over all of ``recall_base_offsets``. Uniform schedule: the turns of ``uniform_range`` inside
+    the session, at most ``len(recall_base_offsets)`` (the cap both schedules share). This is
+    the largest ``recalls_per_foundational`` a config of these settings accepts.
+
+    >>> short = SessionConfig(seed=0, session_length=5, recalls_per_foundational=2)
+    >>> max_recalls(SessionConfig(seed=0)), max_recalls(short)
+    (6, 2)
+    """
+    length = config.session_length
+    if config.schedule == "uniform":
+        first, last = config.uniform_range
+        return min(len(config.recall_base_offsets), max(0, min(last, length) - first + 1))
+    low = config.recall_jitter[0]
+    placed, previous = 0, 1
+    for offset in config.recall_base_offsets:  # spaced_recall_turns with every factor at low
+        turn = max(previous + 1, min(1 + round(offset * low), length))
+        if turn > length:
+            break
+        placed, previous = placed + 1, turn
+    return placed
 
 
 def recall_schedules(config: SessionConfig) -> list[list[int]]:

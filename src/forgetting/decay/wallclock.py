@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import stats
-from .._validate import raise_problems, real_problem, require_int, require_real
+from .._validate import (
+    bool_problem,
+    raise_problems,
+    real_problem,
+    require_int,
+    require_real,
+    seed_problem,
+    shown,
+)
 from ..hashing import digest
 from . import metrics
 from .curves import (
@@ -108,16 +116,20 @@ class VirtualClock:
     Turn ``k`` lasts a latency drawn from ``latency`` by ``random.Random(seed)``, rounded to
     whole milliseconds so that elapsed times are exact sums; ``clock(turn)`` is the total
     of turns ``1..turn`` in seconds (``0.0`` for turn 0). The same seed gives the same
-    times; another seed is another run of the same session.
+    times; another seed is another run of the same session. A seed is a ``str`` or an int
+    ``>= 0`` (``random.Random(-s)`` is ``random.Random(s)``, so negatives are refused).
 
     >>> clock = VirtualClock("0/0", LatencyModel(sigma=0.0))
     >>> clock(0), clock(3)
     (0.0, 3.0)
     """
 
-    def __init__(self, seed: str, latency: LatencyModel = LatencyModel()) -> None:
+    def __init__(self, seed: str | int, latency: LatencyModel = LatencyModel()) -> None:
+        if not isinstance(seed, str) and seed_problem("seed", seed):
+            raise ValueError(f"seed must be a str or an int >= 0, got {shown(seed)}")
         self.latency = latency
-        self._rng = random.Random(seed)  # a str seed is hashed with SHA-512: same on every platform
+        # a str seed is hashed with SHA-512: same on every platform
+        self._rng = random.Random(seed if isinstance(seed, str) else int(seed))
         self._milliseconds = [0]  # elapsed at the end of turn k, index k
 
     def __call__(self, turn: int) -> float:
@@ -169,6 +181,7 @@ class WallClockEngine(WorkingSet):
         """Add an item touched now; an id still present cannot be registered again."""
         turn = _check_turn(turn, self._turn)
         _check_mem_id(mem_id)
+        raise_problems([bool_problem("is_foundational", is_foundational)])
         if mem_id in self._items:
             raise ValueError(f"mem_id {mem_id!r} is already registered; ids must be unique while present")
         now = self.clock(turn)

@@ -18,12 +18,12 @@ between CPUs in the last bit; the rounding removes it).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import raise_problems, real_problem, require_int
+from .._validate import is_real, raise_problems, real_problem, require_int, shown
 
 __all__ = [
     "Z_95",
@@ -31,6 +31,7 @@ __all__ = [
     "BOOTSTRAP_SEED",
     "BOOTSTRAP_DECIMALS",
     "Estimate",
+    "NO_SESSION",
     "wilson_interval",
     "bootstrap_interval",
     "share_estimate",
@@ -61,6 +62,10 @@ class Estimate:
         if self.n == 0:
             return "nan (no session)"
         return f"{self.value:.{digits}f} (95 % CI {self.low:.{digits}f}–{self.high:.{digits}f})"
+
+
+NO_SESSION = Estimate(math.nan, math.nan, math.nan, 0)
+"""The estimate over no session: NaN value and interval, ``n = 0`` (``text()``: ``"nan (no session)"``)."""
 
 
 def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
@@ -117,13 +122,20 @@ def bootstrap_interval(
 def share_estimate(flags: Sequence[bool]) -> Estimate:
     """The share of ``True`` in ``flags`` with its :func:`wilson_interval`.
 
-    Raises ``ValueError`` if a flag is not a bool.
+    Raises ``ValueError`` if ``flags`` is empty (a share of no session is :data:`NO_SESSION`)
+    or a flag is not a bool.
     """
-    if not all(isinstance(f, (bool, np.bool_)) for f in flags):
-        raise ValueError(f"flags must be bools, got {list(flags)!r}")
-    k, n = sum(bool(f) for f in flags), len(flags)
+    items = list(flags) if isinstance(flags, Iterable) and not isinstance(flags, (str, bytes)) else None
+    if not items:
+        raise ValueError(
+            f"flags must be a non-empty sequence of bools (a share of no session is NO_SESSION), "
+            f"got {shown(flags)}"
+        )
+    if not all(isinstance(f, (bool, np.bool_)) for f in items):
+        raise ValueError(f"flags must be bools, got {shown(items)}")
+    k, n = sum(bool(f) for f in items), len(items)
     low, high = wilson_interval(k, n)
-    return Estimate(k / n if n else math.nan, low, high, n)
+    return Estimate(k / n, low, high, n)
 
 
 def mean_estimate(values: Sequence[float]) -> Estimate:
@@ -131,11 +143,27 @@ def mean_estimate(values: Sequence[float]) -> Estimate:
     :func:`bootstrap_interval`; ``n`` counts the values averaged.
 
     The interval is widened to contain the mean: when every resample has the same mean (all
-    values equal), rounding could otherwise put an end a hair past it.
+    values equal), rounding could otherwise put an end a hair past it. A NaN is a session
+    without the quantity: it is skipped, and all-NaN values give :data:`NO_SESSION`.
+
+    Raises ``ValueError`` for no values at all (an empty list is a caller's slip, not a
+    measurement: a summary over no session says so with :data:`NO_SESSION` itself) and for
+    values that are not real numbers (bools, strings, ``inf``).
     """
-    kept = [float(v) for v in values if not math.isnan(v)]
+    items = list(values) if isinstance(values, Iterable) and not isinstance(values, (str, bytes)) else None
+    if not items:
+        raise ValueError(
+            f"values must be a non-empty sequence of numbers (a mean over no session is NO_SESSION), "
+            f"got {shown(values)}"
+        )
+    bad = [v for v in items if not (is_real(v) or (isinstance(v, (float, np.floating)) and math.isnan(v)))]
+    if bad:
+        raise ValueError(
+            f"values must be finite real numbers or NaN (a session without the quantity), got {shown(bad)}"
+        )
+    kept = [float(v) for v in items if not math.isnan(v)]
     if not kept:
-        return Estimate(math.nan, math.nan, math.nan, 0)
+        return NO_SESSION
     mean = math.fsum(kept) / len(kept)
     low, high = bootstrap_interval(kept)
     return Estimate(mean, min(low, mean), max(high, mean), len(kept))

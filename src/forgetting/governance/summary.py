@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._validate import require_int
+from .._validate import require_int, shown
 from ..executor import Executor
 from ..hashing import digest
-from .intervals import Estimate, mean_estimate, share_estimate
+from .intervals import NO_SESSION, Estimate, mean_estimate, share_estimate
 from .policies import POLICIES, FactState, GovernanceRun, run_governance_seeds
 from .world import GovernanceWorld
 
@@ -61,6 +61,29 @@ def _check_runs(runs: object) -> Sequence[GovernanceRun]:
     return runs
 
 
+def _mean(values: Sequence[float]) -> Estimate:
+    """:func:`mean_estimate` of ``values``, :data:`NO_SESSION` when no session has the quantity."""
+    return mean_estimate(values) if values else NO_SESSION
+
+
+def _share(flags: Sequence[bool]) -> Estimate:
+    """:func:`share_estimate` of ``flags``, :data:`NO_SESSION` when no session counts."""
+    return share_estimate(flags) if flags else NO_SESSION
+
+
+def _check_policy_runs(runs: object, policies: Sequence[str]) -> Mapping[str, Sequence[GovernanceRun]]:
+    """``runs`` if it maps every name in ``policies`` to its runs, else a ``ValueError`` naming the missing."""
+    if not isinstance(runs, Mapping):
+        raise ValueError(f"runs must be a mapping of policy name to its runs, got {shown(runs)}")
+    missing = [p for p in policies if p not in runs]
+    if missing:
+        raise ValueError(
+            f"runs must hold the runs of every policy {list(policies)} (as run_governance_seeds "
+            f"returns them), missing {missing}; got the keys {shown(sorted(map(str, runs)))}"
+        )
+    return runs
+
+
 def _late_bounds(session_length: int, shift_turn: int) -> tuple[int, int]:
     return session_length - (session_length - shift_turn) // 2 + 1, session_length
 
@@ -102,21 +125,19 @@ def summarize_governance(runs: Sequence[GovernanceRun]) -> dict[str, Estimate]:
     runs = _check_runs(runs)
     late = [_late_bounds(len(r.working_set), r.shift_turn) for r in runs]
     return {
-        "success_after_shift": mean_estimate([r.success_after_shift for r in runs]),
-        "success_late": mean_estimate([r.success_between(*w) for r, w in zip(runs, late)]),
-        "stale_removed": share_estimate([r.stale_removed_turn is not None for r in runs]),
-        "turns_to_remove_stale": mean_estimate(
+        "success_after_shift": _mean([r.success_after_shift for r in runs]),
+        "success_late": _mean([r.success_between(*w) for r, w in zip(runs, late)]),
+        "stale_removed": _share([r.stale_removed_turn is not None for r in runs]),
+        "turns_to_remove_stale": _mean(
             [r.stale_removed_turn - r.shift_turn for r in runs if r.stale_removed_turn is not None]
         ),
-        "turns_to_lose_true": mean_estimate(
+        "turns_to_lose_true": _mean(
             [r.true_removed_turn - r.shift_turn for r in runs if r.true_removed_turn is not None]
         ),
-        "true_survives": share_estimate([r.true_removed_turn is None for r in runs]),
-        "true_left_first": share_estimate([_true_left_first(r) for r in runs]),
-        "both_at_end": share_estimate(
-            [r.stale_removed_turn is None and r.true_removed_turn is None for r in runs]
-        ),
-        "working_set": mean_estimate([r.mean_working_set for r in runs]),
+        "true_survives": _share([r.true_removed_turn is None for r in runs]),
+        "true_left_first": _share([_true_left_first(r) for r in runs]),
+        "both_at_end": _share([r.stale_removed_turn is None and r.true_removed_turn is None for r in runs]),
+        "working_set": _mean([r.mean_working_set for r in runs]),
     }
 
 
@@ -137,7 +158,9 @@ def _estimate_columns(name: str, estimate: Estimate) -> dict[str, float]:
 def policy_table(runs: Mapping[str, Sequence[GovernanceRun]]) -> list[dict[str, Any]]:
     """One row per policy and measure: ``policy``, ``measure``, ``value``, ``ci95_low``,
     ``ci95_high`` and ``sessions`` (how many sessions the value is over; a mean over no
-    session is NaN)."""
+    session is NaN). ``runs`` maps every policy of :data:`POLICIES` to its runs
+    (:func:`run_governance_seeds`); ``ValueError`` names any policy missing."""
+    runs = _check_policy_runs(runs, POLICIES)
     rows = []
     for p in POLICIES:
         for key, estimate in summarize_governance(runs[p]).items():
@@ -155,6 +178,7 @@ def policy_table(runs: Mapping[str, Sequence[GovernanceRun]]) -> list[dict[str, 
 
 
 def _paired(runs: Mapping[str, Sequence[GovernanceRun]]) -> list[tuple[GovernanceRun, GovernanceRun]]:
+    runs = _check_policy_runs(runs, ("combined", "decay"))
     combined, decay = _check_runs(runs["combined"]), _check_runs(runs["decay"])
     if [r.seed for r in combined] != [r.seed for r in decay]:
         raise ValueError("runs['combined'] and runs['decay'] must be the same sessions (seeds), in order")
@@ -191,9 +215,9 @@ def cost_split(runs: Mapping[str, Sequence[GovernanceRun]]) -> dict[str, CostGro
     return {
         name: CostGroup(
             len(members),
-            mean_estimate([c.success_after_shift for c, _ in members]),
-            mean_estimate([d.success_after_shift for _, d in members]),
-            share_estimate(
+            _mean([c.success_after_shift for c, _ in members]),
+            _mean([d.success_after_shift for _, d in members]),
+            _share(
                 [
                     c.success_after_shift < d.success_after_shift
                     for c, d in members

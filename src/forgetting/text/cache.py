@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
+from .._validate import raise_problems, require_int, shown
 from ..safeio import atomic_write_bytes
 from .encoder import DTypeLike, MiniLMEncoder, get_encoder
 from .model_files import EMBEDDING_DIM, MODEL_SHA256, ModelDigestError
@@ -24,6 +26,12 @@ __all__ = ["EmbeddingCache", "encode_cached", "text_sha256"]
 def text_sha256(text: str) -> str:
     """SHA-256 hex digest of the UTF-8 encoding of ``text`` (the cache key of one text)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+"""A model digest as the cache keys its folders by: 64 lowercase hex characters."""
+CACHE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+"""The dtypes an entry may hold (those :class:`~forgetting.text.encoder.MiniLMEncoder` computes in)."""
 
 
 class EmbeddingCache:
@@ -52,10 +60,16 @@ class EmbeddingCache:
         Encoder for missing texts; default :func:`~forgetting.text.encoder.get_encoder`
         (built lazily, so a fully cached call never loads the model).
     model_sha256 : str, optional
-        Key when no encoder is given; default
+        Key when no encoder is given: 64 lowercase hex characters; default
         :data:`~forgetting.text.model_files.MODEL_SHA256`.
     dtype : numpy float dtype, optional
-        Dtype when no encoder is given; default float32.
+        Dtype when no encoder is given: float32 (default) or float64.
+
+    Raises
+    ------
+    ValueError
+        ``model_sha256`` is not a SHA-256 hex digest (so no key can name a folder outside
+        ``directory``) or ``dtype`` is not float32/float64, both at once.
 
     Attributes
     ----------
@@ -77,15 +91,33 @@ class EmbeddingCache:
         model_sha256: str | None = None,
         dtype: DTypeLike | None = None,
     ) -> None:
-        self.root = Path(directory)
-        self._encoder = encoder
+        root = Path(directory)
         if encoder is not None:
-            self.model_sha256 = encoder.model_sha256
-            self.dtype = encoder.dtype
+            digest, kind = encoder.model_sha256, encoder.dtype
         else:
-            self.model_sha256 = model_sha256 or MODEL_SHA256
-            self.dtype = np.dtype(dtype or np.float32)
-        self.directory = self.root / f"{self.model_sha256[:16]}-{self.dtype.name}"
+            digest = MODEL_SHA256 if model_sha256 is None else model_sha256
+            try:
+                kind = np.dtype(np.float32 if dtype is None else dtype)
+            except TypeError:
+                kind = None
+        problems = [
+            None
+            if isinstance(digest, str) and SHA256_HEX.fullmatch(digest)
+            else f"model_sha256 must be 64 lowercase hex characters (a SHA-256 digest), got {shown(digest)}",
+            None
+            if kind is not None and kind in CACHE_DTYPES
+            else f"dtype must be float32 or float64, got {shown(dtype if encoder is None else kind)}",
+        ]
+        raise_problems(problems)
+        assert kind is not None
+        name = f"{digest[:16]}-{kind.name}"
+        if Path(name).name != name or Path(name).is_absolute():  # pragma: no cover - hex cannot be a path
+            raise ValueError(f"the cache folder must be one folder inside {root}, got {shown(name)}")
+        self.root = root
+        self._encoder = encoder
+        self.model_sha256 = digest
+        self.dtype = kind
+        self.directory = root / name
         self.hits = 0
         self.misses = 0
 
@@ -166,15 +198,22 @@ class EmbeddingCache:
         atomic_write_bytes(path, data)
 
     def encode(self, texts: str | Iterable[str], batch_size: int = 32) -> np.ndarray:
-        """Embeddings of ``texts`` (``(n, 384)``), computing and storing only the missing ones."""
+        """Embeddings of ``texts`` (``(n, 384)``), computing and storing only the missing ones.
+
+        Every text is checked (``TypeError`` unless a ``str``, as the encoder) and
+        ``batch_size`` too (``ValueError`` unless an int >= 1) before anything is read or
+        counted.
+        """
         if isinstance(texts, str):
             texts = [texts]
         items = list(texts)
+        for text in items:
+            if not isinstance(text, str):
+                raise TypeError(f"expected str, got {type(text).__name__}")
+        require_int("batch_size", batch_size, minimum=1, allow_numpy=True)
         out = np.empty((len(items), EMBEDDING_DIM), dtype=self.dtype)
         missing: dict[str, list[int]] = {}
         for i, text in enumerate(items):
-            if not isinstance(text, str):
-                raise TypeError(f"expected str, got {type(text).__name__}")
             if text in missing:
                 missing[text].append(i)
                 continue

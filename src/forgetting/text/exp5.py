@@ -29,19 +29,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validate import int_problem, raise_problems
+from .._validate import int_problem, raise_problems, shown
 from ..worth import (
     DEFAULT_HIGH_THRESHOLD,
     DEFAULT_LOW_THRESHOLD,
     DEFAULT_MIN_EVIDENCE,
+    DEFAULT_PRIOR,
     WorthArrays,
     discounted_counter_paths,
     memory_worth,
     worth_class,
 )
+from ..worth.taxonomy import taxonomy_problems
 from .corpus import AFTER, BEFORE, PHASES, Corpus
 from .outcome import OutcomeModel
-from .retrieval import CorpusEmbeddings, Retrieval, retrieve
+from .retrieval import CorpusEmbeddings, Retrieval, retrieval_problems, retrieve
 
 __all__ = [
     "RealTextWorld",
@@ -79,7 +81,8 @@ class RealTextWorld:
         Overrides the corpus's task mix after the shift (one weight >= 0 per task type, in
         corpus order, positive sum); ``None`` keeps the corpus's.
     min_evidence, high_threshold, low_threshold : float
-        Taxonomy thresholds (:func:`forgetting.worth.worth_class`).
+        Taxonomy thresholds (:func:`forgetting.worth.worth_class`), checked as
+        :func:`forgetting.worth.taxonomy.taxonomy_problems` states.
 
     Raises
     ------
@@ -121,6 +124,11 @@ class RealTextWorld:
                     f"type_weights_after must be finite weights >= 0 with a positive "
                     f"sum, got {self.type_weights_after!r}"
                 )
+        if not isinstance(self.outcome, OutcomeModel):
+            problems.append(f"outcome must be an OutcomeModel, got {shown(self.outcome)}")
+        problems += taxonomy_problems(
+            DEFAULT_PRIOR, self.min_evidence, self.high_threshold, self.low_threshold
+        )
         raise_problems(problems)
 
     def phase_of(self, episode: np.ndarray) -> np.ndarray:
@@ -218,18 +226,27 @@ def run_episodes(
 ) -> RealTextRun:
     """Run the episodes of ``world`` on cached vectors (see the module docstring).
 
-    Raises ``ValueError`` if ``world.type_weights_after`` does not give one weight per task
-    type of ``corpus``.
+    Raises ``ValueError``, before any retrieval, if ``world.k`` exceeds the store of either
+    phase (a world can be built before its corpus is known, so this is checked here) or
+    ``world.type_weights_after`` does not give one weight per task type of ``corpus``.
     """
+    if not isinstance(world, RealTextWorld):
+        raise ValueError(f"world must be a RealTextWorld, got {shown(world)}")
+    custom = (
+        None if world.type_weights_after is None else np.asarray(world.type_weights_after, dtype=np.float64)
+    )
+    raise_problems(
+        [
+            *(p for phase in PHASES for p in retrieval_problems(corpus, phase, world.k)),
+            None
+            if custom is None or custom.size == len(corpus.types)
+            else f"type_weights_after has {custom.size} weights for {len(corpus.types)} task types",
+        ]
+    )
     n, k = world.n_episodes, world.k
     retrieval = {phase: retrieve(corpus, vectors, phase, k, world.outcome) for phase in PHASES}
     weights = {BEFORE: corpus.type_weights(BEFORE), AFTER: corpus.type_weights(AFTER)}
-    if world.type_weights_after is not None:
-        custom = np.asarray(world.type_weights_after, dtype=np.float64)
-        if custom.size != len(corpus.types):
-            raise ValueError(
-                f"type_weights_after has {custom.size} weights for {len(corpus.types)} task types"
-            )
+    if custom is not None:
         weights[AFTER] = custom / custom.sum()
 
     draws = np.random.default_rng(world.seed).random((n, 3))

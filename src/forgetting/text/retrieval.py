@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validate import bool_problem, int_problem, raise_problems, shown
 from .cache import EmbeddingCache
 from .corpus import PHASES, Corpus
 from .encoder import MiniLMEncoder
@@ -30,7 +31,7 @@ from .similarity import (
     rank_candidates,
 )
 
-__all__ = ["CorpusEmbeddings", "Retrieval", "embed_corpus", "retrieve", "robustness"]
+__all__ = ["CorpusEmbeddings", "Retrieval", "embed_corpus", "retrieval_problems", "retrieve", "robustness"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ def embed_corpus(
     -------
     CorpusEmbeddings
     """
+    raise_problems([bool_problem("verify_model", verify_model)])
     cache = EmbeddingCache(cache_dir, encoder=encoder)
     if encoder is not None:
         digest = encoder.model_sha256
@@ -135,6 +137,33 @@ class Retrieval:
 DEFAULT_OUTCOME = OutcomeModel()
 
 
+def retrieval_problems(
+    corpus: Corpus, phase: object, k: object, outcome: object = DEFAULT_OUTCOME, decimals: object = None
+) -> list[str | None]:
+    """Why :func:`retrieve` would refuse these arguments (``None`` entries: fine).
+
+    ``k`` is an int (numpy ints too) in ``[1, n]`` with ``n`` the memories in the store of
+    ``phase``: ``k = 0`` retrieves nothing, and a ``k`` beyond the store cannot be filled.
+    """
+    problems: list[str | None] = []
+    if phase in PHASES:
+        store = int(corpus.available(str(phase)).sum())
+        problems.append(
+            None
+            if int_problem("k", k, minimum=1, maximum=store, allow_numpy=True) is None
+            else f"k must be an int >= 1 and <= {store} (the memories in the store in phase "
+            f"{phase!r}), got {shown(k)}"
+        )
+    else:
+        problems.append(f"phase must be one of {PHASES}, got {shown(phase)}")
+        problems.append(int_problem("k", k, minimum=1, allow_numpy=True))
+    if not isinstance(outcome, OutcomeModel):
+        problems.append(f"outcome must be an OutcomeModel, got {shown(outcome)}")
+    if decimals is not None:
+        problems.append(int_problem("decimals", decimals, minimum=0, allow_numpy=True))
+    return problems
+
+
 def retrieve(
     corpus: Corpus,
     vectors: CorpusEmbeddings,
@@ -146,7 +175,10 @@ def retrieve(
 ) -> Retrieval:
     """Top-``k`` retrieval of every query in ``phase`` and the resulting success probabilities.
 
-    Raises ``ValueError`` for an unknown phase or a ``k`` larger than the store of the phase.
+    Raises ``ValueError`` for an unknown phase, a ``k`` that is not an int in
+    ``[1, memories in the store of the phase]``, an ``outcome`` that is not an
+    :class:`~forgetting.text.outcome.OutcomeModel` or ``decimals`` neither ``None`` nor an
+    int ``>= 0`` (:func:`retrieval_problems`, all at once).
 
     Ranks on cosines rounded to ``decimals`` places, equal ones by memory id
     (:func:`rank_candidates`). ``decimals=None`` ranks on the raw cosines, whose last digits
@@ -155,11 +187,8 @@ def retrieve(
     ``tolerance`` in any cosine could alter (:func:`fragile_ranking`); ``None`` (default): each
     cosine's own :func:`cosine_change_bound`.
     """
-    if phase not in PHASES:
-        raise ValueError(f"phase must be one of {PHASES}, got {phase!r}")
+    raise_problems(retrieval_problems(corpus, phase, k, outcome, decimals))
     available = corpus.available(phase)
-    if k > int(available.sum()):
-        raise ValueError(f"k={k} exceeds the {int(available.sum())} memories in the store in phase {phase!r}")
     raw = cosine_matrix(vectors.queries, vectors.memories)
     similarity = raw if decimals is None else np.round(raw, decimals)
     bound = np.broadcast_to(

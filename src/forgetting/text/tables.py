@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import bool_problem, raise_problems
 from ..worth import LOW_VALUE, WORTH_CLASSES
 from .corpus import AFTER, BEFORE, ROLES, Corpus
 from .exp5 import RealTextRun, RealTextWorld
@@ -146,7 +147,11 @@ def taxonomy_counts(run: RealTextRun) -> list[dict[str, Any]]:
 
 
 def evidence_by_query(run: RealTextRun, memory_id: str, after: bool = True) -> list[dict[str, Any]]:
-    """Where one memory's evidence comes from: per query, in one phase (default: after the shift)."""
+    """Where one memory's evidence comes from: per query, in one phase (default: after the shift).
+
+    ``after`` is a bool (``ValueError`` otherwise: ``"no"`` would pick neither phase's episodes).
+    """
+    raise_problems([bool_problem("after", after)])
     corpus = run.corpus
     memory = corpus.index(memory_id)
     phase = AFTER if after else BEFORE

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._validate import raise_problems, seed_problem
 from ..executor import Executor, each_seed, map_seeds
 from ..stats import rho_across_seeds
 from ..worth import WORTH_CLASSES, add_episodes, class_counts, memory_worth
@@ -202,12 +203,13 @@ def static_score_rho(utilities: np.ndarray, seed: int = 0) -> np.ndarray:
     ``(seeds, memories)``; seed ``s`` draws its scores from child stream ``s`` of
     ``SeedSequence([seed, 1])`` (apart from the worlds' own streams). The other reading, a
     store that keeps every memory at the prior, gives 0.0 by the definition of
-    :func:`spearman_rho`.
+    :func:`spearman_rho`. ``seed`` is an int ``>= 0``.
     """
     u = np.asarray(utilities, dtype=np.float64)
     if u.ndim != 2 or u.shape[1] < 2:
         raise ValueError(f"utilities must be (seeds, memories >= 2), got shape {u.shape}")
-    streams = np.random.SeedSequence([seed, 1]).spawn(u.shape[0])
+    raise_problems([seed_problem("seed", seed)])
+    streams = np.random.SeedSequence([int(seed), 1]).spawn(u.shape[0])
     return np.array(
         [
             spearman_rho(np.random.default_rng(s).uniform(0.0, 1.0, row.size), row)

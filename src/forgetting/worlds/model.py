@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
-from .._validate import is_int, is_real, raise_problems, real_problem, require_int
+from .._validate import int_problem, is_int, is_real, raise_problems, real_problem, require_int, seed_problem
 from ..stats import mean_sd
 from ..worth import add_episodes
 
@@ -222,8 +222,13 @@ def separated(gaps: Sequence[float] | np.ndarray, z: float = SEPARATION_Z) -> bo
 
 
 def seed_streams(seed: int, n_seeds: int) -> list[np.random.SeedSequence]:
-    """Independent per-run seeds: the children of ``SeedSequence(seed)``."""
-    return np.random.SeedSequence(seed).spawn(n_seeds)
+    """Independent per-run seeds: the children of ``SeedSequence(seed)``.
+
+    ``seed`` is an int ``>= 0`` (numpy ints too) and ``n_seeds`` an int ``>= 0``: a bool would
+    silently be seed 1, a negative int is refused by numpy without naming the argument.
+    """
+    raise_problems([seed_problem("seed", seed), int_problem("n_seeds", n_seeds, minimum=0, allow_numpy=True)])
+    return np.random.SeedSequence(int(seed)).spawn(int(n_seeds))
 
 
 def check_world(world: Any, rules: dict[str, tuple[str, float, float]]) -> None:

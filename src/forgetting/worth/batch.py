@@ -13,7 +13,7 @@ from typing import Any, Self
 import numpy as np
 import numpy.typing as npt
 
-from .._validate import int_problem, raise_problems
+from .._validate import int_problem, raise_problems, shown
 from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
 from .taxonomy import (
     DEFAULT_HIGH_THRESHOLD,
@@ -28,6 +28,10 @@ __all__ = [
     "IntArray",
     "BoolArray",
     "validate_batch",
+    "validate_block",
+    "block_problems",
+    "sum_problem",
+    "SAFE_TOTAL",
     "UNIT_COUNT_LIMIT",
     "counts_are_exact",
     "add_episodes",
@@ -49,6 +53,8 @@ def validate_batch(
     """Check a block of episodes against its counter arrays; return ``(index, outcomes, weights)``.
 
     One ``ValueError`` lists every problem; see :func:`update_batch` for what is allowed.
+    Nothing is written: the counters are only read (to check that every ``h+ + h-`` stays
+    finite after the block, :func:`sum_problem`).
     """
     problems: list[str] = []
     for name, counter in (("successes", successes), ("failures", failures)):
@@ -58,6 +64,10 @@ def validate_batch(
                 f"{getattr(counter, 'dtype', type(counter).__name__)} "
                 f"shape {getattr(counter, 'shape', None)}"
             )
+        elif not counter.flags.writeable:
+            problems.append(f"{name} must be a writable array (it is updated in place), got a read-only one")
+        elif not np.all(np.isfinite(counter)) or np.any(counter < 0):
+            problems.append(f"{name} must hold finite counts >= 0, got {shown(counter)}")
     raise_problems(problems)
     if successes.shape != failures.shape:
         raise ValueError(
@@ -68,7 +78,34 @@ def validate_batch(
             "successes and failures must be distinct arrays, got the same or overlapping "
             "memory (every failure would also be written into the successes)"
         )
-    n_memories = successes.size
+    index, outcome, weight = validate_block(retrieved_idx, outcomes, weights, successes.size)
+    raise_problems([sum_problem(successes, failures, index, outcome, weight)])
+    return index, outcome, weight
+
+
+def validate_block(
+    retrieved_idx: Any, outcomes: Any, weights: Any, n_memories: int
+) -> tuple[IntArray, BoolArray, FloatArray | None]:
+    """Check a block of episodes over memories ``0 .. n_memories - 1``; return ``(index, outcomes, weights)``.
+
+    ``retrieved_idx`` is a 2-d int array (episodes x k, ``k >= 1``) of distinct ids per row in
+    ``[0, n_memories)``, ``outcomes`` a 1-d bool array with one entry per episode, ``weights``
+    ``None`` or finite weights ``>= 0`` of the shape of ``retrieved_idx``. One ``ValueError``
+    lists every problem (:func:`block_problems`).
+    """
+    problems, index, outcome, weight = block_problems(retrieved_idx, outcomes, weights, n_memories)
+    raise_problems(problems)
+    return index, outcome, weight
+
+
+def block_problems(
+    retrieved_idx: Any, outcomes: Any, weights: Any, n_memories: int | None
+) -> tuple[list[str], IntArray, BoolArray, FloatArray | None]:
+    """The problems of a block of episodes (see :func:`validate_block`) and its arrays.
+
+    ``n_memories=None`` skips the range check of the ids (the caller reports a bad count).
+    """
+    problems: list[str] = []
     index = np.asarray(retrieved_idx)
     outcome = np.asarray(outcomes)
     if index.ndim != 2 or not np.issubdtype(index.dtype, np.integer) or index.shape[1] == 0:
@@ -77,7 +114,7 @@ def validate_batch(
             f"{index.dtype} shape {index.shape}"
         )
     else:
-        if index.size and (index.min() < 0 or index.max() >= n_memories):
+        if n_memories is not None and index.size and (index.min() < 0 or index.max() >= n_memories):
             problems.append(
                 f"retrieved_idx must be in [0, {n_memories}), got values in [{index.min()}, {index.max()}]"
             )
@@ -104,8 +141,45 @@ def validate_batch(
             weight = weight.astype(np.float64)
             if not np.all(np.isfinite(weight)) or np.any(weight < 0):
                 problems.append("weights must be finite and >= 0")
-    raise_problems(problems)
-    return index, outcome, weight
+    return problems, index, outcome, weight
+
+
+SAFE_TOTAL = 2.0**1000
+"""Counters and added weights summing to less than this cannot overflow float64 (``max ~ 2**1024``)."""
+
+
+def sum_problem(
+    successes: FloatArray,
+    failures: FloatArray,
+    retrieved_idx: IntArray,
+    outcomes: BoolArray,
+    weights: FloatArray | None,
+) -> str | None:
+    """``None`` if adding the (checked) block keeps every ``h+``, ``h-`` and ``h+ + h-`` finite.
+
+    Counters and weights are ``>= 0``, so the partial sums only grow: it is enough that every
+    final ``h+ + h-`` is finite. When ``max h+ + max h- + sum(weights)`` is below
+    :data:`SAFE_TOTAL` no sum can overflow; otherwise the block is added to copies (the same
+    kernel, :func:`add_episodes`) and the copies are read. Reads, never writes, the counters.
+    """
+    with np.errstate(over="ignore"):
+        added = float(retrieved_idx.size) if weights is None else float(np.sum(weights))
+    largest = (float(successes.max()) if successes.size else 0.0) + (
+        float(failures.max()) if failures.size else 0.0
+    )
+    if largest + added < SAFE_TOTAL:
+        return None
+    pos, neg = successes.copy(), failures.copy()
+    with np.errstate(over="ignore"):
+        add_episodes(pos, neg, retrieved_idx, outcomes, weights)
+        total = pos + neg
+    overflowing = np.flatnonzero(~np.isfinite(total))
+    if not overflowing.size:
+        return None
+    return (
+        f"weights must keep every h+ + h- finite (float64), but this block makes it overflow for "
+        f"memories {overflowing[:10].tolist()}; nothing was added"
+    )
 
 
 UNIT_COUNT_LIMIT = 2**53
@@ -209,13 +283,15 @@ def update_batch(
     outcomes : bool array, shape (episodes,)
         Success of each episode.
     weights : array, shape (episodes, k), optional
-        Per-retrieval weights (finite, >= 0); 1.0 when omitted.
+        Per-retrieval weights (finite, >= 0); 1.0 when omitted. Every ``h+ + h-`` must stay
+        finite after the block (:func:`sum_problem`).
 
     Every counter receives its additions one at a time in episode order and, within an
     episode, in column order, which is the order in which :meth:`MemoryWorth.update` adds
     them. The resulting float64 values are therefore identical bit for bit to the scalar
     estimator fed the same episodes (ids ``i`` mapped to memory ``i``), for any weights.
-    All input is checked before anything is added.
+    All input is checked before anything is added: the counters must be distinct, writable,
+    finite and ``>= 0``; on a ``ValueError`` neither array has changed.
     """
     index, outcome, weight = validate_batch(successes, failures, retrieved_idx, outcomes, weights)
     add_episodes(successes, failures, index, outcome, weight)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, Self
 
-from .._validate import is_hashable
-from .estimator import WorthEstimator, add_weights, plain_id, validate_episode
+from .._validate import is_hashable, raise_problems, shown
+from .estimator import WorthEstimator, add_weights, episode_sum_problem, plain_id, validate_episode
 from .formulas import evidence_volume, memory_worth
 from .taxonomy import (
     worth_class,
@@ -65,13 +65,16 @@ class ContextualMemoryWorth(WorthEstimator):
         """Record one episode of ``context`` (keyword-only, required).
 
         As :meth:`~forgetting.worth.estimator.MemoryWorth.update`, with the counters of
-        ``(context, id)``; the whole episode is checked before any counter changes.
+        ``(context, id)``; the whole episode is checked before any counter changes (every
+        ``h+ + h-`` must stay finite).
         """
         if not is_hashable(context):
-            raise ValueError(f"context must be hashable, got {context!r}")
+            raise ValueError(f"context must be hashable, got {shown(context)}")
         ids, outcome, values = validate_episode(retrieved, success, weights)
         key = plain_id(context)
-        add_weights(self.successes_, self.failures_, [(key, m) for m in ids], outcome, values)
+        keys = [(key, m) for m in ids]
+        raise_problems([episode_sum_problem(self.successes_, self.failures_, keys, outcome, values)])
+        add_weights(self.successes_, self.failures_, keys, outcome, values)
         self.n_episodes_ += 1
         return self
 

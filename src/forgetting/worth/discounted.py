@@ -22,6 +22,7 @@ like ``1 / n``. ``gamma = 1`` is the plain estimator.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
 from typing import Any, Self
 
@@ -29,7 +30,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.signal import lfilter
 
-from .._validate import raise_problems, real_problem
+from .._validate import int_problem, raise_problems, real_problem, shown
+from .batch import block_problems
 from .estimator import MemoryWorth, plain_id
 from .formulas import DEFAULT_PRIOR, decayed
 from .taxonomy import DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, taxonomy_problems
@@ -112,6 +114,32 @@ class DiscountedMemoryWorth(MemoryWorth):
         """Discounted ``h-`` per memory id (a new dict computed from the scaled store)."""
         return {m: v * self._scale for m, v in self._scaled_failures.items()}
 
+    def _sum_problem(self, keys: list[Any], outcome: bool, values: list[float]) -> str | None:
+        """Why :meth:`_add` of this episode would overflow (``None``: it would not).
+
+        Evaluates the very expressions :meth:`_add` will (decay of the scale, the rescale if
+        due, ``stored + weight / scale``) on copies of the touched values: the stored value and
+        the discounted ``h+ + h-`` must both stay finite.
+        """
+        scale = decayed(self._scale, self.discount)
+        factor = scale if scale < _RESCALE_BELOW else 1.0
+        if scale < _RESCALE_BELOW:
+            scale = 1.0
+        hit, miss = (
+            (self._scaled_successes, self._scaled_failures)
+            if outcome
+            else (self._scaled_failures, self._scaled_successes)
+        )
+        for key, weight in zip(keys, values):
+            other = miss.get(key, 0.0) * factor  # factor 1.0: unchanged, exactly
+            stored = hit.get(key, 0.0) * factor + weight / scale
+            if not math.isfinite(stored * scale + other * scale):
+                return (
+                    f"weights must keep h+ + h- finite (float64): weight {shown(weight)} for memory "
+                    f"{shown(key)} overflows the discounted counters; nothing was added"
+                )
+        return None
+
     def _add(self, keys: list[Any], outcome: bool, values: list[float]) -> None:
         self._scale = decayed(self._scale, self.discount)
         if self._scale < _RESCALE_BELOW:
@@ -142,8 +170,8 @@ class DiscountedMemoryWorth(MemoryWorth):
 
 
 def discounted_counters(
-    retrieved_idx: npt.NDArray[np.integer[Any]],
-    outcomes: npt.NDArray[np.bool_],
+    retrieved_idx: npt.ArrayLike,
+    outcomes: npt.ArrayLike,
     discount: float,
     n_memories: int,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -156,14 +184,26 @@ def discounted_counters(
     Parameters
     ----------
     retrieved_idx : int array, shape (T, k)
-        Row ``t`` holds the memories retrieved in episode ``t``.
+        Row ``t`` holds the ``k >= 1`` distinct memories retrieved in episode ``t``, each in
+        ``[0, n_memories)``.
     outcomes : bool array, shape (T,)
         Success of each episode.
     discount : float
-        ``gamma`` in (0, 1] (not checked here: the caller validated it).
+        ``gamma`` in (0, 1].
     n_memories : int
-        Length of the returned arrays.
+        ``>= 1``: the number of memories, and the length of both returned arrays.
+
+    Raises
+    ------
+    ValueError
+        Every bad argument at once (:func:`~forgetting.worth.batch.block_problems`), so both
+        arrays always have length ``n_memories`` and every id counts for a memory that exists.
     """
+    count_problem = int_problem("n_memories", n_memories, minimum=1, allow_numpy=True)
+    problems, retrieved_idx, outcomes, _ = block_problems(
+        retrieved_idx, outcomes, None, None if count_problem else int(n_memories)
+    )
+    raise_problems([count_problem, discount_problem(discount), *problems])
     n_episodes, k = retrieved_idx.shape
     age_weight = float(discount) ** np.arange(n_episodes - 1, -1, -1, dtype=np.float64)
     weight = np.repeat(age_weight, k)

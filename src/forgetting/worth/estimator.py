@@ -13,12 +13,13 @@ Python, so silently coercing numbers would count failures as successes.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, MutableMapping, Sequence
+import math
+from collections.abc import Hashable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Self
 
 import numpy as np
 
-from .._validate import is_hashable, is_real, raise_problems
+from .._validate import is_hashable, is_real, raise_problems, shown
 from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
 from .taxonomy import (
     DEFAULT_HIGH_THRESHOLD,
@@ -28,7 +29,7 @@ from .taxonomy import (
     worth_class,
 )
 
-__all__ = ["MemoryWorth", "add_weights", "validate_episode", "plain_id"]
+__all__ = ["MemoryWorth", "add_weights", "validate_episode", "episode_sum_problem", "plain_id"]
 
 
 def add_weights(
@@ -48,6 +49,29 @@ def add_weights(
     for key, weight in zip(keys, weights):
         hit[key] = hit.get(key, 0.0) + weight
         miss.setdefault(key, 0.0)
+
+
+def episode_sum_problem(
+    successes: Mapping[Any, float],
+    failures: Mapping[Any, float],
+    keys: Sequence[Any],
+    outcome: bool,
+    weights: Sequence[float],
+) -> str | None:
+    """``None`` if :func:`add_weights` with these arguments keeps every ``h+ + h-`` finite.
+
+    Counters and weights are finite and ``>= 0``, so a finite ``h+ + h-`` means both counters
+    are finite too. Reads the counters, never writes them (so a refused episode changes nothing).
+    """
+    hit, miss = (successes, failures) if outcome else (failures, successes)
+    for key, weight in zip(keys, weights):
+        if not math.isfinite(hit.get(key, 0.0) + weight + miss.get(key, 0.0)):
+            return (
+                f"weights must keep h+ + h- finite (float64): weight {shown(weight)} for memory "
+                f"{shown(key)} (h+ = {successes.get(key, 0.0)!r}, h- = {failures.get(key, 0.0)!r}) "
+                f"overflows; nothing was added"
+            )
+    return None
 
 
 def _is_outcome(success: object) -> bool:
@@ -207,12 +231,18 @@ class MemoryWorth(WorthEstimator):
         Each retrieved id adds its weight (1.0 by default) to ``h+`` if ``success`` else to
         ``h-``. The whole episode is checked before any counter changes: on a ``ValueError``
         (empty or repeated ids, non-boolean outcome, weights of the wrong length, negative,
-        NaN or infinite weights) the estimator is exactly as before.
+        NaN or infinite weights, or weights that would make some ``h+ + h-`` overflow) the
+        estimator is exactly as before.
         """
         ids, outcome, values = validate_episode(retrieved, success, weights)
+        raise_problems([self._sum_problem(ids, outcome, values)])
         self._add(ids, outcome, values)
         self.n_episodes_ += 1
         return self
+
+    def _sum_problem(self, keys: list[Any], outcome: bool, values: list[float]) -> str | None:
+        """Why :meth:`_add` of this episode would overflow a counter sum (``None``: it would not)."""
+        return episode_sum_problem(self._successes, self._failures, keys, outcome, values)
 
     def _add(self, keys: list[Any], outcome: bool, values: list[float]) -> None:
         add_weights(self._successes, self._failures, keys, outcome, values)

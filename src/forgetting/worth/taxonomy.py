@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._validate import real_problem
+from .._validate import raise_problems, real_problem, shown
+from .formulas import NOT_NUMBERS
 
 __all__ = [
     "DEFAULT_MIN_EVIDENCE",
@@ -62,21 +63,60 @@ def worth_class(
     4. ``mixed``      otherwise (ambiguous rate with enough evidence).
 
     Works element-wise on arrays (returns an array of labels); returns a ``str`` for
-    scalar input.
+    scalar input. ``worth`` must be real numbers in [0, 1] and ``evidence`` finite real
+    numbers ``>= 0`` (never NaN, ``inf`` or bools, which no comparison above could sort), with
+    broadcastable shapes; the thresholds as :func:`taxonomy_problems` states. ``ValueError``
+    lists every problem.
 
     >>> worth_class(0.7, 5.0)
     'high-value'
     >>> worth_class(0.9, 4.0)
     'uncertain'
     """
-    rate = np.asarray(worth, dtype=np.float64)
-    volume = np.asarray(evidence, dtype=np.float64)
+    rate = _real_array(worth)
+    volume = _real_array(evidence)
+    problems = [
+        p
+        for p in (
+            real_problem("min_evidence", min_evidence, 0.0, math.inf),
+            real_problem("high_threshold", high_threshold, 0.0, 1.0),
+            real_problem("low_threshold", low_threshold, 0.0, 1.0),
+        )
+        if p
+    ]
+    if not problems and not low_threshold < high_threshold:
+        problems.append(
+            f"low_threshold must be < high_threshold, got low_threshold={shown(low_threshold)} "
+            f"and high_threshold={shown(high_threshold)}"
+        )
+    if rate is None or not np.all((rate >= 0) & (rate <= 1)):
+        problems.append(f"worth must be real numbers in [0, 1] (not NaN), got {shown(worth)}")
+    if volume is None or not np.all(np.isfinite(volume) & (volume >= 0)):
+        problems.append(f"evidence must be finite real numbers >= 0, got {shown(evidence)}")
+    if rate is not None and volume is not None:
+        try:
+            np.broadcast_shapes(rate.shape, volume.shape)
+        except ValueError:
+            problems.append(
+                f"worth and evidence must have broadcastable shapes, got {rate.shape} and {volume.shape}"
+            )
+    raise_problems(problems)
+    assert rate is not None and volume is not None
     labels = np.select(
         [volume < min_evidence, rate >= high_threshold, rate <= low_threshold],
         [UNCERTAIN, HIGH_VALUE, LOW_VALUE],
         default=MIXED,
     )
     return str(labels) if labels.ndim == 0 else labels
+
+
+def _real_array(value: Any) -> npt.NDArray[np.float64] | None:
+    """``value`` as a float64 array, or ``None`` if it is not real numbers (bools and strings are not)."""
+    try:
+        raw = np.asarray(value)
+        return None if raw.dtype.kind in NOT_NUMBERS else np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def class_counts(
@@ -115,7 +155,7 @@ def taxonomy_problems(
     ]
     if not problems and not low_threshold < high_threshold:
         problems.append(
-            f"low_threshold must be < high_threshold, got low_threshold={low_threshold!r} "
-            f"and high_threshold={high_threshold!r}"
+            f"low_threshold must be < high_threshold, got low_threshold={shown(low_threshold)} "
+            f"and high_threshold={shown(high_threshold)}"
         )
     return problems
