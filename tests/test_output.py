@@ -282,3 +282,38 @@ def test_a_run_inside_the_clone_is_ignored_by_git_and_one_outside_is_not_touched
     assert ".gitignore" in json.loads((inside / output.MARKER).read_text())["files"]
     outside = output.export(root, fake_run(tmp_path), tmp_path / "elsewhere")
     assert not (outside / ".gitignore").exists()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git for a scratch clone")
+def test_the_documented_o_examples_leave_the_clone_clean_and_the_style_checks_green(tmp_path):
+    """README's `-o my-run` and the reproducibility page's `-o my-runs/headline` write inside the
+    clone: git, and ruff (which follows .gitignore), must not see what they wrote."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)], check=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    for target in ("my-run", "my-runs/headline"):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "forgetting.pipeline.launch",
+                "run",
+                "decay-retention",
+                "--quick",
+                "-o",
+                target,
+            ],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (clone / target / "decay-retention.ipynb").is_file()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True)
+    assert [line for line in status.stdout.splitlines() if "_executed" not in line] == []
+    ruff = Path(sys.executable).parent / "ruff"
+    for args in (("check", "--no-cache"), ("format", "--check", "--no-cache")):
+        linted = subprocess.run([str(ruff), *args], cwd=clone, capture_output=True, text=True)
+        assert linted.returncode == 0, linted.stdout + linted.stderr
