@@ -212,3 +212,16 @@ def test_one_budget_of_values_covers_every_file_and_text(tmp_path, no_kernel, ca
     err = refusal(capsys, "-f", str(tmp_path / "half.yaml"), "-y", half)
     assert err.startswith("forgetting: error: -y '{") and "values with the parameters before it" in err
     assert inputs.yaml_mapping(half, "-y") == json.loads(half)  # each alone is within the bounds
+
+
+def test_more_build_jobs_than_cores_are_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
+    from forgetting import pipeline
+
+    root = tmp_path / "repo"
+    (root / "book").mkdir(parents=True)
+    (root / "_config.yml").write_text("title: x\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(pipeline, "run_all", lambda *a, **k: pytest.fail("a chapter was started"))
+    assert cli.main(["build", "--jobs", "100000"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err == f"forgetting: error: jobs must be an int >= 1 and <= {os.cpu_count()}, got 100000\n"

@@ -223,7 +223,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             else f"{args.branch} of {args.remote} already holds this site ({done.commit[:12]}): nothing pushed"
         )
         return 0
-    raise_problems([int_problem("jobs", args.jobs, minimum=1)])
+    # more chapter processes than cores only slow a build down (and 100 000 stop the machine)
+    raise_problems([int_problem("jobs", args.jobs, minimum=1, maximum=os.cpu_count() or 1)])
     if not args.no_execute:
         runs = pipeline.run_all(
             root,
