@@ -173,3 +173,9 @@ def test_glue_and_tables_publish_at_the_stated_precision(chapter: Chapter, tmp_p
     chapter.table([{"a": 0.12345678901234, "b": 3, "c": "t"}], "t", display=False)
     assert (tmp_path / "results" / f"{chapter.name}-t.csv").read_text() == "a,b,c\n0.123456789,3,t\n"
     assert chapter.glue("big", 10**20) == 10**20 and chapter.glue("nan", float("nan")) != 0
+
+
+def test_the_reproducibility_page_states_the_published_precision() -> None:
+    words = {10: "ten", 12: "twelve", 8: "eight"}
+    page = (ROOT / "book" / "reproducibility.md").read_text(encoding="utf-8")
+    assert f"written at {words[PUBLISHED_DIGITS]} significant digits" in page
