@@ -214,7 +214,7 @@ def test_ctrl_c_stops_a_parallel_build_and_leaves_no_run_folder(tmp_path):
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, (out, err)
     assert "Traceback" not in err and err.strip().splitlines()[-1] == (
-        "forgetting: error: interrupted; nothing was published and no run folder was left behind"
+        "forgetting: error: interrupted; no chapter was left half-published and no run folder was left behind"
     )
     assert not list(runs_dir(root).iterdir()) and snapshot(root) == published
     for _ in range(100):  # kernels poll their parent and exit when it is gone
@@ -261,7 +261,7 @@ def test_ctrl_c_stops_the_kernel_cleans_up_and_publishes_nothing(tmp_path):
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, (out, err)
     assert "Traceback" not in err and err.strip().splitlines() == [
-        "forgetting: error: interrupted; nothing was published and no run folder was left behind"
+        "forgetting: error: interrupted; no chapter was left half-published and no run folder was left behind"
     ]
     assert not folder.exists() and snapshot(root) == published
     time.sleep(1)

@@ -344,7 +344,7 @@ def test_cli_reports_a_full_disk_in_one_line(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err == (
         "forgetting: error: cannot write data/results/x.json: the disk is full; "
-        "published files were left as they were\n"
+        "no chapter was left half-published\n"
     )
 
 

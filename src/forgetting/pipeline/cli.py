@@ -19,6 +19,7 @@ traceback): 1 a chapter, build or comparison failed; 2 bad input; 130 interrupte
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import traceback
@@ -36,6 +37,11 @@ from .paths import default_output_dir, repo_root
 from .processes import Terminated, terminate_as_interrupt
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
+#: What a stopped command left, true at any moment: a chapter's published set changes in one
+#: journaled step (completed by the next command if a kill split it), run folders are removed.
+STOPPED_CLEANLY = "no chapter was left half-published and no run folder was left behind"
+#: The errors of a write that the disk or its permissions refused.
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG)
 
 
 def papermill_value(text: str) -> Any:
@@ -166,10 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with terminate_as_interrupt():
             return _dispatch(args)
     except KeyboardInterrupt:
-        _fail(args, "interrupted; nothing was published and no run folder was left behind")
+        _fail(args, f"interrupted; {STOPPED_CLEANLY}")
         return EXIT_INTERRUPTED
     except Terminated as stop:
-        _fail(args, f"stopped by {stop}; nothing was published and no run folder was left behind")
+        _fail(args, f"stopped by {stop}; {STOPPED_CLEANLY}")
         return EXIT_TERMINATED
     except (ValueError, FileNotFoundError) as error:
         _fail(args, str(error))
@@ -185,9 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(args, str(error))
         return EXIT_FAILED
     except OSError as error:
-        where = f" {error.filename}" if error.filename else ""
+        where = f" {str(error.filename)[:200]}" if error.filename else ""
         reason = "the disk is full" if is_disk_full(error) else (error.strerror or str(error))
-        _fail(args, f"cannot write{where}: {reason}; published files were left as they were")
+        verb = "cannot write" if error.errno in WRITE_ERRORS else "failed on"
+        _fail(args, f"{verb}{where}: {reason}; no chapter was left half-published")
         return EXIT_FAILED
 
 

@@ -44,10 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         return cli_main(argv)
     except KeyboardInterrupt:  # one that came before cli.main could catch it
-        print("forgetting: error: interrupted; nothing was published", file=sys.stderr)
+        print("forgetting: error: interrupted before any work; nothing was done", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Terminated as stop:
-        print(f"forgetting: error: stopped by {stop}; nothing was published", file=sys.stderr)
+        print(f"forgetting: error: stopped by {stop} before any work; nothing was done", file=sys.stderr)
         return EXIT_TERMINATED
 
 
