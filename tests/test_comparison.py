@@ -19,8 +19,23 @@ def test_the_moved_value_is_named_before_the_digest():
         "mw-exp3.json", record(bound=1.980900690, rho=0.3), record(bound=1.980900689, rho=0.3)
     )
     assert found.startswith("values.bound: 1.98090069 (published 1.980900689); relative difference 5.0e-10")
-    assert f"within one unit of the last of the {PUBLISHED_DIGITS} published digits" in found
+    assert f"one unit of the last of the {PUBLISHED_DIGITS} published digits" in found
     assert "not a changed result" in found
+
+
+def test_a_value_published_at_full_precision_is_not_called_noise():
+    found = first_difference("x.json", record(r=0.1533549668), record(r=0.15335496684492847))
+    assert found == "values.r: 0.1533549668 (published 0.15335496684492847); relative difference 2.9e-10"
+
+
+def test_two_units_of_the_last_digit_are_a_change():
+    found = first_difference("x.json", record(r=1.980900691), record(r=1.980900689))
+    assert found.endswith("relative difference 1.0e-09")
+
+
+def test_a_csv_cell_gets_its_relative_difference():
+    found = first_difference("x.csv", b"a,b\n1,0.9107284768\n", b"a,b\n1,0.910728\n")
+    assert found == "row 1, column b: 0.9107284768 (published 0.910728); relative difference 5.2e-07"
 
 
 def test_a_real_change_gives_its_relative_difference_and_no_excuse():

@@ -90,7 +90,7 @@ def _csv_difference(new_rows: list[list[str]], old_rows: list[list[str]]) -> str
             for column, (x, y) in enumerate(zip(a, b)):
                 if x != y:
                     label = _cut(header[column]) if column < len(header) else column
-                    return f"row {index}, column {label}: {_cut(x)} (published {_cut(y)})"
+                    return f"row {index}, column {label}: {_cut(x)} (published {_cut(y)}){_relative(x, y)}"
             return f"row {index}: {len(a)} fields (published {len(b)})"
     return f"{len(new_rows)} rows (published {len(old_rows)})"
 
@@ -126,22 +126,37 @@ def _json_difference(new: Any, old: Any, where: str) -> str | None:
     return None
 
 
-def _relative(new: Any, old: Any) -> str:
-    """For two numbers, their relative difference, and whether it is within one unit of the
-    last published digit (the noise that another CPU's last bits can push over a rounding
-    boundary), else nothing."""
-    from .chapter import PUBLISHED_DIGITS
+def _number(value: Any) -> float | None:
+    """A finite number (a JSON number, or a CSV cell that reads as one), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return float(value)
+    return None
 
-    numbers = [x for x in (new, old) if isinstance(x, (int, float)) and not isinstance(x, bool)]
-    if len(numbers) != 2 or not all(math.isfinite(x) for x in numbers) or old == 0:
+
+def _relative(new: Any, old: Any) -> str:
+    """For two numbers, their relative difference; and, when both are published at the stated
+    precision and differ by one unit of their last digit, that this is float noise (another
+    CPU's last bits pushed a value over a rounding boundary), not a changed result."""
+    from .chapter import PUBLISHED_DIGITS, published_value
+
+    a, b = _number(new), _number(old)
+    if a is None or b is None or b == 0:
         return ""
-    relative = abs(new - old) / abs(old)
-    unit = 10.0 ** (1 - PUBLISHED_DIGITS)  # one unit of the last of PUBLISHED_DIGITS digits, relative
-    if relative <= unit:
+    relative = abs(a - b) / abs(b)
+    rounded = published_value(a) == a and published_value(b) == b
+    unit = 10.0 ** (math.floor(math.log10(abs(b))) - PUBLISHED_DIGITS + 1)  # the last digit's unit
+    if rounded and abs(a - b) <= unit * (1 + 1e-6):
         return (
-            f"; relative difference {relative:.1e}, within one unit of the last of the "
-            f"{PUBLISHED_DIGITS} published digits: a rounding boundary crossed by float noise "
-            "(another CPU or library), not a changed result"
+            f"; relative difference {relative:.1e}, one unit of the last of the {PUBLISHED_DIGITS} "
+            "published digits: a rounding boundary crossed by float noise (another CPU or library), "
+            "not a changed result"
         )
     return f"; relative difference {relative:.1e}"
 
