@@ -1,0 +1,49 @@
+"""Real conversations: the LoCoMo benchmark data (Maharana et al., ACL 2024), checked and loaded.
+
+Modules, in the order a reader meets them:
+
+* :mod:`.source` -- where the zip comes from (a given path, ``$FORGETTING_LOCOMO``, the
+  git-ignored cache, a download pinned to the upstream commit, the copy beside the project)
+  and the checks every copy passes (:func:`locomo_zip`);
+* :mod:`.locomo` -- the zip read in memory into conversations (:func:`load_locomo`);
+* :mod:`.schema` -- the file format, checked field by field;
+* :mod:`.records` -- :class:`Conversation`, :class:`Turn`, :class:`Question`, evidence and counts.
+
+The data is never committed to the project (its repository states no licence); only results
+computed from it are.
+"""
+
+from .locomo import load_locomo
+from .records import CATEGORIES, Conversation, Counts, Evidence, Question, Turn, counts, resolve_evidence
+from .schema import parse_session_time
+from .source import (
+    CACHE_DIR,
+    LOCOMO_ENV,
+    LOCOMO_MEMBERS,
+    LOCOMO_SHA256,
+    LOCOMO_URL,
+    DataUnavailable,
+    locomo_zip,
+    verify_zip,
+)
+
+__all__ = [
+    "CACHE_DIR",
+    "CATEGORIES",
+    "LOCOMO_ENV",
+    "LOCOMO_MEMBERS",
+    "LOCOMO_SHA256",
+    "LOCOMO_URL",
+    "Conversation",
+    "Counts",
+    "DataUnavailable",
+    "Evidence",
+    "Question",
+    "Turn",
+    "counts",
+    "load_locomo",
+    "locomo_zip",
+    "parse_session_time",
+    "resolve_evidence",
+    "verify_zip",
+]

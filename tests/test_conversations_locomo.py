@@ -1,0 +1,396 @@
+"""The LoCoMo data layer: the zip's sources and checks, the schema, the records, and the real file.
+
+Everything but the last test runs on a small invented fixture (``locomo_fixture.py``) written
+into ``tmp_path``; the network is never used (``urllib.request.urlopen`` is replaced in every test).
+"""
+
+import io
+import json
+import os
+import urllib.error
+import urllib.request
+import zipfile
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from forgetting.conversations import (
+    LOCOMO_ENV,
+    LOCOMO_SHA256,
+    LOCOMO_URL,
+    DataUnavailable,
+    counts,
+    load_locomo,
+    locomo_zip,
+    parse_session_time,
+    resolve_evidence,
+    verify_zip,
+)
+from forgetting.conversations.source import CACHE_DIR, SHARED_COPY, file_sha256, repository_root
+from locomo_fixture import FOLDER, MEMBERS, documents, write_fixture, write_zip
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL_ENV = os.environ.get(LOCOMO_ENV)  # read before the autouse fixture unsets it
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    """No test sees the caller's $FORGETTING_LOCOMO or reaches the network."""
+    monkeypatch.delenv(LOCOMO_ENV, raising=False)
+
+    def no_network(url, timeout=None):
+        raise urllib.error.URLError("network disabled in the tests")
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+
+
+@pytest.fixture
+def fixture(tmp_path):
+    return write_fixture(tmp_path / "given" / "locomo10.zip")
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    return root
+
+
+def serve(monkeypatch, data, calls=None):
+    def fake_urlopen(url, timeout=None):
+        if calls is not None:
+            calls.append((url, timeout))
+        return io.BytesIO(data)
+
+    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
+
+
+def load_fixture(fixture):
+    return load_locomo(fixture.path, fixture.sha256, fixture.members)
+
+
+def cache_files(repo):
+    folder = repo / CACHE_DIR
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+# --- the records ------------------------------------------------------------------------------
+
+
+def test_fixture_counts(fixture):
+    conversations = load_fixture(fixture)
+    assert [c.name for c in conversations] == ["1", "2"]
+    assert [c.speakers for c in conversations] == [("Ines", "Tomas"), ("Aiko", "Bram")]
+    found = counts(conversations)
+    assert (found.conversations, found.sessions, found.turns, found.images) == (2, 6, 11, 1)
+    assert found.questions == {1: 1, 2: 1, 3: 1, 4: 2, 5: 1}
+    assert found.total_questions == 6
+    assert (found.evidence, found.unresolved) == (7, 1)
+
+
+def test_turns_in_session_order_with_one_counter(fixture):
+    second = load_fixture(fixture)[1]
+    assert [s for s, _ in second.sessions] == [1, 2, 10]  # numeric, not the file's or text order
+    assert [t.dia_id for t in second.turns] == ["D1:1", "D2:1", "D2:2", "D10:1"]
+    assert [t.index for t in second.turns] == [0, 1, 2, 3]
+    assert [t.session for t in second.turns] == [1, 2, 2, 10]
+    first = load_fixture(fixture)[0]
+    assert [t.index for t in first.turns] == list(range(7))
+
+
+def test_session_times_and_a_date_without_a_session(fixture):
+    first, second = load_fixture(fixture)
+    assert first.sessions == (
+        (1, datetime(2021, 3, 3, 9, 5)),
+        (2, datetime(2021, 3, 17, 0, 40)),  # 12:40 am is just after midnight
+        (3, datetime(2021, 4, 2, 18, 15)),
+    )  # session_4_date_time names no session and is not kept
+    assert second.sessions[0] == (1, datetime(2022, 1, 1, 12, 0))  # 12:00 pm is noon
+    assert all(turn.time == dict(first.sessions)[turn.session] for turn in first.turns)
+
+
+def test_image_turn_caption_and_memory_text(fixture):
+    first = load_fixture(fixture)[0]
+    image = first.turn_by_id["D2:1"]
+    assert image.text == "Look what I built this weekend."
+    assert image.caption == "a photo of a wooden shelf with plants"
+    assert (
+        image.memory_text
+        == "Look what I built this weekend. and shared a photo of a wooden shelf with plants."
+    )
+    plain = first.turn_by_id["D2:2"]
+    assert plain.caption is None and plain.memory_text == plain.text
+
+
+def test_questions_answers_and_unresolved_evidence(fixture):
+    first = load_fixture(fixture)[0]
+    by_category = {q.category: q for q in first.questions}
+    assert by_category[3].answer == "2"  # an int answer kept as its text
+    assert by_category[5].answer is None and by_category[5].adversarial_answer == "Cherry tomatoes"
+    assert by_category[1].adversarial_answer is None
+    evidence = resolve_evidence(first, by_category[3])
+    assert [t.dia_id for t in evidence.turns] == ["D3:2"]
+    assert evidence.unknown == ("D9:9",)
+    second = load_fixture(fixture)[1]
+    assert resolve_evidence(second, second.questions[0]) == ((), ())
+    with pytest.raises(
+        ValueError, match="question must belong to conversation '2', got one of conversation '1'"
+    ):
+        resolve_evidence(second, by_category[3])
+
+
+def test_session_dates_are_parsed_without_the_locale():
+    assert parse_session_time("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56)
+    assert parse_session_time("12:05 am on 1 June, 2023") == datetime(2023, 6, 1, 0, 5)
+    for bad in (
+        "13:00 pm on 8 May, 2023",
+        "1:56 pm on 8 Mai, 2023",
+        "1:56 PM on 8 May, 2023",
+        "8 May 2023",
+        5,
+    ):
+        with pytest.raises(ValueError, match="must look like '1:56 pm on 8 May, 2023'"):
+            parse_session_time(bad)
+    with pytest.raises(ValueError, match="must name a real date"):
+        parse_session_time("1:56 pm on 30 February, 2023")
+
+
+# --- refused copies -----------------------------------------------------------------------------
+
+
+def test_wrong_digest_is_refused_naming_the_file_and_both_digests(fixture):
+    pattern = rf"{fixture.path}: SHA-256 is {fixture.sha256[:16]}\.\.\., expected {LOCOMO_SHA256[:16]}\.\.\."
+    with pytest.raises(ValueError, match=pattern):
+        verify_zip(fixture.path, members=fixture.members)
+    with pytest.raises(ValueError, match=pattern):
+        load_locomo(fixture.path, members=fixture.members)
+    with pytest.raises(ValueError, match=pattern):
+        locomo_zip(local=fixture.path, members=fixture.members)
+
+
+def test_truncated_zip_is_refused(tmp_path, fixture):
+    cut = tmp_path / "cut.zip"
+    cut.write_bytes(fixture.path.read_bytes()[:-200])
+    with pytest.raises(ValueError, match=f"{cut}: SHA-256 is"):
+        locomo_zip(local=cut, sha256=fixture.sha256, members=MEMBERS)
+    own = file_sha256(cut)  # the cut file's own digest: the zip check decides
+    for call in (lambda: verify_zip(cut, own, MEMBERS), lambda: load_locomo(cut, own, MEMBERS)):
+        with pytest.raises(ValueError, match=f"{cut}: not a readable zip .*; refusing it"):
+            call()
+
+
+def test_missing_member_is_refused(tmp_path):
+    half = write_zip(tmp_path / "half.zip", {MEMBERS[0]: json.dumps(documents()[MEMBERS[0]]).encode()})
+    pattern = rf"{half.path}: 1 member\(s\) missing, first '{MEMBERS[1]}'; refusing it"
+    with pytest.raises(ValueError, match=pattern):
+        locomo_zip(local=half.path, sha256=half.sha256, members=MEMBERS)
+    with pytest.raises(ValueError, match=pattern):
+        load_locomo(half.path, half.sha256, MEMBERS)
+
+
+def test_damaged_member_is_refused(tmp_path):
+    files = {name: json.dumps(doc).encode() for name, doc in documents().items()}
+    stored = write_zip(tmp_path / "stored.zip", files, compression=zipfile.ZIP_STORED)
+    stored.path.write_bytes(stored.path.read_bytes().replace(b"tomatoes", b"tomatoeZ", 1))
+    own = file_sha256(stored.path)
+    with pytest.raises(ValueError, match=rf"{stored.path}: member '{MEMBERS[0]}' is damaged \(bad CRC\)"):
+        verify_zip(stored.path, own, MEMBERS)
+
+
+def test_refused_download_caches_nothing(monkeypatch, repo, fixture):
+    good = fixture.path.read_bytes()
+    for served in (good[:-200], b"<html>a proxy's page</html>"):  # a cut download, a wrong one
+        serve(monkeypatch, served)
+        with pytest.raises(ValueError, match=f"{LOCOMO_URL}: SHA-256 is"):
+            locomo_zip(root=repo, sha256=fixture.sha256, members=MEMBERS)
+        assert cache_files(repo) == []  # no cached file, no temporary file left
+
+
+def test_schema_problems_are_listed_at_once_with_file_and_field(tmp_path):
+    def edit(docs):
+        one, two = docs[MEMBERS[0]], docs[MEMBERS[1]]
+        one["session_1"][1]["speaker"] = "Tom"
+        one["session_1"][2]["dia_id"] = "D1:1"
+        del one["session_2"][1]["text"]
+        one["session_3_date_time"] = "6:15 pm on 2 Apr, 2021"
+        one["qa"][0]["category"] = 7
+        one["qa"][1]["adversarial_answer"] = "Never"
+        del one["qa"][4]["adversarial_answer"]
+        one["qa"][3]["evidence"] = "D2:1"
+        one["session_5_notes"] = "?"
+        del two["session_10_date_time"]
+        two["session_2_date_time"] = "1:00 pm on 1 January, 2021"  # before session 1
+
+    broken = write_fixture(tmp_path / "broken.zip", edit)
+    with pytest.raises(ValueError) as error:
+        load_locomo(broken.path, broken.sha256, MEMBERS)
+    message = str(error.value)
+    one, two = MEMBERS
+    for part in (
+        f"{broken.path}: not in the LoCoMo format (11 problem(s))",
+        f"{one}: session_1[1].speaker must be 'Ines' or 'Tomas', got 'Tom'",
+        f"{one}: session_1[2].dia_id must be unique in the conversation, got 'D1:1'",
+        f"{one}: session_2[1].text must be a string, got None",
+        f"{one}: session_3_date_time: a session date must look like",
+        f"{one}: qa[0].category must be an int from 1 to 5, got 7",
+        f"{one}: qa[1] (category 2) has an adversarial_answer (only category 5 may)",
+        f"{one}: qa[4] (category 5) has no adversarial_answer",
+        f"{one}: qa[3].evidence must be a list of dia_id strings, got 'D2:1'",
+        f"{one}: unknown field 'session_5_notes'",
+        f"{two}: session_10 has no session_10_date_time",
+        f"{two}: session_2_date_time (2021-01-01 13:00) is before session_1's (2022-01-01 12:00); "
+        "session times must not decrease",
+    ):
+        assert part in message
+    assert "\n" not in message
+
+
+def test_malformed_json_and_duplicate_keys_are_refused(tmp_path):
+    good = json.dumps(documents()[MEMBERS[1]]).encode()
+    twice = good.replace(b'"speaker_b": "Bram"', b'"speaker_b": "Bram", "speaker_b": "Bob"')
+    broken = write_zip(tmp_path / "broken.zip", {MEMBERS[0]: b"{not json", MEMBERS[1]: twice})
+    with pytest.raises(ValueError) as error:
+        load_locomo(broken.path, broken.sha256, MEMBERS)
+    assert f"{MEMBERS[0]}: not UTF-8 JSON" in str(error.value)
+    assert f"{MEMBERS[1]}: not UTF-8 JSON (key 'speaker_b' given twice in one object)" in str(error.value)
+
+
+def test_a_long_list_of_problems_is_cut(tmp_path):
+    def edit(docs):
+        docs[MEMBERS[0]]["qa"] = [{"question": "", "category": 0, "evidence": None}] * 30
+
+    broken = write_fixture(tmp_path / "broken.zip", edit)
+    with pytest.raises(ValueError, match=r"\(90 problem\(s\)\).*; and 70 more$"):
+        load_locomo(broken.path, broken.sha256, MEMBERS)
+
+
+# --- where the zip comes from --------------------------------------------------------------------
+
+
+def test_explicit_path_beats_the_variable_and_the_cache(monkeypatch, tmp_path, repo, fixture):
+    other = write_fixture(tmp_path / "other" / "locomo10.zip")
+    cached = write_fixture(repo / CACHE_DIR / "locomo10.zip")
+    monkeypatch.setenv(LOCOMO_ENV, str(other.path))
+    given = {"root": repo, "sha256": fixture.sha256, "members": MEMBERS}
+    assert locomo_zip(local=fixture.path, **given) == fixture.path.resolve()
+    assert locomo_zip(**given) == other.path.resolve()  # the variable beats the cache
+    monkeypatch.delenv(LOCOMO_ENV)
+    assert locomo_zip(**given) == cached.path.resolve()
+
+
+def test_a_named_copy_that_is_missing_is_not_passed_over(monkeypatch, tmp_path, repo, fixture):
+    write_fixture(repo / CACHE_DIR / "locomo10.zip")
+    with pytest.raises(DataUnavailable, match="local names .*nowhere.zip, which is not a file"):
+        locomo_zip(local=tmp_path / "nowhere.zip", root=repo, sha256=fixture.sha256, members=MEMBERS)
+    monkeypatch.setenv(LOCOMO_ENV, str(tmp_path / "nowhere.zip"))
+    with pytest.raises(DataUnavailable, match=rf"\${LOCOMO_ENV} names .*nowhere.zip"):
+        locomo_zip(root=repo, sha256=fixture.sha256, members=MEMBERS)
+
+
+def test_a_valid_cache_is_used_without_a_download(monkeypatch, repo, fixture):
+    cached = write_fixture(repo / CACHE_DIR / "locomo10.zip")
+    calls = []
+    serve(monkeypatch, b"never read", calls)
+    assert locomo_zip(root=repo, sha256=cached.sha256, members=MEMBERS) == cached.path.resolve()
+    assert calls == []
+
+
+def test_download_goes_into_the_cache_atomically(monkeypatch, repo, fixture):
+    calls = []
+    serve(monkeypatch, fixture.path.read_bytes(), calls)
+    path = locomo_zip(root=repo, sha256=fixture.sha256, members=MEMBERS)
+    assert path == (repo / CACHE_DIR / "locomo10.zip").resolve()
+    assert path.read_bytes() == fixture.path.read_bytes()
+    assert cache_files(repo) == ["locomo10.zip"]
+    assert calls == [(LOCOMO_URL, 5.0)]  # the pinned address, a short timeout
+
+
+def test_a_refused_cache_is_replaced_by_a_download(monkeypatch, repo, fixture):
+    stale = repo / CACHE_DIR / "locomo10.zip"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"an older pin")
+    serve(monkeypatch, fixture.path.read_bytes())
+    assert (
+        locomo_zip(root=repo, sha256=fixture.sha256, members=MEMBERS).read_bytes()
+        == fixture.path.read_bytes()
+    )
+
+
+def test_a_failed_download_falls_back_to_the_copy_beside_the_project(repo, fixture):
+    shared = write_fixture(repo / SHARED_COPY)
+    path = locomo_zip(root=repo, sha256=fixture.sha256, members=MEMBERS)
+    assert path == shared.path.resolve()
+    assert cache_files(repo) == []  # nothing cached from a failed download
+
+
+def test_download_false_tries_no_network(monkeypatch, repo, fixture):
+    calls = []
+    serve(monkeypatch, fixture.path.read_bytes(), calls)
+    with pytest.raises(DataUnavailable):
+        locomo_zip(root=repo, download=False, sha256=fixture.sha256, members=MEMBERS)
+    assert calls == []
+
+
+def test_no_data_at_all_says_so_in_one_line(tmp_path, repo):
+    with pytest.raises(DataUnavailable) as error:
+        locomo_zip(root=repo)
+    message = str(error.value)
+    assert isinstance(error.value, FileNotFoundError)
+    assert "\n" not in message
+    for part in (
+        f"${LOCOMO_ENV} (unset)",
+        f"cache {repo / CACHE_DIR / 'locomo10.zip'} (absent)",
+        f"download {LOCOMO_URL} (URLError: <urlopen error network disabled in the tests>)",
+        f"local copy {repo / SHARED_COPY} (absent)",
+        f"set {LOCOMO_ENV} to a copy of locomo10.zip (sha256 {LOCOMO_SHA256[:16]}...) or download it from {LOCOMO_URL}",
+    ):
+        assert part in message
+
+
+def test_bad_arguments_are_named_all_at_once(repo):
+    with pytest.raises(ValueError) as error:
+        locomo_zip(root=repo, download="yes", sha256="ABC", members="1.json", timeout=0, cache=3)
+    message = str(error.value)
+    for part in (
+        "download must be a bool (True or False), got 'yes'",
+        "cache must be a path or None, got 3",
+        "sha256 must be 64 lowercase hexadecimal digits, got 'ABC'",
+        "members must be a non-empty sequence of member names, got '1.json'",
+        "timeout must be seconds in (0, 60], got 0",
+    ):
+        assert part in message
+
+
+def test_load_locomo_checks_its_arguments(fixture):
+    with pytest.raises(ValueError) as error:
+        load_locomo(3, sha256=fixture.sha256.upper(), members=[])
+    message = str(error.value)
+    assert "path must be a path, got 3" in message
+    assert "sha256 must be 64 lowercase hexadecimal digits" in message
+    assert "members must be a non-empty sequence of member names, got []" in message
+
+
+def test_the_repository_root_is_found_from_inside_it(tmp_path):
+    assert repository_root(ROOT / "src" / "forgetting") == ROOT
+    assert repository_root(tmp_path) is None
+    assert FOLDER == "data/multimodal_dialog/locomo10_v2/"
+
+
+# --- the real file -----------------------------------------------------------------------------
+
+REAL = Path(REAL_ENV) if REAL_ENV else ROOT / SHARED_COPY
+
+
+@pytest.mark.skipif(not REAL.is_file(), reason=f"no LoCoMo zip at ${LOCOMO_ENV} or {ROOT / SHARED_COPY}")
+def test_the_real_file_has_the_counts_its_readme_states():
+    conversations = load_locomo(locomo_zip(local=REAL))
+    found = counts(conversations)
+    # /work/shared/data/locomo/README.md (the local copy's description of the upstream file)
+    assert (found.conversations, found.turns, found.total_questions) == (10, 5882, 1986)
+    assert found.questions == {1: 282, 2: 321, 3: 96, 4: 841, 5: 446}
+    assert found.evidence == 2815
+    # Counted by this loader (regression pins, not the README's): 272 sessions, 1,226 image
+    # turns, 9 evidence strings naming no turn (e.g. "D8:6; D9:17", "D30:05", "D10:19").
+    assert (found.sessions, found.images, found.unresolved) == (272, 1226, 9)
+    assert [c.name for c in conversations] == ["26", "30", "41", "42", "43", "44", "47", "48", "49", "50"]
