@@ -102,3 +102,11 @@ def test_a_build_that_rewrites_committed_results_fails_in_ci(tmp_path, monkeypat
     assert captured.err.startswith("forgetting: error: 1 published file(s) differ from the committed ones")
     monkeypatch.delenv("CI")
     assert cli.main(["build"]) == 0  # by hand: listed, not failed
+
+
+def test_table_digests_are_named_after_the_values():
+    new = json.loads(record(rho=0.31))
+    old = json.loads(record(rho=0.3))
+    new["tables"], old["tables"] = {"t": "aa"}, {"t": "bb"}
+    found = first_difference("x.json", json.dumps(new).encode(), json.dumps(old).encode())
+    assert found.startswith("values.rho: 0.31")

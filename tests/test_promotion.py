@@ -281,3 +281,10 @@ def test_cli_completes_an_interrupted_publication_before_anything_else(tmp_path,
     assert "completed the interrupted publication of decay-trace" in err
     assert (root / "data/results/decay-trace.json").read_text() == "new record"
     assert run.folder.exists()
+
+
+def test_a_relative_root_publishes_like_an_absolute_one(tmp_path, monkeypatch):
+    root = make_root(tmp_path)
+    monkeypatch.chdir(root)
+    pipeline.publish_run(Path("."), make_run(tmp_path))
+    assert state(root) == NEW

@@ -95,8 +95,9 @@ def _csv_difference(new_rows: list[list[str]], old_rows: list[list[str]]) -> str
     return f"{len(new_rows)} rows (published {len(old_rows)})"
 
 
-#: Keys that only summarise the others (a record's digest): named only when nothing else differs.
-SUMMARY_KEYS = ("digest",)
+#: Keys that only summarise other data (a record's digest, the digests of its tables, whose own
+#: files name the cell that moved): named only when nothing else differs.
+SUMMARY_KEYS = ("digest", "tables")
 
 
 def _json_difference(new: Any, old: Any, where: str) -> str | None:

@@ -207,6 +207,7 @@ def publish_run(root: Path, run: ChapterRun, results: bool = True, site: bool = 
             f"chapter {run.name} did not run at its published parameters; "
             "its results cannot replace data/results"
         )
+    root = Path(root).resolve()
     plan: list[tuple[Path, Sequence[Path]]] = []
     if results:
         plan += [(results_dir(root), run.results), (figures_dir(root), run.figures)]
