@@ -79,7 +79,7 @@ def _log_uniform(low, high):
 
 
 #: Random parameters at which each family is identifiable on the seven Ebbinghaus delays
-#: (0.33 h to 744 h): time scales the delays resolve (a fast store seen by three delays, so that
+#: (20 minutes to a month): time scales the delays resolve (a fast store seen by three delays, so that
 #: each leave-one-out refit still pins it), two stores at least 10x apart, a power law whose S is
 #: not far below the first delay (there only a S^d is pinned).
 EXACT_PARAMETERS = {
