@@ -4,8 +4,17 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from forgetting.decay.curve_fits import FAMILIES, fit_all, fit_family, predict
+from forgetting.decay.curve_fits import (
+    FAMILIES,
+    fit_all,
+    fit_family,
+    information_criteria,
+    predict,
+    residual_variance_floor,
+)
 from forgetting.decay.families import power_retention
 from forgetting.decay.savings_data import SAVINGS_FILES, load_savings
 from forgetting.pipeline.paths import repo_root
@@ -24,6 +33,88 @@ def test_exact_exponential_is_recovered():
     savings = [0.6 * math.exp(-t / 200.0) for t in HOURS]
     fit = fit_family("exponential", "synthetic", HOURS, savings)
     assert fit.parameters["S"] == pytest.approx(200.0, rel=1e-3)
+
+
+def _floor_aic(savings, k):
+    """AIC of a fit whose residual variance is at the floor: ``n ln(sigma_min^2) + 2 (k + 1)``."""
+    return len(savings) * math.log(residual_variance_floor(savings)) + 2 * (k + 1)
+
+
+def test_a_perfect_fit_is_finite_and_ranked_best():
+    savings = [0.6 * math.exp(-t / 200.0) for t in HOURS]
+    fits = {f.family: f for f in fit_all("synthetic", HOURS, savings)}
+    for fit in fits.values():
+        assert all(math.isfinite(v) for v in (fit.rmse, fit.aic, fit.bic, fit.loo_rmse)), fit.family
+    exact = fits["exponential"]
+    assert exact.aic == pytest.approx(_floor_aic(savings, 2), abs=1e-6)  # RSS / n at or below the floor
+    assert min(fits, key=lambda name: fits[name].aic) == "exponential"
+    assert min(fits, key=lambda name: fits[name].bic) == "exponential"
+    # the nesting family fits it as well, and pays for its two extra parameters
+    assert fits["two_exponential"].aic >= exact.aic + 4 - 1e-6
+
+
+def test_a_zero_residual_sum_has_finite_criteria_at_the_floor():
+    n, k, floor = 7, 2, 1e-32
+    aic, bic = information_criteria(0.0, n, k, floor)
+    assert aic == n * math.log(floor) + 2 * (k + 1)
+    assert bic == n * math.log(floor) + (k + 1) * math.log(n)
+    assert information_criteria(1e-40, n, k, floor) == (aic, bic)  # below the floor: the same
+    assert information_criteria(7e-30, n, k, floor)[0] == pytest.approx(aic + n * math.log(100.0))
+    # a perfect fit beats any imperfect one; between perfect fits the smaller family wins
+    assert aic < information_criteria(1e-20, n, k, floor)[0]
+    assert aic < information_criteria(0.0, n, k + 1, floor)[0]
+    with pytest.raises(ValueError, match="variance_floor"):
+        information_criteria(0.0, n, k, 0.0)
+
+
+def test_the_floor_scales_with_the_data_and_is_never_zero():
+    eps = np.finfo(float).eps
+    assert residual_variance_floor([0.25, -0.5]) == (eps * 0.5) ** 2
+    assert residual_variance_floor([]) == eps**2
+    assert residual_variance_floor(np.array([0.0, 0.0])) == eps**2
+
+
+def _log_uniform(low, high):
+    return st.floats(math.log10(low), math.log10(high)).map(lambda x: 10.0**x)
+
+
+#: Random parameters at which each family is identifiable on the seven Ebbinghaus delays
+#: (20 minutes to a month): time scales the delays resolve (a fast store seen by three delays, so that
+#: each leave-one-out refit still pins it), two stores at least 10x apart, a power law whose S is
+#: not far below the first delay (there only a S^d is pinned).
+EXACT_PARAMETERS = {
+    "exponential": st.tuples(st.floats(0.05, 1.0), _log_uniform(1.0, 5_000.0)),
+    "power": st.tuples(st.floats(0.3, 1.0), _log_uniform(0.1, 50.0), st.floats(0.2, 1.5)),
+    "two_exponential": st.tuples(
+        st.floats(0.1, 0.5), _log_uniform(1.0, 10.0), st.floats(0.1, 0.5), _log_uniform(100.0, 5_000.0)
+    ),
+    "ebbinghaus_log": st.tuples(_log_uniform(0.1, 20.0), st.floats(0.3, 3.0)),
+}
+
+
+def _canonical(family, values):
+    """Parameters in a label-free order: the two exponential stores sorted by time scale."""
+    if family == "two_exponential":
+        stores = sorted([(values[1], values[0]), (values[3], values[2])])
+        return [stores[0][1], stores[0][0], stores[1][1], stores[1][0]]
+    return list(values)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+@settings(max_examples=6, deadline=None)
+@given(data=st.data())
+def test_noise_free_curves_of_every_family_are_recovered_with_finite_statistics(family, data):
+    assert set(EXACT_PARAMETERS) == set(FAMILIES)  # a new family needs its parameter ranges here
+    truth = data.draw(EXACT_PARAMETERS[family], label="parameters")
+    savings = predict(family, truth, HOURS)
+    fit = fit_family(family, "exact", HOURS, savings)
+    assert all(math.isfinite(v) for v in (fit.rmse, fit.aic, fit.bic, fit.loo_rmse))
+    assert all(math.isfinite(e) or math.isnan(e) for e in fit.standard_errors.values())
+    assert fit.rmse < 1e-9
+    recovered = _canonical(family, [fit.parameters[name] for name in FAMILIES[family].parameters])
+    assert recovered == pytest.approx(_canonical(family, truth), rel=1e-4)
+    # sigma_min^2 bounds the variance from below (the solver may stop a little above it)
+    assert fit.aic >= _floor_aic(savings, len(truth)) - 1e-6
 
 
 def test_statistics_follow_their_formulas():

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from forgetting.governance.policies import run_governance_seeds
 from forgetting.governance.world import GovernanceOutcome, GovernanceWorld, generate_governance_session
 
 
@@ -64,3 +67,23 @@ def test_bad_inputs_raise_value_error_naming_the_argument(call, name):
 def test_every_bad_setting_is_named_at_once():
     with pytest.raises(ValueError, match="task_rate.*co_retrieval"):
         GovernanceWorld(task_rate=2.0, co_retrieval=-1.0)
+
+
+def test_a_seeds_runs_do_not_depend_on_what_else_is_run():
+    """Sessions are drawn up front from the seed alone: the policies run beside one, the seed
+    range and the co_retrieval value (common random numbers) change nothing (executors:
+    tests/test_executor.py)."""
+    world = GovernanceWorld(session_length=120, shift_turn=20)
+    every = run_governance_seeds(world, 4, base_seed=3)
+    alone = run_governance_seeds(world, 2, base_seed=4, policies=("combined",))
+    assert alone["combined"] == every["combined"][1:3]
+    base, other = (
+        generate_governance_session(world, 5),
+        generate_governance_session(replace(world, co_retrieval=0.9), 5),
+    )
+    assert (other.task_turns, other.draw_both, other.draw_which, other.draw_outcome) == (
+        base.task_turns,
+        base.draw_both,
+        base.draw_which,
+        base.draw_outcome,
+    )

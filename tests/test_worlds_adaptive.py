@@ -6,26 +6,26 @@ import numpy as np
 import pytest
 
 from forgetting import worlds as W
-from forgetting.worlds.adaptive import BLOCK
+from forgetting.worlds import adaptive
 
 
 def _direct_run(world: W.AdaptiveWorld, seed: np.random.SeedSequence) -> tuple[np.ndarray, np.ndarray]:
-    """One seed, read straight from the docstring: draw, pick the softmax winner, count, update."""
-    rng = np.random.default_rng(seed)
+    """One seed, read straight from the docstring, one episode at a time: n Gumbel keys from the
+    retrieval stream, one coin from the outcome stream, pick the softmax winner, count, update."""
     n = world.n_memories
-    utilities = rng.uniform(0.0, 1.0, n)
+    utilities = np.random.default_rng(seed).uniform(0.0, 1.0, n)
+    keys_stream, coin_stream = W.substream(seed, W.RETRIEVAL_STREAM), W.substream(seed, W.OUTCOME_STREAM)
     successes, retrievals, worth = [0] * n, [0] * n, [0.5] * n
     counts = []
-    for start in range(0, world.checkpoints[-1], BLOCK):
-        gumbel, coins = rng.gumbel(size=(BLOCK, n)), rng.random(BLOCK)
-        for step in range(min(BLOCK, world.checkpoints[-1] - start)):
-            keys = [worth[m] / world.temperature + gumbel[step, m] for m in range(n)]
-            chosen = keys.index(max(keys))
-            retrievals[chosen] += 1
-            successes[chosen] += bool(coins[step] < utilities[chosen])
-            worth[chosen] = successes[chosen] / retrievals[chosen]
-            if start + step + 1 in world.checkpoints:
-                counts.append(list(retrievals))
+    for episode in range(1, world.checkpoints[-1] + 1):
+        gumbel, coin = keys_stream.gumbel(size=n), coin_stream.random()
+        keys = [worth[m] / world.temperature + gumbel[m] for m in range(n)]
+        chosen = keys.index(max(keys))
+        retrievals[chosen] += 1
+        successes[chosen] += bool(coin < utilities[chosen])
+        worth[chosen] = successes[chosen] / retrievals[chosen]
+        if episode in world.checkpoints:
+            counts.append(list(retrievals))
     return utilities, np.array(counts)
 
 
@@ -45,6 +45,19 @@ def test_seeds_and_checkpoints_do_not_change_each_other():
     assert np.array_equal(five.error[:3], three.error)
     one_mark = W.adaptive_check(W.AdaptiveWorld(n_memories=4, checkpoints=(1000,)), n_seeds=3, seed=1)
     assert np.array_equal(one_mark.error[:, 0], three.error[:, 1])
+    many = W.adaptive_check(
+        W.AdaptiveWorld(n_memories=4, checkpoints=(1, 2, 100, 999, 6000)), n_seeds=3, seed=1
+    )
+    assert np.array_equal(many.error[:, [2, 4]], three.error[:, [0, 2]])
+    assert np.array_equal(many.retrievals[:, [2, 4]], three.retrievals[:, [0, 2]])
+
+
+def test_the_block_size_does_not_change_a_run(monkeypatch):
+    world = W.AdaptiveWorld(n_memories=4, checkpoints=(10, 100, 250))
+    whole = W.adaptive_check(world, n_seeds=2, seed=3)
+    monkeypatch.setattr(adaptive, "BLOCK", 7)
+    blocks = W.adaptive_check(world, n_seeds=2, seed=3)
+    assert np.array_equal(blocks.error, whole.error) and np.array_equal(blocks.retrievals, whole.retrievals)
 
 
 def test_z_is_the_standardised_error_and_nan_before_a_first_retrieval():

@@ -1,5 +1,7 @@
 """Experiment 4 when the anchor decides: exact p+, both high without diversity, where that ends."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -69,3 +71,15 @@ def test_anchor_decides_bad_input():
         W.AnchorDecidesWorld(diversity_steps=0)
     with pytest.raises(ValueError, match=r"n_seeds"):
         W.anchor_decides_experiment(W.AnchorDecidesWorld(), n_seeds=1)
+
+
+def test_a_diversity_does_not_depend_on_what_else_is_run(monkeypatch):
+    world = W.AnchorDecidesWorld(n_memories=20, retrieved_per_episode=3, n_episodes=600, diversity_steps=4)
+    every = W.anchor_decides_experiment(world, n_seeds=3, seed=2)
+    fewer = W.anchor_decides_experiment(dataclasses.replace(world, diversity_steps=2), n_seeds=3, seed=2)
+    assert np.array_equal(fewer.anchor_worth, every.anchor_worth[:, ::2])  # d = 0, 0.5, 1 in both
+    assert np.array_equal(fewer.hitchhiker_worth, every.hitchhiker_worth[:, ::2])
+    monkeypatch.setattr(W.model, "BLOCK_EPISODES", 5)
+    blocks = W.anchor_decides_experiment(world, n_seeds=3, seed=2)
+    assert np.array_equal(blocks.anchor_worth, every.anchor_worth)
+    assert np.array_equal(blocks.hitchhiker_worth, every.hitchhiker_worth)

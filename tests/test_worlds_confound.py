@@ -7,6 +7,7 @@ import numpy as np
 
 from forgetting import published
 from forgetting import worlds as W
+from forgetting.worth import memory_worth
 
 
 def assert_results_identical(first, second):
@@ -79,3 +80,41 @@ def test_confound_episode_sweep_is_the_experiment_at_each_episode_count():
         assert_results_identical(
             result, W.confound_experiment(dataclasses.replace(world, n_episodes=episodes), n_seeds=2, seed=4)
         )
+
+
+def _direct_confound_run(world, seed):
+    """One seed, one episode at a time: a task uniform, n retrieval keys (the k smallest of the
+    generalists' on an easy task, of all on a hard one), an outcome uniform, each from its stream."""
+    n, k = world.n_memories, world.retrieved_per_episode
+    rng = np.random.default_rng(seed)
+    utilities = np.concatenate(
+        [
+            rng.uniform(*world.generalist_utility, world.n_generalists),
+            rng.uniform(*world.specialist_utility, world.n_specialists),
+        ]
+    )
+    tasks, keys, coins = (W.substream(seed, i) for i in (W.TASK_STREAM, W.RETRIEVAL_STREAM, W.OUTCOME_STREAM))
+    successes, failures = np.zeros(n), np.zeros(n)
+    for _ in range(world.n_episodes):
+        hard = tasks.random() < world.hard_fraction
+        key = keys.random(n)
+        chosen = np.argsort(key[: n if hard else world.n_generalists])[:k]
+        p = world.base_rates()[int(hard)] + world.memory_effect * (utilities[chosen].mean() - 0.5)
+        (successes if coins.random() < p else failures)[chosen] += 1
+    return utilities, memory_worth(successes, failures), successes + failures
+
+
+def test_confound_episodes_do_not_depend_on_the_run_length_or_the_block_size(monkeypatch):
+    world = SMALL[W.confound_experiment]
+    children = W.seed_streams(8, 2)
+    for episodes in (150, 400):
+        result = W.confound_experiment(dataclasses.replace(world, n_episodes=episodes), n_seeds=2, seed=8)
+        for s, child in enumerate(children):
+            utilities, worth, evidence = _direct_confound_run(
+                dataclasses.replace(world, n_episodes=episodes), child
+            )
+            assert np.array_equal(result.utilities[s], utilities)
+            assert np.array_equal(result.worth[s], worth) and np.array_equal(result.evidence[s], evidence)
+    whole = W.confound_experiment(world, n_seeds=2, seed=8)
+    monkeypatch.setattr(W.model, "BLOCK_EPISODES", 7)
+    assert_results_identical(W.confound_experiment(world, n_seeds=2, seed=8), whole)

@@ -1,11 +1,24 @@
 """Experiments 1 and 3: the controlled world and the policy feedback loop."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from forgetting import published
 from forgetting import worlds as W
+from forgetting.worlds import controlled
 from forgetting.worth import MemoryWorth, WorthArrays
+
+
+def assert_results_identical(first, second):
+    for f in dataclasses.fields(first):
+        a, b = getattr(first, f.name), getattr(second, f.name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), f.name
+        else:
+            assert a == b, f.name
+
 
 SMALL = {
     W.theory_check: W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000)),
@@ -24,10 +37,10 @@ SMALL = {
 
 def test_controlled_counters_match_the_scalar_estimator_fed_the_same_stream():
     world = W.ControlledWorld(n_memories=15, retrieved_per_episode=4, n_episodes=300, checkpoints=(300,))
-    rng = np.random.default_rng(W.seed_streams(0, 1)[0])
-    utilities = rng.uniform(0.0, 1.0, world.n_memories)
-    rows = W.uniform_retrieval(rng, 300, 15, 4)
-    outcomes = rng.random(300) < W.success_probability(utilities, rows)
+    child = W.seed_streams(0, 1)[0]
+    utilities = np.random.default_rng(child).uniform(0.0, 1.0, world.n_memories)
+    rows = W.uniform_retrieval(W.substream(child, W.RETRIEVAL_STREAM), 300, 15, 4)
+    outcomes = W.substream(child, W.OUTCOME_STREAM).random(300) < W.success_probability(utilities, rows)
     scalar = MemoryWorth()
     for row, y in zip(rows, outcomes):
         scalar.update(row, y)
@@ -35,6 +48,46 @@ def test_controlled_counters_match_the_scalar_estimator_fed_the_same_stream():
     assert np.array_equal(result.utilities[0], utilities)
     assert [scalar.worth(m) for m in range(15)] == result.worth[0].tolist()
     assert np.array_equal(WorthArrays(15).update_batch(rows, outcomes).worth(), result.worth[0])
+
+
+@pytest.mark.parametrize("checkpoints", [(500,), (0, 100, 500), (0, 1, 2, 3, 250, 499), (100, 300)])
+def test_experiment1_does_not_depend_on_what_is_recorded(checkpoints):
+    """The same seed with other checkpoints, another run length or other blocks: the same run."""
+    world = W.ControlledWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, checkpoints=tuple(range(0, 501, 50))
+    )
+    every = W.controlled_experiment(world, n_seeds=3, seed=6)
+    other = W.controlled_experiment(dataclasses.replace(world, checkpoints=checkpoints), n_seeds=3, seed=6)
+    for field in ("rho", "worth", "evidence", "taxonomy", "utilities"):
+        assert np.array_equal(getattr(other, field), getattr(every, field)), field
+    for j, checkpoint in enumerate(checkpoints):
+        if checkpoint % 50 == 0:  # a common point: bit for bit
+            assert np.array_equal(
+                other.rho_at_checkpoints[:, j], every.rho_at_checkpoints[:, checkpoint // 50]
+            )
+    # a shorter run is the start of the longer one
+    shorter = W.controlled_experiment(
+        dataclasses.replace(world, n_episodes=300, checkpoints=(0, 100, 300)), n_seeds=3, seed=6
+    )
+    assert np.array_equal(shorter.rho_at_checkpoints, every.rho_at_checkpoints[:, [0, 2, 6]])
+    assert np.array_equal(shorter.rho, every.rho_at_checkpoints[:, 6])
+
+
+def test_experiment1_does_not_depend_on_the_block_size(monkeypatch):
+    world = SMALL[W.controlled_experiment]
+    whole = W.controlled_experiment(world, n_seeds=2, seed=1)
+    monkeypatch.setattr(W.model, "BLOCK_EPISODES", 7)
+    assert_results_identical(W.controlled_experiment(world, n_seeds=2, seed=1), whole)
+
+
+def test_experiment3_does_not_depend_on_the_block_size(monkeypatch):
+    world = SMALL[W.policy_experiment]
+    whole = W.policy_experiment(world, n_seeds=2, seed=2)
+    monkeypatch.setattr(controlled, "BLOCK_EPISODES", 7)
+    assert_results_identical(W.policy_experiment(world, n_seeds=2, seed=2), whole)
+    # and a seed's utilities are Experiment 1's of the same seed (the pairing of gap_decomposition)
+    uniform = W.controlled_experiment(SMALL[W.controlled_experiment], n_seeds=2, seed=2)
+    assert np.array_equal(whole.utilities, uniform.utilities)
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +117,15 @@ def test_experiment3_policy_feedback_keeps_rho_and_coverage():
 def test_policy_success_rate_and_retrieval_ratio():
     world = SMALL[W.policy_experiment]
     result = W.policy_experiment(world, n_seeds=2, seed=3)
-    # recount the successes from scratch: same streams, same draws as policy_experiment
+    # recount the successes from scratch: same streams, same draws as policy_experiment, one
+    # episode at a time (n Gumbel keys from the retrieval stream, one coin from the outcome stream)
     n, k = world.n_memories, world.retrieved_per_episode
-    rngs = [np.random.default_rng(child) for child in W.seed_streams(3, 2)]
-    utilities = np.stack([rng.uniform(0.0, 1.0, n) for rng in rngs])
-    gumbel = np.stack([rng.gumbel(size=(world.n_episodes, n)) for rng in rngs], axis=1)
-    draws = np.stack([rng.random(world.n_episodes) for rng in rngs], axis=1)
+    children = W.seed_streams(3, 2)
+    utilities = np.stack([np.random.default_rng(child).uniform(0.0, 1.0, n) for child in children])
+    keys = [W.substream(child, W.RETRIEVAL_STREAM) for child in children]
+    coins = [W.substream(child, W.OUTCOME_STREAM) for child in children]
+    gumbel = np.array([[rng.gumbel(size=n) for rng in keys] for _ in range(world.n_episodes)])
+    draws = np.array([[rng.random() for rng in coins] for _ in range(world.n_episodes)])
     arrays = [WorthArrays(n) for _ in range(2)]
     wins = np.zeros(2)
     for t in range(world.n_episodes):

@@ -152,8 +152,8 @@ def test_bad_settings_are_rejected(make, message):
 
 def test_episodes_to_checkpoints_adds_each_block_once_and_skips_empty_ones():
     utilities = np.random.default_rng(2).uniform(0, 1, 10)
-    rng, successes, failures = np.random.default_rng(3), np.zeros(10), np.zeros(10)
-    blocks = list(W.model.episodes_to_checkpoints(rng, utilities, 3, (0, 5, 5, 12), successes, failures))
+    successes, failures = np.zeros(10), np.zeros(10)
+    blocks = list(W.model.episodes_to_checkpoints(3, utilities, 3, (0, 5, 5, 12), successes, failures))
     assert [(c, r.shape[0], o.shape[0]) for c, r, o in blocks] == [
         (0, 0, 0),
         (5, 5, 5),
@@ -161,10 +161,68 @@ def test_episodes_to_checkpoints_adds_each_block_once_and_skips_empty_ones():
         (12, 7, 7),
     ]
     assert successes.sum() + failures.sum() == 12 * 3
-    # the same stream drawn in one block gives the same retrievals
-    again = np.random.default_rng(3)
-    whole = W.uniform_retrieval(again, 5, 10, 3)
-    assert np.array_equal(whole, blocks[1][1])
+    # the retrievals are the seed's retrieval stream, the outcomes its outcome stream
+    whole = W.uniform_retrieval(W.substream(3, W.RETRIEVAL_STREAM), 12, 10, 3)
+    coins = W.substream(3, W.OUTCOME_STREAM).random(12)
+    assert np.array_equal(whole, np.concatenate([r for _, r, _ in blocks]))
+    assert np.array_equal(
+        coins < W.success_probability(utilities, whole), np.concatenate([o for *_, o in blocks])
+    )
+
+
+@pytest.mark.parametrize("checkpoints", [(12,), (1, 2, 3, 12), (0, 11, 12), (7, 12), tuple(range(13))])
+def test_episodes_to_checkpoints_draws_the_same_episodes_whatever_is_recorded(checkpoints):
+    utilities = np.random.default_rng(2).uniform(0, 1, 10)
+    seed = W.seed_streams(5, 2)[1]
+    reference, marks = (np.zeros(10), np.zeros(10)), {}
+    for c, _, _ in W.model.episodes_to_checkpoints(seed, utilities, 3, (0, 7, 12), *reference):
+        marks[c] = (reference[0].copy(), reference[1].copy())
+    counters = np.zeros(10), np.zeros(10)
+    for c, _, _ in W.model.episodes_to_checkpoints(seed, utilities, 3, checkpoints, *counters):
+        if c in marks:  # the common points: bit for bit
+            assert np.array_equal(counters[0], marks[c][0]) and np.array_equal(counters[1], marks[c][1]), c
+    assert np.array_equal(counters[0], reference[0]) and np.array_equal(counters[1], reference[1])
+
+
+def test_uniform_retrieval_pool_limits_keep_each_episode_in_its_pool():
+    limits = np.array([4, 12, 4, 5, 12] * 40)
+    rows = W.uniform_retrieval(np.random.default_rng(6), limits.size, 12, 4, pool_limits=limits)
+    assert (rows < limits[:, None]).all()
+    assert (np.sort(rows, axis=1)[:, 1:] != np.sort(rows, axis=1)[:, :-1]).all()
+    assert set(rows[limits == 12].ravel()) == set(range(12))
+    # every episode reads pool_size keys whatever its limit: without limits the unrestricted
+    # episodes are the same rows
+    free = W.uniform_retrieval(np.random.default_rng(6), limits.size, 12, 4)
+    assert np.array_equal(rows[limits == 12], free[limits == 12])
+    for bad in (np.array([3, 12]), np.array([4, 13]), np.array([4])):
+        with pytest.raises(ValueError, match="pool_limits"):
+            W.uniform_retrieval(np.random.default_rng(6), 2, 12, 4, pool_limits=bad)
+
+
+def test_uniform_retrieval_does_not_depend_on_the_block_size(monkeypatch):
+    limits = np.array([5, 9, 9, 6, 7] * 9)
+    whole = W.uniform_retrieval(np.random.default_rng(8), limits.size, 9, 5, pool_limits=limits)
+    monkeypatch.setattr(W.model, "BLOCK_EPISODES", 4)
+    assert np.array_equal(
+        W.uniform_retrieval(np.random.default_rng(8), limits.size, 9, 5, pool_limits=limits), whole
+    )
+    # and drawing in two calls is drawing once
+    rng = np.random.default_rng(8)
+    parts = [W.uniform_retrieval(rng, 11, 9, 5, limits[:11]), W.uniform_retrieval(rng, 34, 9, 5, limits[11:])]
+    assert np.array_equal(np.concatenate(parts), whole)
+
+
+def test_substreams_are_fixed_children_of_the_seed():
+    seed = W.seed_streams(4, 3)[2]
+    first = W.substream(seed, W.RETRIEVAL_STREAM).random(5)
+    seed.spawn(3)  # spawning from the seed elsewhere does not move its substreams
+    assert np.array_equal(W.substream(seed, W.RETRIEVAL_STREAM).random(5), first)
+    fresh = np.random.SeedSequence(4).spawn(3)[2].spawn(1)[0]  # what spawn gives as child 0
+    assert np.array_equal(np.random.default_rng(fresh).random(5), first)
+    assert np.array_equal(W.substream(9, 1).random(3), W.substream(np.random.SeedSequence(9), 1).random(3))
+    draws = [W.substream(seed, i).random(4) for i in (W.RETRIEVAL_STREAM, W.OUTCOME_STREAM, W.TASK_STREAM)]
+    draws.append(np.random.default_rng(seed).random(4))
+    assert len({tuple(d) for d in draws}) == 4
 
 
 def test_preference_bound_is_the_softmax_ratio_at_the_mean_spread():

@@ -1,5 +1,6 @@
 """The theory check: MW -> p+ at rate 1/sqrt(n); the discounted estimator's floor."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -63,9 +64,18 @@ def test_the_prediction_check_catches_a_small_systematic_bias():
     result = W.theory_check(world, n_seeds=30, seed=5)
     p_plus = result.p_plus
     assert np.array_equal(result.mean_error[:, 0], (result.worth - p_plus).mean(axis=1))
-    for bias, caught in ((0.0, False), (0.004, True), (-0.002, True)):
+
+    def check(bias):
         signed = (result.worth + bias - p_plus).mean(axis=1, keepdims=True)
-        assert W.prediction_check(signed, result.expected_mean_error).passed is not caught, bias
+        return W.prediction_check(signed, result.expected_mean_error)
+
+    unbiased = check(0.0)
+    assert unbiased.passed
+    # the smallest bias the check is sure to see: tolerance * se, a few thousandths here
+    detectable = unbiased.tolerance * unbiased.se[0]
+    assert detectable < 0.003
+    for bias in (2 * detectable, -2 * detectable, 0.004):
+        assert not check(bias).passed, bias
     # the mean absolute error alone is a blunt instrument: it moves with the square of a small bias
     absolute = np.abs(result.worth + 0.004 - p_plus).mean(axis=1, keepdims=True)
     assert W.prediction_check(absolute, result.expected_error).passed
@@ -95,18 +105,45 @@ def test_discounted_theory_check_shares_the_plain_run_and_matches_the_scalar_est
     assert np.array_equal(plain.discounted_error, plain.mean_abs_error)
     assert plain.predicted_floor == 0.0 and plain.effective_outcomes == math.inf
     # the discounted errors are those of DiscountedMemoryWorth fed the same episodes
-    rng = np.random.default_rng(W.seed_streams(3, 2)[0])
-    utilities = rng.uniform(0.0, 1.0, 6)
+    child = W.seed_streams(3, 2)[0]
+    utilities = np.random.default_rng(child).uniform(0.0, 1.0, 6)
     p_plus = W.p_plus_uniform(utilities, 2)
+    keys, coins = W.substream(child, W.RETRIEVAL_STREAM), W.substream(child, W.OUTCOME_STREAM)
     scalar, done, errors = DiscountedMemoryWorth(discount=0.9), 0, []
     for checkpoint in world.checkpoints:
-        rows = W.uniform_retrieval(rng, checkpoint - done, 6, 2)
-        outcomes = rng.random(checkpoint - done) < W.success_probability(utilities, rows)
+        rows = W.uniform_retrieval(keys, checkpoint - done, 6, 2)
+        outcomes = coins.random(checkpoint - done) < W.success_probability(utilities, rows)
         for row, y in zip(rows, outcomes):
             scalar.update(row, y)
         done = checkpoint
         errors.append(np.abs(np.array([scalar.worth(m) for m in range(6)]) - p_plus).mean())
     assert result.discounted_error[0] == pytest.approx(errors, rel=1e-10)
+
+
+def test_the_errors_at_a_checkpoint_do_not_depend_on_the_other_checkpoints(monkeypatch):
+    world = W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000, 3000))
+    every = W.theory_check(world, n_seeds=3, seed=5)
+    every_discounted = W.discounted_theory_check(world, discount=0.95, n_seeds=3, seed=5)
+    monkeypatch.setattr(W.model, "BLOCK_EPISODES", 64)  # other blocks too
+    for checkpoints, columns in (
+        ((1000,), [2]),
+        ((100, 3000), [1, 3]),
+        ((3, 10, 999, 1000), [None, 0, None, 2]),
+    ):
+        few = W.theory_check(dataclasses.replace(world, checkpoints=checkpoints), n_seeds=3, seed=5)
+        discounted = W.discounted_theory_check(
+            dataclasses.replace(world, checkpoints=checkpoints), discount=0.95, n_seeds=3, seed=5
+        )
+        for j, column in enumerate(columns):
+            if column is not None:  # a common point: bit for bit
+                for name in ("mean_abs_error", "max_abs_error", "mean_error"):
+                    assert np.array_equal(getattr(few, name)[:, j], getattr(every, name)[:, column]), name
+                assert np.array_equal(
+                    discounted.mean_abs_error[:, j], every_discounted.mean_abs_error[:, column]
+                )
+                assert np.array_equal(
+                    discounted.discounted_error[:, j], every_discounted.discounted_error[:, column]
+                )
 
 
 def test_discounted_error_stalls_at_its_predicted_floor():

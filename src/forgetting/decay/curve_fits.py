@@ -14,11 +14,25 @@ Wickelgren's ``lambda (1 + beta t)^(-psi)`` is the ``power`` family reparameteri
 (``beta = F / S``), so its fit is the same curve and is not listed twice.
 
 Comparison accounts for the number of parameters ``k``: with ``n`` points and residual sum of
-squares ``RSS``, ``AIC = n ln(RSS / n) + 2 (k + 1)`` and ``BIC = n ln(RSS / n) + (k + 1) ln n``
-(the ``+ 1`` is the residual variance), and the leave-one-out RMSE refits without each point in
-turn and predicts it. Parameter standard errors are ``sqrt(diag(s^2 (J^T J)^-1))``,
-``s^2 = RSS / (n - k)``. Published values are rounded to :data:`PUBLISHED_DECIMALS` decimals, so
-that no reported digit depends on the last bits of a LAPACK kernel.
+squares ``RSS``, ``AIC = n ln(sigma^2) + 2 (k + 1)`` and ``BIC = n ln(sigma^2) + (k + 1) ln n``
+with the maximum-likelihood residual variance ``sigma^2 = max(RSS / n, sigma_min^2)`` (the
+``+ 1`` counts it as a parameter), and the leave-one-out RMSE refits without each point in turn
+and predicts it. Parameter standard errors are ``sqrt(diag(s^2 (J^T J)^-1))``,
+``s^2 = max(RSS / (n - k), sigma_min^2)``. Published values are rounded to
+:data:`PUBLISHED_DECIMALS` decimals, so that no reported digit depends on the last bits of a
+LAPACK kernel.
+
+A perfect fit is a result: :func:`residual_variance_floor` gives
+``sigma_min^2 = (eps * max|y|)^2`` (``eps`` the float64 machine epsilon), the variance of
+residuals of one unit in the last place of the data. Residuals below it are rounding, not
+misfit: the solver fits a noise-free curve of its own family to ``RSS = 0`` exactly or to
+``RSS / n ~ 1e-34``, depending on the CPU's floating-point kernels, and ``ln(RSS / n)`` would be
+a math domain error or a number of rounding noise. Flooring the variance there (instead of
+reporting ``ln 0 = -inf``) keeps every statistic finite and machine-independent, ranks a perfect
+fit above every imperfect one, and between two perfect fits lets the parameter penalty decide
+(the smaller family wins), where ``-inf`` would tie them. On Ebbinghaus's savings every
+family's ``RSS / n`` is more than 28 orders of magnitude above the floor, so it moves no
+published value.
 """
 
 from __future__ import annotations
@@ -33,7 +47,17 @@ from scipy.optimize import least_squares
 
 from .families import FSRS_TARGET_RETENTION
 
-__all__ = ["PUBLISHED_DECIMALS", "Family", "FAMILIES", "FitResult", "fit_family", "fit_all", "predict"]
+__all__ = [
+    "PUBLISHED_DECIMALS",
+    "Family",
+    "FAMILIES",
+    "FitResult",
+    "residual_variance_floor",
+    "information_criteria",
+    "fit_family",
+    "fit_all",
+    "predict",
+]
 
 PUBLISHED_DECIMALS = 6
 """Fit statistics (RMSE, AIC, BIC, residuals) are rounded to this many decimals before anyone sees them."""
@@ -158,10 +182,53 @@ def predict(family: str, parameters: Sequence[float], delay_hours: Sequence[floa
     return [float(v) for v in values]
 
 
+def residual_variance_floor(savings: Sequence[float] | np.ndarray) -> float:
+    """``sigma_min^2 = (eps * max|y|)^2``: the smallest residual variance a fit to ``y`` reports.
+
+    ``eps`` is the float64 machine epsilon, so ``sigma_min`` is one unit in the last place of
+    the largest value: residuals below it are rounding in the model's evaluation, not misfit.
+    A curve with ``max|y| = 0`` has no scale of its own and gets the unit scale ``max|y| = 1``.
+    Always ``> 0``, so ``ln(max(RSS / n, sigma_min^2))`` is finite for every fit.
+
+    >>> residual_variance_floor([0.5, 0.25]) == (2.0**-52 * 0.5) ** 2  # eps = 2^-52
+    True
+    """
+    values = np.abs(np.asarray(savings, dtype=float))
+    scale = float(values.max()) if values.size and values.max() > 0 else 1.0
+    return float((np.finfo(float).eps * scale) ** 2)
+
+
+def information_criteria(rss: float, n: int, k: int, variance_floor: float) -> tuple[float, float]:
+    """``(AIC, BIC)`` of a least-squares fit with Gaussian residuals of variance ``sigma^2``.
+
+    ``sigma^2 = max(RSS / n, variance_floor)`` (the maximum-likelihood variance, floored:
+    :func:`residual_variance_floor`), ``AIC = n ln(sigma^2) + 2 (k + 1)`` and
+    ``BIC = n ln(sigma^2) + (k + 1) ln n``, the ``+ 1`` counting ``sigma^2`` itself. Finite for
+    every ``RSS >= 0`` when ``variance_floor > 0``; ``RSS = 0`` gives the smallest value a fit
+    with ``k`` parameters can have, so a perfect fit ranks first and, among perfect fits, the one
+    with fewer parameters.
+
+    >>> information_criteria(0.0, 7, 2, 1e-32) == information_criteria(1e-40, 7, 2, 1e-32)
+    True
+    """
+    if not variance_floor > 0:
+        raise ValueError(f"variance_floor must be > 0, got {variance_floor!r}")
+    log_term = n * math.log(max(rss / n, variance_floor))
+    return log_term + 2 * (k + 1), log_term + (k + 1) * math.log(n)
+
+
 def fit_family(
     family_name: str, dataset: str, delay_hours: Sequence[float], savings: Sequence[float]
 ) -> FitResult:
     """Fit one family; return parameters with standard errors, RMSE, AIC, BIC and leave-one-out RMSE.
+
+    With ``n`` points, ``k`` parameters and ``sigma^2 = max(RSS / n, sigma_min^2)``
+    (:func:`residual_variance_floor`): ``AIC = n ln(sigma^2) + 2 (k + 1)``,
+    ``BIC = n ln(sigma^2) + (k + 1) ln n`` (:func:`information_criteria`),
+    ``RMSE = sqrt(RSS / n)`` (not floored: ``0.0`` for a perfect fit) and standard errors
+    ``sqrt(diag(s^2 (J^T J)^-1))`` with ``s^2 = max(RSS / (n - k), sigma_min^2)``. A perfect fit
+    (``RSS = 0``, or below the floor) therefore has finite statistics and the lowest AIC and BIC
+    any fit of its family can have.
 
     Raises ``ValueError`` for an unknown family or fewer points than parameters + 2 (no residual
     variance left to estimate).
@@ -178,9 +245,10 @@ def fit_family(
     fit = _best_fit(family, t, y)
     residuals = family.model(t, fit.x) - y
     rss = math.fsum(float(r) ** 2 for r in residuals)
+    floor = residual_variance_floor(y)
     jacobian = np.asarray(fit.jac, dtype=float)
     try:
-        covariance = np.linalg.inv(jacobian.T @ jacobian) * rss / (n - k)
+        covariance = np.linalg.inv(jacobian.T @ jacobian) * max(rss / (n - k), floor)
         errors = [math.sqrt(v) if v >= 0 else float("nan") for v in np.diag(covariance)]
     except np.linalg.LinAlgError:  # a parameter the data cannot pin
         errors = [float("nan")] * k
@@ -189,15 +257,15 @@ def fit_family(
         keep = np.arange(n) != left_out
         refit = _best_fit(family, t[keep], y[keep])
         loo.append(float(family.model(t[left_out : left_out + 1], refit.x)[0] - y[left_out]))
-    log_term = n * math.log(rss / n)
+    aic, bic = information_criteria(rss, n, k, floor)
     return FitResult(
         family=family_name,
         dataset=dataset,
         parameters={name: _significant(v) for name, v in zip(family.parameters, fit.x)},
         standard_errors={name: _significant(e) for name, e in zip(family.parameters, errors)},
         rmse=_rounded(math.sqrt(rss / n)),
-        aic=_rounded(log_term + 2 * (k + 1)),
-        bic=_rounded(log_term + (k + 1) * math.log(n)),
+        aic=_rounded(aic),
+        bic=_rounded(bic),
         loo_rmse=_rounded(math.sqrt(math.fsum(r * r for r in loo) / n)),
         residuals=tuple(_rounded(float(r)) for r in residuals),
     )

@@ -1,7 +1,8 @@
 """Simulated worlds for the Memory Worth experiments (paper Experiments 1-4 and the theory check).
 
 * :mod:`~forgetting.worlds.model` -- the shared model: utilities, uniform and softmax retrieval,
-  the outcome model, exact ``p+``, Spearman rho, seed streams, the per-checkpoint episode loop.
+  the outcome model, exact ``p+``, Spearman rho, seed streams and the per-episode substreams
+  that keep what a run draws independent of what it records, the per-checkpoint episode loop.
 * :mod:`~forgetting.worlds.theory` -- ``MW -> p+`` at rate ``1/sqrt(n)``, plain and discounted,
   against the exact expected error.
 * :mod:`~forgetting.worlds.adaptive` -- the same limit when retrieval depends on the history.
@@ -59,7 +60,10 @@ from .hitchhiker import (
 from .model import (
     BLOCK_EPISODES,
     DEFAULT_N_SEEDS,
+    OUTCOME_STREAM,
+    RETRIEVAL_STREAM,
     SEPARATION_Z,
+    TASK_STREAM,
     expected_retrieved_utility,
     loglog_slope,
     p_plus_by_enumeration,
@@ -70,6 +74,7 @@ from .model import (
     separated,
     softmax_retrieval,
     spearman_rho,
+    substream,
     success_probability,
     uniform_retrieval,
 )
@@ -101,6 +106,10 @@ __all__ = [
     "separated",
     "retrieval_entropy",
     "seed_streams",
+    "substream",
+    "RETRIEVAL_STREAM",
+    "OUTCOME_STREAM",
+    "TASK_STREAM",
     "TheoryWorld",
     "TheoryResult",
     "theory_check",

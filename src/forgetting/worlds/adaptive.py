@@ -25,7 +25,15 @@ import numpy as np
 
 from ..progress import progress
 from ..worth import DEFAULT_PRIOR
-from .model import check_checkpoints, check_n_seeds, check_world, seed_streams
+from .model import (
+    OUTCOME_STREAM,
+    RETRIEVAL_STREAM,
+    check_checkpoints,
+    check_n_seeds,
+    check_world,
+    seed_streams,
+    substream,
+)
 
 __all__ = ["AdaptiveWorld", "AdaptiveResult", "adaptive_check", "NORMAL_MEAN_ABS"]
 
@@ -94,18 +102,22 @@ class AdaptiveResult:
 NORMAL_MEAN_ABS = math.sqrt(2 / math.pi)
 
 
-#: Episodes whose random draws are made at once (per seed: Gumbel keys, then outcome coins).
+#: Episodes whose random draws are made at once (per seed: Gumbel keys, then outcome coins). No
+#: result depends on it: keys and coins come from separate streams, ``n`` keys and one coin per episode.
 BLOCK = 4096
 
 
 def _adaptive_runs(world: AdaptiveWorld, seeds: list[np.random.SeedSequence]) -> tuple[np.ndarray, ...]:
-    """All seeds side by side; seed ``s`` reads only its own generator, so results do not depend
-    on which other seeds run with it. Per block of ``BLOCK`` episodes each generator draws a
-    ``(BLOCK, n)`` array of Gumbel keys, then ``BLOCK`` uniform coins (whole blocks, also past the
-    last checkpoint, so the run up to an episode does not depend on the checkpoints)."""
-    rngs = [np.random.default_rng(child) for child in seeds]
+    """All seeds side by side; seed ``s`` reads only its own streams, so results do not depend
+    on which other seeds run with it. Utilities come from ``default_rng(seed)``; episode ``t``
+    reads the ``t``-th row of ``n`` Gumbel keys of the seed's retrieval stream and the ``t``-th
+    uniform coin of its outcome stream (:func:`~forgetting.worlds.model.substream`). Each stream
+    is read a fixed amount per episode, so the run up to an episode depends neither on the
+    checkpoints nor on :data:`BLOCK`."""
     n, rows = world.n_memories, np.arange(len(seeds))
-    utilities = np.stack([rng.uniform(0.0, 1.0, n) for rng in rngs])
+    utilities = np.stack([np.random.default_rng(child).uniform(0.0, 1.0, n) for child in seeds])
+    keys = [substream(child, RETRIEVAL_STREAM) for child in seeds]
+    tosses = [substream(child, OUTCOME_STREAM) for child in seeds]
     successes = np.zeros((len(seeds), n), dtype=np.int64)
     retrievals = np.zeros((len(seeds), n), dtype=np.int64)
     worth = np.full((len(seeds), n), DEFAULT_PRIOR)
@@ -113,9 +125,8 @@ def _adaptive_runs(world: AdaptiveWorld, seeds: list[np.random.SeedSequence]) ->
     marks, last, scale = set(world.checkpoints), world.checkpoints[-1], 1.0 / world.temperature
     for start in progress(range(0, last, BLOCK), f"{len(seeds)} seeds, blocks of {BLOCK} episodes"):
         size = min(BLOCK, last - start)
-        draws = [(rng.gumbel(size=(BLOCK, n)), rng.random(BLOCK)) for rng in rngs]
-        gumbel = np.stack([g for g, _ in draws], axis=1)  # (size, seeds, n)
-        coins = np.stack([c for _, c in draws], axis=1)  # (size, seeds)
+        gumbel = np.stack([rng.gumbel(size=(size, n)) for rng in keys], axis=1)  # (size, seeds, n)
+        coins = np.stack([rng.random(size) for rng in tosses], axis=1)  # (size, seeds)
         for step in range(size):
             chosen = np.argmax(worth * scale + gumbel[step], axis=1)
             retrievals[rows, chosen] += 1

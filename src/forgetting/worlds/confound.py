@@ -13,6 +13,9 @@ from ..executor import Executor, each_seed, map_seeds
 from ..worth import LOW_VALUE, add_episodes, memory_worth, worth_class
 from .model import (
     DEFAULT_N_SEEDS,
+    OUTCOME_STREAM,
+    RETRIEVAL_STREAM,
+    TASK_STREAM,
     FloatArray,
     check_n_seeds,
     check_world,
@@ -20,6 +23,7 @@ from .model import (
     replace_world,
     seed_streams,
     spearman_rho,
+    substream,
     success_probability,
     uniform_retrieval,
 )
@@ -217,6 +221,9 @@ def confound_p_plus(world: ConfoundWorld, utilities: np.ndarray) -> tuple[np.nda
 
 
 def _confound_run(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, ...]:
+    """One seed: utilities from ``default_rng(seed)``; per episode, a task-type uniform, ``n``
+    retrieval keys (only the generalists' count on an easy task) and an outcome uniform, each
+    kind from its own stream (:func:`~forgetting.worlds.model.substream`)."""
     rng = np.random.default_rng(seed)
     n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
     utilities = np.concatenate(
@@ -225,13 +232,12 @@ def _confound_run(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, ...]:
             rng.uniform(*world.specialist_utility, world.n_specialists),
         ]
     )
-    task = (rng.random(e) < world.hard_fraction).astype(np.intp)
-    retrieved = np.empty((e, k), dtype=np.intp)
-    retrieved[task == EASY] = uniform_retrieval(
-        rng, int(np.count_nonzero(task == EASY)), world.n_generalists, k
-    )
-    retrieved[task == HARD] = uniform_retrieval(rng, int(np.count_nonzero(task == HARD)), n, k)
-    outcomes = rng.random(e) < success_probability(
+    # one task uniform, n retrieval keys and one outcome uniform per episode, each from its own
+    # stream: episode t does not depend on n_episodes (a shorter run is the start of a longer one)
+    task = (substream(seed, TASK_STREAM).random(e) < world.hard_fraction).astype(np.intp)
+    pools = np.where(task == HARD, n, world.n_generalists)  # easy tasks see the generalists only
+    retrieved = uniform_retrieval(substream(seed, RETRIEVAL_STREAM), e, n, k, pool_limits=pools)
+    outcomes = substream(seed, OUTCOME_STREAM).random(e) < success_probability(
         utilities, retrieved, world.base_rates()[task], world.memory_effect
     )
     successes, failures = np.zeros(n), np.zeros(n)
@@ -307,7 +313,9 @@ def confound_episode_sweep(
 
     Shows whether the global rho is a finite-sample value: it moves towards its limit
     (:attr:`ConfoundResult.p_plus_rho_global`) as episodes grow, and the conditioned rho
-    towards its own (:attr:`ConfoundResult.p_plus_rho_conditioned`).
+    towards its own (:attr:`ConfoundResult.p_plus_rho_conditioned`). A seed's episodes do not
+    depend on the run's length, so each seed's runs at the different counts are one run read
+    at each count.
     """
     return {
         int(e): confound_experiment(replace_world(world, n_episodes=int(e)), n_seeds, seed)

@@ -19,6 +19,8 @@ from ..worth import WORTH_CLASSES, add_episodes, class_counts, memory_worth
 from .model import (
     BLOCK_EPISODES,
     DEFAULT_N_SEEDS,
+    OUTCOME_STREAM,
+    RETRIEVAL_STREAM,
     FloatArray,
     check_checkpoints,
     check_n_seeds,
@@ -30,6 +32,7 @@ from .model import (
     seed_streams,
     softmax_retrieval,
     spearman_rho,
+    substream,
     success_probability,
 )
 
@@ -149,13 +152,16 @@ class ControlledResult(_RhoAcrossSeeds):
 
 
 def _controlled_run(world: ControlledWorld, seed: Any) -> tuple[npt.NDArray[Any], ...]:
+    """One seed: utilities from ``default_rng(seed)``, episodes from its own streams
+    (:func:`~forgetting.worlds.model.episodes_to_checkpoints`), so ``checkpoints`` only chooses
+    where ``rho`` is read."""
     rng = np.random.default_rng(seed)
     n, k = world.n_memories, world.retrieved_per_episode
     utilities = rng.uniform(0.0, 1.0, n)
     successes, failures = np.zeros(n), np.zeros(n)
     rhos: list[float] = []  # at each checkpoint; the last block runs on to n_episodes without a record
     for _ in episodes_to_checkpoints(
-        rng, utilities, k, (*world.checkpoints, world.n_episodes), successes, failures
+        seed, utilities, k, (*world.checkpoints, world.n_episodes), successes, failures
     ):
         if len(rhos) < len(world.checkpoints):
             rhos.append(spearman_rho(memory_worth(successes, failures), utilities))
@@ -181,6 +187,9 @@ def controlled_experiment(
     """Experiment 1: :class:`ControlledWorld` for ``n_seeds`` seeds, each on its own child stream of ``seed``.
 
     ``executor`` (default: this process) runs chunks of seeds; the result does not depend on it.
+    Nor does it depend on ``world.checkpoints``: episode ``t`` of a seed draws the same numbers
+    whatever is recorded, so the final ``rho`` and ``rho`` at a checkpoint are the same with any
+    other set of checkpoints (or none), and a shorter run is the start of a longer one.
     """
     check_n_seeds(n_seeds)
     chunk = each_seed(functools.partial(_controlled_run, world))
@@ -359,21 +368,26 @@ def policy_experiment(
 ) -> PolicyResult:
     """Experiment 3: :class:`PolicyWorld` for ``n_seeds`` seeds.
 
-    Runs all seeds side by side (one counter array of ``seeds x memories``), drawing each
-    seed's random numbers from its own stream in fixed blocks, so a seed's result does not
-    depend on which other seeds run with it.
+    Runs all seeds side by side (one counter array of ``seeds x memories``). Seed ``s`` draws
+    its utilities from ``default_rng(child_s)`` (the same as :func:`controlled_experiment`'s
+    seed ``s``), its Gumbel keys from its retrieval stream (``n`` per episode) and its outcome
+    uniforms from its outcome stream (one per episode; :func:`~forgetting.worlds.model.substream`),
+    so a seed's result does not depend on which other seeds run with it, on
+    :data:`~forgetting.worlds.model.BLOCK_EPISODES`, or on ``n_episodes`` beyond its own episodes.
     """
     check_n_seeds(n_seeds)
     n, k = world.n_memories, world.retrieved_per_episode
-    rngs = [np.random.default_rng(child) for child in seed_streams(seed, n_seeds)]
-    utilities = np.stack([rng.uniform(0.0, 1.0, n) for rng in rngs])
+    children = seed_streams(seed, n_seeds)
+    utilities = np.stack([np.random.default_rng(child).uniform(0.0, 1.0, n) for child in children])
+    keys = [substream(child, RETRIEVAL_STREAM) for child in children]
+    coins = [substream(child, OUTCOME_STREAM) for child in children]
     successes, failures = np.zeros(n_seeds * n), np.zeros(n_seeds * n)
     offset = (np.arange(n_seeds) * n)[:, None]
     flat_utilities = utilities.ravel()
     for start in range(0, world.n_episodes, BLOCK_EPISODES):
         size = min(BLOCK_EPISODES, world.n_episodes - start)
-        gumbel = np.stack([rng.gumbel(size=(size, n)) for rng in rngs], axis=1)  # (block, seeds, n)
-        draws = np.stack([rng.random(size) for rng in rngs], axis=1)  # (block, seeds)
+        gumbel = np.stack([rng.gumbel(size=(size, n)) for rng in keys], axis=1)  # (block, seeds, n)
+        draws = np.stack([rng.random(size) for rng in coins], axis=1)  # (block, seeds)
         for t in range(size):
             worth = memory_worth(successes, failures).reshape(n_seeds, n)
             retrieved = softmax_retrieval(worth, gumbel[t], world.temperature, k)

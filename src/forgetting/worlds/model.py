@@ -6,6 +6,14 @@ are children of ``numpy.random.SeedSequence(seed)``, :func:`seed_streams`); noth
 clock or the global random state, so the same seed gives identical floats. Counters are updated
 with :func:`forgetting.worth.add_episodes`.
 
+What a run records never changes what it draws. A run's setup (the utilities) comes from
+``default_rng(seed)``; every kind of per-episode draw has its own stream (:func:`substream`:
+:data:`RETRIEVAL_STREAM`, :data:`OUTCOME_STREAM`, :data:`TASK_STREAM`) and reads a fixed number
+of values from it per episode, in episode order. Episode ``t`` therefore sees the same numbers
+whether the run is drawn at once, in blocks of :data:`BLOCK_EPISODES`, between whatever
+checkpoints are recorded, or stopped after ``t`` episodes: the first ``t`` episodes of a longer
+run are the shorter run.
+
 The paper ("When to Forget: A Memory Governance Primitive", arXiv:2604.12007) does not publish
 all of its simulation settings. Every setting it leaves open is a named field with a default;
 each world's docstring says how the default was chosen, and each chapter reports what it gives.
@@ -60,6 +68,10 @@ __all__ = [
     "loglog_slope",
     "separated",
     "seed_streams",
+    "RETRIEVAL_STREAM",
+    "OUTCOME_STREAM",
+    "TASK_STREAM",
+    "substream",
     "check_world",
     "check_n_seeds",
     "check_checkpoints",
@@ -77,8 +89,16 @@ DEFAULT_N_SEEDS = 20
 SEPARATION_Z = 1.645
 """Experiment 4: anchor and hitchhiker are *separated* when mean gap - 1.645 * sd(gap) > 0."""
 BLOCK_EPISODES = 4096
-"""Episodes drawn per block when random numbers are generated in pieces (keeps memory bounded;
-numpy's generators give the same stream whether drawn at once or in blocks of rows)."""
+"""Episodes drawn per block when random numbers are generated in pieces (keeps memory bounded).
+No result depends on it: each stream holds one kind of draw, a fixed number per episode, and
+numpy's generators give the same values whether drawn at once or in blocks of rows."""
+RETRIEVAL_STREAM = 0
+"""Index of a run's retrieval stream (:func:`substream`): the keys of :func:`uniform_retrieval`
+or the Gumbel noise of :func:`softmax_retrieval`, one per memory per episode."""
+OUTCOME_STREAM = 1
+"""Index of a run's outcome stream: one uniform per episode, compared with its success probability."""
+TASK_STREAM = 2
+"""Index of a run's task stream: one uniform per episode that picks the task type (Experiment 2)."""
 
 _World = TypeVar("_World")
 
@@ -148,17 +168,35 @@ def p_plus_by_enumeration(
     return total / count
 
 
-def uniform_retrieval(rng: np.random.Generator, n_episodes: int, pool_size: int, k: int) -> np.ndarray:
+def uniform_retrieval(
+    rng: np.random.Generator,
+    n_episodes: int,
+    pool_size: int,
+    k: int,
+    pool_limits: np.ndarray | None = None,
+) -> np.ndarray:
     """``k`` distinct memories of ``0 .. pool_size - 1`` per episode, uniformly; shape (episodes, k).
 
     Each row is a uniformly random *ordered* sample without replacement: the ``k`` smallest of
     ``pool_size`` uniform keys, in increasing key order. Any leading columns of a row are
     therefore themselves a uniform sample (Experiment 4 relies on this), and the result does
     not depend on how ``argpartition`` happens to order ties internally.
+
+    ``pool_limits`` (one int per episode, each in ``[k, pool_size]``) restricts episode ``t`` to
+    the memories ``0 .. pool_limits[t] - 1``: the keys of the others are drawn and ignored. Every
+    episode reads exactly ``pool_size`` values of ``rng``, so row ``t`` depends only on the
+    stream and ``t``, never on how many episodes are drawn per call.
     """
+    limits = None if pool_limits is None else np.asarray(pool_limits, dtype=np.intp)
+    if limits is not None and (
+        limits.shape != (n_episodes,) or not np.all((limits >= k) & (limits <= pool_size))
+    ):
+        raise ValueError(f"pool_limits must be {n_episodes} ints in [{k}, {pool_size}]")
     rows = []
     for start in range(0, n_episodes, BLOCK_EPISODES):
         keys = rng.random((min(BLOCK_EPISODES, n_episodes - start), pool_size))
+        if limits is not None:
+            keys[np.arange(pool_size) >= limits[start : start + keys.shape[0], None]] = np.inf
         smallest = (
             keys.argpartition(k - 1, axis=1)[:, :k]
             if k < pool_size
@@ -231,6 +269,22 @@ def seed_streams(seed: int, n_seeds: int) -> list[np.random.SeedSequence]:
     return np.random.SeedSequence(int(seed)).spawn(int(n_seeds))
 
 
+def substream(seed: int | np.random.SeedSequence, index: int) -> np.random.Generator:
+    """A generator on child ``index`` of a run's seed: one kind of per-episode draw.
+
+    The child is the ``SeedSequence`` that ``seed.spawn`` would give as its ``index``-th (same
+    entropy, ``spawn_key + (index,)``), built directly, so it does not depend on how often
+    ``seed`` was spawned from before: a run given the same ``seed`` object twice (Experiment 4's
+    diversities share their seed) draws the same numbers both times. An int seed stands for
+    ``SeedSequence(seed)``. The children are independent of ``default_rng(seed)`` itself.
+    """
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    child = np.random.SeedSequence(
+        root.entropy, spawn_key=(*root.spawn_key, int(index)), pool_size=root.pool_size
+    )
+    return np.random.default_rng(child)
+
+
 def check_world(world: Any, rules: dict[str, tuple[str, float, float]]) -> None:
     """Check a world's settings: ``rules[name] = (kind, low, high)``, kind ``"int"`` or ``"real"``.
 
@@ -273,7 +327,7 @@ def replace_world(world: _World, **changes: Any) -> _World:
 
 
 def episodes_to_checkpoints(
-    rng: np.random.Generator,
+    seed: int | np.random.SeedSequence,
     utilities: FloatArray,
     retrieved_per_episode: int,
     checkpoints: Sequence[int],
@@ -282,19 +336,23 @@ def episodes_to_checkpoints(
 ) -> Iterator[tuple[int, IntArray, npt.NDArray[np.bool_]]]:
     """Run uniform-retrieval episodes up to each checkpoint in turn, adding them to the counters.
 
-    Between consecutive checkpoints the block of episodes is drawn from ``rng`` (retrieval by
-    :func:`uniform_retrieval`, then one uniform draw per episode against
-    :func:`success_probability`) and added to ``successes``/``failures`` in place; then
-    ``(checkpoint, retrieved, outcomes)`` of that block is yielded, so the caller reads the
-    counters at exactly ``checkpoint`` episodes. A checkpoint equal to the previous one (or 0
-    at the start) draws nothing and yields an empty block.
+    Episode ``t`` retrieves by :func:`uniform_retrieval` from the run's retrieval stream
+    (``substream(seed, RETRIEVAL_STREAM)``, ``n_memories`` keys per episode) and succeeds when
+    the ``t``-th uniform of its outcome stream (``substream(seed, OUTCOME_STREAM)``) is below
+    :func:`success_probability`. Between consecutive checkpoints the block of episodes is drawn
+    and added to ``successes``/``failures`` in place; then ``(checkpoint, retrieved, outcomes)``
+    of that block is yielded, so the caller reads the counters at exactly ``checkpoint``
+    episodes. A checkpoint equal to the previous one (or 0 at the start) draws nothing and
+    yields an empty block. Invariant: the counters after ``c`` episodes are the same whatever
+    the other checkpoints, since each stream is read a fixed amount per episode.
     """
+    retrieval, outcome = substream(seed, RETRIEVAL_STREAM), substream(seed, OUTCOME_STREAM)
     n_memories = utilities.size
     done = 0
     for checkpoint in checkpoints:
         if checkpoint > done:
-            retrieved = uniform_retrieval(rng, checkpoint - done, n_memories, retrieved_per_episode)
-            outcomes = rng.random(checkpoint - done) < success_probability(utilities, retrieved)
+            retrieved = uniform_retrieval(retrieval, checkpoint - done, n_memories, retrieved_per_episode)
+            outcomes = outcome.random(checkpoint - done) < success_probability(utilities, retrieved)
             add_episodes(successes, failures, retrieved, outcomes)
             done = checkpoint
         else:

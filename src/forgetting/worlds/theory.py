@@ -71,7 +71,8 @@ class TheoryWorld:
         ``k``.
     checkpoints : tuple of int
         Episode counts at which ``|MW - p+|`` is recorded (log-spaced by default); the run ends
-        at the last one.
+        at the last one. The errors at a checkpoint do not depend on the other checkpoints
+        (each episode reads its own streams, :func:`~forgetting.worlds.model.episodes_to_checkpoints`).
     """
 
     n_memories: int = 20
@@ -130,7 +131,7 @@ def _theory_run(world: TheoryWorld, seed: Any) -> tuple[FloatArray, ...]:
     p_plus = p_plus_uniform(utilities, k)
     successes, failures = np.zeros(n), np.zeros(n)
     mean_err, max_err, signed = [], [], []
-    for _ in episodes_to_checkpoints(rng, utilities, k, world.checkpoints, successes, failures):
+    for _ in episodes_to_checkpoints(seed, utilities, k, world.checkpoints, successes, failures):
         difference = memory_worth(successes, failures) - p_plus
         error = np.abs(difference)
         mean_err.append(error.mean())
@@ -297,7 +298,7 @@ class DiscountedTheoryResult:
 
 
 def _discounted_theory_run(world: TheoryWorld, discount: float, seed: Any) -> tuple[FloatArray, ...]:
-    # Same draws, in the same order, as _theory_run: the plain errors equal theory_check's.
+    # Same utilities and episode streams as _theory_run: the plain errors equal theory_check's.
     rng = np.random.default_rng(seed)
     n, k = world.n_memories, world.retrieved_per_episode
     utilities = rng.uniform(0.0, 1.0, n)
@@ -305,7 +306,7 @@ def _discounted_theory_run(world: TheoryWorld, discount: float, seed: Any) -> tu
     successes, failures = np.zeros(n), np.zeros(n)
     rows, wins, plain, discounted = [], [], [], []
     for _, retrieved, outcomes in episodes_to_checkpoints(
-        rng, utilities, k, world.checkpoints, successes, failures
+        seed, utilities, k, world.checkpoints, successes, failures
     ):
         rows.append(retrieved)
         wins.append(outcomes)
