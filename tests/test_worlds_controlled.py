@@ -187,3 +187,14 @@ def test_the_depth_sweep_covers_every_k_from_1_to_20():
 def test_static_score_rho_refuses_a_seed_that_is_not_a_non_negative_int(seed):
     with pytest.raises(ValueError, match="seed must be an int >= 0"):
         W.static_score_rho(np.ones((2, 3)), seed=seed)
+
+
+def test_the_loop_cost_is_called_measured_only_beyond_two_sided_95_percent():
+    from forgetting.worlds import loop_cost_words
+    from forgetting.worlds.controlled import DISTINGUISHABLE_Z
+
+    assert loop_cost_words(-0.0107, 0.0107 / 2.03) == "a cost these seeds measure"
+    assert loop_cost_words(-0.0033, 0.0033 / 1.07) == "a cost these seeds cannot tell apart from zero"
+    assert loop_cost_words(DISTINGUISHABLE_Z, 1.0) == "a cost these seeds measure"
+    with pytest.raises(ValueError, match="loop_se"):
+        loop_cost_words(0.1, 0.0)
