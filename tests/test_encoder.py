@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+import forgetting
+from forgetting.text import layers
 from forgetting.text.encoder import MiniLMEncoder
 from forgetting.text.model_files import (
     MODEL_FILES_SHA256,
@@ -253,11 +258,171 @@ def test_encode_shapes_norms_and_determinism(encoder: MiniLMEncoder) -> None:
     np.testing.assert_array_equal(out, encoder.encode(texts, batch_size=2))  # deterministic
     assert encoder.encode([]).shape == (0, 384)
     assert encoder.encode("hello").shape == (1, 384)
-    # batch composition (padding) only changes float rounding
+    # each text is computed alone: its batch neighbours change no bit
     single = np.vstack([encoder.encode([s]) for s in ["", "hello", texts[4]]])
-    np.testing.assert_allclose(single, out[[0, 1, 4]], atol=1e-6)
+    np.testing.assert_array_equal(single, out[[0, 1, 4]])
     with pytest.raises(TypeError):
         encoder.encode([None])  # type: ignore[list-item]
+
+
+BATCH_TEXTS = [
+    "delta",  # "delta" and "epsilon" have the same token count: no padding between them
+    "epsilon",
+    "",
+    "Hello world!",
+    "The cat sat on the mat.",
+    "Memory decay follows an exponential retention curve.",
+    "Crème brûlée 🍮 東京は日本の首都です。",
+    "An agent should forget stale facts that lead to failures, but keep the ones that still help.",
+    LONG_ENGLISH,  # 256 tokens after truncation
+]
+
+
+def _batchings(encoder: MiniLMEncoder, texts: list[str], quick: bool = False) -> dict[str, np.ndarray]:
+    """Ways of encoding ``texts`` in company, each giving one row per text in ``texts``' order
+    (``quick``: three of them, for the subprocess runs)."""
+    others = SENTENCES[3:12]
+    ids, mask = encoder.tokenize(texts)
+    ways: dict[str, Any] = {
+        "in one call": lambda: encoder.encode(texts),
+        "reversed, batch_size=3": lambda: encoder.encode(texts[::-1], batch_size=3)[::-1],
+        "forward, padded batch": lambda: encoder.forward(ids, mask),
+    }
+    if not quick:
+        ways |= {
+            "batch_size=1": lambda: encoder.encode(texts, batch_size=1),
+            "batch_size=2": lambda: encoder.encode(texts, batch_size=2),
+            "interleaved with others": lambda: encoder.encode(
+                [x for t, o in zip(texts, others) for x in (o, t)]
+            )[1::2],
+            "after a long text": lambda: encoder.encode([LONG_MIXED, *texts], batch_size=4)[1:],
+            "forward_one": lambda: np.vstack([encoder.forward_one(i) for i in encoder.token_ids(texts)]),
+        }
+    return {name: way() for name, way in ways.items()}
+
+
+def _same_bits_or_report(alone: np.ndarray, ways: dict[str, np.ndarray], texts: list[str]) -> list[str]:
+    problems = []
+    for name, got in ways.items():
+        rows = [i for i in range(len(texts)) if got[i].tobytes() != alone[i].tobytes()]
+        if rows:
+            diff = float(np.abs(got.astype(np.float64) - alone).max())
+            problems.append(f"{name}: {[texts[i][:20] for i in rows]} differ from alone (max {diff:.2e})")
+    return problems
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_sentence_gets_the_same_bits_whatever_it_is_encoded_with(
+    encoder: MiniLMEncoder, model_dir: Path, dtype: type[np.floating[Any]]
+) -> None:
+    enc = encoder if dtype is np.float32 else MiniLMEncoder(model_dir, dtype=dtype)
+    lengths = [len(ids) for ids in enc.token_ids(BATCH_TEXTS)]
+    assert lengths[0] == lengths[1] and len(set(lengths)) >= 6  # equal and unequal lengths
+    alone = np.vstack([enc.encode([t]) for t in BATCH_TEXTS])
+    assert alone.dtype == dtype
+    assert _same_bits_or_report(alone, _batchings(enc, BATCH_TEXTS), BATCH_TEXTS) == []
+
+
+def test_attention_without_blas_agrees_with_blas(
+    encoder: MiniLMEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Long sentences' attention runs on numpy.einsum: forced on short ones, it must agree."""
+    texts = BATCH_TEXTS[:-1]
+    assert (
+        max(len(ids) for ids in encoder.token_ids(texts)) ** 2 * encoder.head_dim
+        < layers.BLAS_ONE_THREAD_WORK
+    )
+    with_blas = encoder.encode(texts)
+    monkeypatch.setattr(layers, "BLAS_ONE_THREAD_WORK", 0)
+    without = encoder.encode(texts)
+    np.testing.assert_allclose(without, with_blas, rtol=0, atol=1e-6)
+
+
+def test_forward_refuses_a_mask_that_is_not_a_prefix(encoder: MiniLMEncoder) -> None:
+    ids, mask = encoder.tokenize(["a", "a b c"])
+    holed = mask.copy()
+    holed[1, 1] = 0
+    with pytest.raises(ValueError, match="ones followed by zeros"):
+        encoder.forward(ids, holed)
+    with pytest.raises(ValueError, match="must be equal"):
+        encoder.forward(ids, mask[:, :-1])
+    with pytest.raises(ValueError, match="non-empty"):
+        encoder.forward(ids, np.zeros_like(mask))
+    with pytest.raises(ValueError, match="position table"):
+        encoder.forward_one(np.ones(encoder.position_embeddings.shape[0] + 1, dtype=np.int64))
+
+
+_INVARIANCE_SCRIPT = """
+import hashlib, json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import test_encoder as t
+from forgetting.text.encoder import MiniLMEncoder
+
+encoder = MiniLMEncoder()
+alone = np.vstack([encoder.encode([s]) for s in t.BATCH_TEXTS])
+problems = t._same_bits_or_report(alone, t._batchings(encoder, t.BATCH_TEXTS, quick=True), t.BATCH_TEXTS)
+print(json.dumps({"problems": problems, "sha256": hashlib.sha256(alone.tobytes()).hexdigest()}))
+"""
+
+
+def _openblas_with_dynamic_arch() -> bool:
+    config: Any = np.show_config(mode="dicts")
+    blas = config.get("Build Dependencies", {}).get("blas", {})
+    return "openblas" in str(blas.get("name", "")) and "DYNAMIC_ARCH" in str(
+        blas.get("openblas configuration", "")
+    )
+
+
+def _cpu_has(flag: str) -> bool:
+    try:
+        return flag in Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+
+
+# OPENBLAS_VERBOSE=2 prints "Core: <name>"; x86_64 builds alias the older tables to Prescott's
+# and print the first of them, Katmai
+_CORES = {"Haswell": ("Haswell",), "Prescott": ("Prescott", "Katmai")}
+
+
+def _run_in_fresh_process(threads: str, core: str | None) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "OMP_", "GOTO_"))}
+    env["OPENBLAS_NUM_THREADS"] = threads
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(forgetting.__file__).resolve().parents[1]), env.get("PYTHONPATH", "")]
+    )
+    if core is not None:
+        env["OPENBLAS_CORETYPE"] = core
+        env["OPENBLAS_VERBOSE"] = "2"
+    done = subprocess.run(
+        [sys.executable, "-c", _INVARIANCE_SCRIPT, str(Path(__file__).parent)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    if core is not None:
+        assert any(f"Core: {name}" in done.stderr for name in _CORES[core]), done.stderr
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+@pytest.mark.parametrize("core", [None, "Haswell", "Prescott"])
+def test_the_same_bits_in_any_batch_and_on_any_thread_count(encoder: MiniLMEncoder, core: str | None) -> None:
+    """In a fresh process per BLAS setting: a text alone and in company gets the same bits, on
+    one OpenBLAS thread or two (``core``: the kernel forced with OPENBLAS_CORETYPE; the kernel
+    may change the bits, the thread count may not)."""
+    if core is not None:
+        if not _openblas_with_dynamic_arch():
+            pytest.skip("numpy's BLAS is not a DYNAMIC_ARCH OpenBLAS: OPENBLAS_CORETYPE means nothing")
+        if core == "Haswell" and not _cpu_has("avx2"):
+            pytest.skip("the Haswell kernels need AVX2")
+    one, two = (_run_in_fresh_process(threads, core) for threads in ("1", "2"))
+    assert one["problems"] == [] and two["problems"] == []
+    assert one["sha256"] == two["sha256"]  # the thread count changes no bit
 
 
 def test_matches_sentence_transformers(encoder: MiniLMEncoder, reference: Any) -> None:

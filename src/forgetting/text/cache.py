@@ -50,7 +50,9 @@ class EmbeddingCache:
     written to a temporary file in the same folder and moved into place with
     :func:`os.replace` (:func:`forgetting.safeio.atomic_write_bytes`), so readers never see a
     partial file and concurrent writers are safe.
-    A cached vector is returned bit for bit as first computed.
+    A cached vector is returned bit for bit as first computed, and one recomputed on the same
+    machine has the same bits: the encoder's vector for a text depends only on the text, not
+    on the texts missing with it (:meth:`~forgetting.text.encoder.MiniLMEncoder.encode`).
 
     Parameters
     ----------

@@ -2,13 +2,13 @@
 
 The forward pass reproduces sentence-transformers (``Transformer -> Pooling(mean) ->
 Normalize``): BERT embeddings (word + absolute position ``0..L-1`` + token-type row 0,
-LayerNorm), ``num_hidden_layers`` encoder layers (multi-head self-attention with a padding
-mask, add & LayerNorm, feed-forward with the exact erf GELU, add & LayerNorm), mean pooling
-over the attention mask and L2 normalisation. The architecture numbers (layers, heads, hidden
-size, LayerNorm eps) are read from the shipped ``config.json``, the sequence length from
-``sentence_bert_config.json``. The tokenizer's shipped truncation and padding are replaced by
-truncation to that length and padding to the longest sentence of each batch. Every file is
-read through :func:`~forgetting.text.model_files.read_verified` (digest first, then parse).
+LayerNorm), ``num_hidden_layers`` encoder layers (multi-head self-attention, add & LayerNorm,
+feed-forward with the exact erf GELU, add & LayerNorm), mean pooling over the tokens and L2
+normalisation. The architecture numbers (layers, heads, hidden size, LayerNorm eps) are read
+from the shipped ``config.json``, the sequence length from ``sentence_bert_config.json``. The
+tokenizer's shipped truncation and padding are replaced by truncation to that length and no
+padding. Every file is read through :func:`~forgetting.text.model_files.read_verified`
+(digest first, then parse).
 
 The agreement with sentence-transformers (float32 and float64) is asserted, with its
 tolerance, by ``tests/test_encoder.py``.
@@ -17,10 +17,13 @@ Threads: numpy's BLAS (OpenBLAS) uses every core by default. This module never c
 a caller who wants fewer threads sets ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) in the
 environment *before numpy is first imported*, or uses ``threadpoolctl`` at run time.
 
-Determinism: a given list of texts and ``batch_size`` always gives the same bits. A text's
-vector can differ in its last float32 digits depending on the other texts in its batch
-(padding length changes BLAS's summation order), as in sentence-transformers; duplicates
-inside one call are computed once and are bit-identical.
+Determinism: a sentence's vector depends only on the sentence. Each one is computed alone, at
+its own length (no padding, no batch dimension in any matrix product: a padded or batched
+product lets OpenBLAS sum in another order, see :mod:`forgetting.text.layers`), so a text gets
+the same bits whatever it is encoded with, in any order, with any ``batch_size``, on one
+OpenBLAS thread or several. The bits do depend on OpenBLAS's kernel (chosen by CPU, or
+``OPENBLAS_CORETYPE``); :mod:`forgetting.text.similarity` keeps those last digits out of every
+decision and published value.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .layers import gelu_erf_, layer_norm_
+from .layers import Scratch, encoder_layers_, layer_norm_, sentence_arrays
 from .model_files import (
     MODEL_FILES_SHA256,
     MODEL_SHA256,
@@ -96,10 +99,10 @@ class MiniLMEncoder:
 
     Notes
     -----
-    Each output row is ``normalize(mean_{t: mask_t = 1} h_t)`` where ``h`` is the last hidden
-    state, so every row has unit L2 norm. Numpy's OpenBLAS uses all cores unless
-    ``OPENBLAS_NUM_THREADS`` is set before numpy is imported; this class does not touch thread
-    settings.
+    Each output row is ``normalize(mean_t h_t)`` over the sentence's own tokens, ``h`` the last
+    hidden state, so every row has unit L2 norm. Invariant: a sentence's vector depends only
+    on the sentence (computed alone, never padded; see :meth:`encode`). This class does not
+    touch OpenBLAS's thread settings.
 
     Examples
     --------
@@ -196,36 +199,34 @@ class MiniLMEncoder:
                 name = "bert." + name
             return np.ascontiguousarray(tensors[name], dtype=dt)
 
+        def column(name: str) -> np.ndarray:  # (n, 1): broadcasts over a sentence's tokens
+            return get(name).reshape(-1, 1)
+
         def linear(prefix: str) -> tuple[np.ndarray, np.ndarray]:
-            # torch Linear stores (out, in); keep (in, out) so that y = x @ W + b
-            return np.ascontiguousarray(get(prefix + ".weight").T), get(prefix + ".bias")
+            # torch's (out, in) weight is the left operand: y = W x + b on feature-major x
+            return get(prefix + ".weight"), column(prefix + ".bias")
+
+        def norm(prefix: str) -> tuple[np.ndarray, np.ndarray]:
+            return column(prefix + ".weight"), column(prefix + ".bias")
 
         self.word_embeddings = get("embeddings.word_embeddings.weight")
         self.position_embeddings = get("embeddings.position_embeddings.weight")
         self.token_type_row0 = get("embeddings.token_type_embeddings.weight")[0].copy()
-        self.emb_ln = (get("embeddings.LayerNorm.weight"), get("embeddings.LayerNorm.bias"))
+        self.emb_ln = norm("embeddings.LayerNorm")
         if self.word_embeddings.shape[1] != self.hidden_size:
             raise ValueError("config.json hidden_size does not match the weights")
         self.layers: list[dict[str, tuple[np.ndarray, np.ndarray]]] = []
         for i in range(self.num_layers):
             p = f"encoder.layer.{i}."
-            wq, bq = linear(p + "attention.self.query")
-            wk, bk = linear(p + "attention.self.key")
-            wv, bv = linear(p + "attention.self.value")
+            q, k, v = (linear(p + f"attention.self.{name}") for name in ("query", "key", "value"))
             self.layers.append(
                 {
-                    "qkv": (
-                        np.ascontiguousarray(np.concatenate([wq, wk, wv], axis=1)),
-                        np.concatenate([bq, bk, bv]),
-                    ),
+                    "qkv": (np.concatenate([q[0], k[0], v[0]]), np.concatenate([q[1], k[1], v[1]])),
                     "attn_out": linear(p + "attention.output.dense"),
-                    "attn_ln": (
-                        get(p + "attention.output.LayerNorm.weight"),
-                        get(p + "attention.output.LayerNorm.bias"),
-                    ),
+                    "attn_ln": norm(p + "attention.output.LayerNorm"),
                     "ffn_in": linear(p + "intermediate.dense"),
                     "ffn_out": linear(p + "output.dense"),
-                    "ffn_ln": (get(p + "output.LayerNorm.weight"), get(p + "output.LayerNorm.bias")),
+                    "ffn_ln": norm(p + "output.LayerNorm"),
                 }
             )
 
@@ -249,16 +250,24 @@ class MiniLMEncoder:
         return ids, mask
 
     def tokenize(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Token ids and attention mask, ``(batch, longest)`` int64, padded to the longest."""
+        """Token ids and attention mask, ``(batch, longest)`` int64, padded to the longest.
+
+        The layout sentence-transformers feeds its model (the tests compare the two); the
+        encoder itself never computes on padding (:meth:`forward` strips it).
+        """
         return self._pad(self.token_ids(sentences))
 
     def forward(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
-        """Sentence embeddings of one padded batch of token ids.
+        """Sentence embeddings of a padded batch of token ids, each row computed alone.
+
+        A row's vector depends only on its own tokens: the padding is stripped, never computed,
+        and the rows go through :meth:`forward_one`'s computation, so the batch changes nothing.
 
         Parameters
         ----------
         input_ids, attention_mask : numpy.ndarray
-            ``(batch, length)`` integer arrays (:meth:`tokenize`); mask 1 for real tokens.
+            ``(batch, length)`` integer arrays (:meth:`tokenize`); each mask row is ones for the
+            real tokens followed by zeros for the padding.
 
         Returns
         -------
@@ -268,79 +277,75 @@ class MiniLMEncoder:
         Raises
         ------
         ValueError
+            The arrays differ in shape, a mask row is not ones then zeros or has no token, or
             ``length`` exceeds the position table.
         """
-        dt = self.dtype
-        batch, length = input_ids.shape
-        if length > self.position_embeddings.shape[0]:
-            raise ValueError(f"sequence length {length} exceeds the position table")
-        hidden, nh, hd = self.hidden_size, self.num_heads, self.head_dim
-        eps = self.layer_norm_eps
-        n = batch * length
-        # Activations are 2-D, (batch * length, features): one BLAS gemm per linear layer.
-        # Work buffers are allocated once per batch and reused by every layer (fresh large
-        # arrays cost page faults that were ~1/3 of the run time).
-        h = np.empty((n, hidden), dt)  # hidden state, alternates with `other`
-        other = np.empty((n, hidden), dt)
-        scratch_h = np.empty((n, hidden), dt)
-        qkv_flat = np.empty((n, 3 * hidden), dt)
-        qkv_heads = np.empty((3, batch, nh, length, hd), dt)
-        scores = np.empty((batch, nh, length, length), dt)
-        context = np.empty((batch, nh, length, hd), dt)
-        context_flat = np.empty((batch, length, nh, hd), dt)
-        inter = self.layers[0]["ffn_in"][0].shape[1] if self.layers else hidden
-        inner = np.empty((n, inter), dt)
-        scratch_i = np.empty((n, inter), dt)
+        ids, mask = np.asarray(input_ids), np.asarray(attention_mask) != 0
+        if ids.ndim != 2 or ids.shape != mask.shape:
+            raise ValueError(f"input_ids {ids.shape} and attention_mask {mask.shape} must be equal 2-D")
+        counts = mask.sum(axis=1)
+        if not np.array_equal(mask, np.arange(mask.shape[1]) < counts[:, None]):
+            raise ValueError("each attention_mask row must be ones followed by zeros")
+        return self._embed([ids[row, :count] for row, count in enumerate(counts.tolist())])
 
-        np.take(self.word_embeddings, input_ids.reshape(-1), axis=0, out=h)
-        h3 = h.reshape(batch, length, hidden)
-        h3 += self.position_embeddings[:length]
-        h3 += self.token_type_row0
-        layer_norm_(h, *self.emb_ln, eps, scratch_h)
+    def forward_one(self, token_ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Embedding of one sentence from its unpadded token ids ``[CLS] ... [SEP]``.
 
-        mask = attention_mask.astype(dt)
-        # additive mask like transformers: 0 for tokens, dtype-min for padding
-        bias = ((1.0 - mask) * np.finfo(dt).min)[:, None, None, :]
-        tiny = np.finfo(dt).tiny
-        scale = dt.type(1.0 / np.sqrt(hd))
-        for layer in self.layers:
-            w, b = layer["qkv"]
-            np.matmul(h, w, out=qkv_flat)
-            qkv_flat += b
-            np.copyto(qkv_heads, qkv_flat.reshape(batch, length, 3, nh, hd).transpose(2, 0, 3, 1, 4))
-            q, k, v = qkv_heads  # each (batch, heads, length, head_dim), C-contiguous
-            np.matmul(q, k.transpose(0, 1, 3, 2), out=scores)
-            scores *= scale
-            scores += bias
-            scores -= scores.max(axis=-1, keepdims=True)
-            np.exp(scores, out=scores)
-            scores /= scores.sum(axis=-1, keepdims=True)
-            # Subnormal probabilities (< 1.2e-38 in float32) would make the next gemm ~100x
-            # slower on x86; they change nothing at float precision, so flush them to zero.
-            scores[scores < tiny] = 0.0
-            np.matmul(scores, v, out=context)
-            np.copyto(context_flat, context.transpose(0, 2, 1, 3))
-            w, b = layer["attn_out"]
-            np.matmul(context_flat.reshape(n, hidden), w, out=other)
-            other += b
-            other += h
-            h, other = layer_norm_(other, *layer["attn_ln"], eps, scratch_h), h
-            w, b = layer["ffn_in"]
-            np.matmul(h, w, out=inner)
-            inner += b
-            gelu_erf_(inner, scratch_i)
-            w, b = layer["ffn_out"]
-            np.matmul(inner, w, out=other)
-            other += b
-            other += h
-            h, other = layer_norm_(other, *layer["ffn_ln"], eps, scratch_h), h
+        Parameters
+        ----------
+        token_ids : sequence of int
+            At least one id, at most as many as the position table has rows
+            (:meth:`token_ids` gives them, truncated to ``max_seq_length``).
 
-        # mean pooling over real tokens, then L2 normalisation (sentence-transformers' eps)
-        summed = np.einsum("bld,bl->bd", h.reshape(batch, length, hidden), mask)
-        counts = np.maximum(mask.sum(axis=1, keepdims=True), dt.type(1e-9))
-        pooled = summed / counts
-        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), dt.type(1e-12))
-        return np.asarray((pooled / norms).astype(dt, copy=False))
+        Returns
+        -------
+        numpy.ndarray
+            ``(384,)`` in the encoder's dtype, of unit L2 norm.
+
+        Raises
+        ------
+        ValueError
+            No token, or more tokens than the position table has rows.
+
+        Notes
+        -----
+        Invariant: a sentence's vector depends only on the sentence. Every array of the pass
+        has a shape fixed by the sentence's own length (no padding, no batch dimension) and
+        starts on a 64-byte boundary, so each BLAS call and numpy reduction sums in an order
+        no other sentence can change. :meth:`encode` and :meth:`forward` compute every
+        sentence exactly this way and return the same bits.
+        """
+        return np.asarray(self._embed([np.asarray(token_ids)])[0])
+
+    def _embed(self, id_lists: Sequence[np.ndarray]) -> np.ndarray:
+        """Embeddings of a few sentences (unpadded token ids), each computed alone.
+
+        They go through the model side by side (:func:`~forgetting.text.layers.encoder_layers_`)
+        but every numpy and BLAS call gets one sentence's arrays, exactly as for the sentence
+        alone: how many go together changes the speed and the memory, never a bit.
+        """
+        dt, hidden, eps = self.dtype, self.hidden_size, self.layer_norm_eps
+        lengths = [int(ids.shape[0]) if ids.ndim == 1 else 0 for ids in id_lists]
+        if min(lengths, default=1) < 1:
+            raise ValueError("every sentence needs a non-empty 1-D sequence of token ids")
+        if max(lengths, default=0) > self.position_embeddings.shape[0]:
+            raise ValueError(f"sequence length {max(lengths)} exceeds the position table")
+        h = sentence_arrays(lengths, hidden, dt)  # feature-major: (hidden, tokens) each
+        scratch = Scratch(dt)
+        for x, ids in zip(h, id_lists):
+            tokens = scratch.get("tokens", x.shape[1], hidden)
+            np.take(self.word_embeddings, ids.astype(np.intp, copy=False), axis=0, out=tokens)
+            tokens += self.position_embeddings[: len(tokens)]
+            tokens += self.token_type_row0
+            np.copyto(x, tokens.T)
+            layer_norm_(x, *self.emb_ln, eps, scratch.get("h", *x.shape))
+        encoder_layers_(h, self.layers, self.num_heads, eps, scratch)
+        # mean pooling over the tokens, then L2 normalisation (sentence-transformers' eps)
+        out = np.empty((len(id_lists), hidden), dt)
+        for row, x in zip(out, h):
+            pooled = np.add.reduce(x, axis=1) / dt.type(x.shape[1])
+            row[:] = pooled / max(np.sqrt(np.add.reduce(np.square(pooled))), dt.type(1e-12))
+        return out
 
     def encode(self, sentences: str | Iterable[str], batch_size: int = 32) -> np.ndarray:
         """Embed ``sentences``: ``(n, 384)`` in the encoder's dtype, rows of unit norm.
@@ -350,7 +355,8 @@ class MiniLMEncoder:
         sentences : str or iterable of str
             A single string gives ``(1, 384)``; the empty string is valid ([CLS] [SEP]).
         batch_size : int, default 32
-            Texts per forward pass (>= 1).
+            Distinct texts taken through the model together (>= 1): a speed and memory
+            setting that never changes the result.
 
         Returns
         -------
@@ -366,13 +372,15 @@ class MiniLMEncoder:
 
         Notes
         -----
-        Each distinct text is computed once (duplicates get bit-identical rows). Texts are
-        sorted by token count before batching (less padding), like sentence-transformers; the
-        output keeps the input order. The result is a deterministic function of the input list and ``batch_size``; the
-        padding a text gets from its batch neighbours changes BLAS's summation order, so the
-        same text in another batch may differ in its last float32 digits, as it does in
-        sentence-transformers. Peak memory grows with
-        ``batch_size * heads * longest**2`` (about 100 MB for 32 texts of 256 tokens).
+        Invariant: a sentence's vector depends only on the sentence. Each distinct text is
+        computed once, alone (:meth:`forward_one`: no padding, no batch dimension in any
+        matrix product), so it gets the same bits in any list, at any position, with any
+        ``batch_size``, as on its own; duplicates get identical rows. (sentence-transformers
+        pads each batch to its longest text, so there a text's last float32 digits depend on
+        its neighbours.) The thread count changes no bit either; the BLAS kernel OpenBLAS
+        picks for the CPU does, and :mod:`forgetting.text.similarity` keeps those digits out of
+        every result. Memory grows with ``batch_size * longest`` (about 130 MB for 32 texts of
+        256 tokens in float32).
         """
         if isinstance(sentences, str):
             sentences = [sentences]
@@ -385,14 +393,10 @@ class MiniLMEncoder:
         row_of: dict[str, int] = {}
         inverse = np.array([row_of.setdefault(t, len(row_of)) for t in texts], dtype=np.intp)
         unique = list(row_of)
+        id_arrays = [np.asarray(ids) for ids in self.token_ids(unique)] if unique else []
         out = np.empty((len(unique), self.hidden_size), dtype=self.dtype)
-        if unique:
-            id_lists = self.token_ids(unique)
-            order = np.argsort(-np.asarray([len(ids) for ids in id_lists]), kind="stable")
-            for start in range(0, len(unique), batch_size):
-                idx = order[start : start + batch_size]
-                ids, mask = self._pad([id_lists[i] for i in idx])
-                out[idx] = self.forward(ids, mask)
+        for start in range(0, len(unique), batch_size):
+            out[start : start + batch_size] = self._embed(id_arrays[start : start + batch_size])
         return out[inverse]
 
     def __call__(self, sentences: str | Iterable[str], batch_size: int = 32) -> np.ndarray:
