@@ -190,8 +190,8 @@ def test_static_score_rho_refuses_a_seed_that_is_not_a_non_negative_int(seed):
 
 
 def test_the_loop_cost_is_called_measured_only_beyond_two_sided_95_percent():
+    from forgetting.stats import DISTINGUISHABLE_Z
     from forgetting.worlds import loop_cost_words
-    from forgetting.worlds.controlled import DISTINGUISHABLE_Z
 
     assert loop_cost_words(-0.0107, 0.0107 / 2.03) == "a cost these seeds measure"
     assert loop_cost_words(-0.0033, 0.0033 / 1.07) == "a cost these seeds cannot tell apart from zero"

@@ -23,7 +23,17 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["SeedSummary", "summarize", "ci95_half_width", "mean_sd", "rho_across_seeds"]
+from ._validate import raise_problems, real_problem
+
+__all__ = [
+    "SeedSummary",
+    "summarize",
+    "ci95_half_width",
+    "mean_sd",
+    "rho_across_seeds",
+    "DISTINGUISHABLE_Z",
+    "loop_cost_words",
+]
 
 Z_95 = statistics.NormalDist().inv_cdf(0.975)
 """The standard normal's 97.5 % quantile: a two-sided 95 % interval spans ``mean +- Z_95 * sd / sqrt(n)``."""
@@ -82,3 +92,20 @@ def mean_sd(values: npt.ArrayLike) -> tuple[float, float]:
 def rho_across_seeds(rho: npt.ArrayLike) -> tuple[float, float]:
     """Mean and sample sd of one rank correlation per seed (:func:`mean_sd`)."""
     return mean_sd(rho)
+
+
+#: Standard errors from zero beyond which a paired mean difference is told apart from zero (two-sided 95 %).
+DISTINGUISHABLE_Z = Z_95
+
+
+def loop_cost_words(loop: float, loop_se: float) -> str:
+    """How the prose describes the loop's part of the gap: told apart from zero or not.
+
+    ``|loop| / loop_se >= DISTINGUISHABLE_Z`` (a two-sided 95 % test on the paired differences)
+    is "a cost these seeds measure", anything less "a cost these seeds cannot tell apart from
+    zero". Raises ``ValueError`` unless ``loop_se`` is a positive finite number.
+    """
+    raise_problems([real_problem("loop", loop), real_problem("loop_se", loop_se, 0.0, low_open=True)])
+    if abs(loop) / loop_se >= DISTINGUISHABLE_Z:
+        return "a cost these seeds measure"
+    return "a cost these seeds cannot tell apart from zero"

@@ -13,6 +13,7 @@
 * :mod:`~forgetting.worlds.anchor_decides` -- Experiment 4 when the anchor alone decides the outcome.
 """
 
+from ..stats import loop_cost_words
 from .adaptive import NORMAL_MEAN_ABS, AdaptiveResult, AdaptiveWorld, adaptive_check
 from .anchor_decides import (
     AnchorDecidesResult,
@@ -41,7 +42,6 @@ from .controlled import (
     consistent_with_band,
     controlled_experiment,
     gap_decomposition,
-    loop_cost_words,
     policy_experiment,
     retrieval_depth_sweep,
     static_score_rho,

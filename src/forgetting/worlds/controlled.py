@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._validate import raise_problems, real_problem, seed_problem
+from .._validate import raise_problems, seed_problem
 from ..executor import Executor, each_seed, map_seeds
 from ..stats import rho_across_seeds
 from ..worth import WORTH_CLASSES, add_episodes, class_counts, memory_worth
@@ -263,23 +263,6 @@ def gap_decomposition(policy_rho: np.ndarray, uniform_rho: np.ndarray, published
         "setting_se": float(uniform.std(ddof=1)) / root,
         "loop_share": loop / gap if gap != 0 else float("nan"),
     }
-
-
-#: Standard errors from zero beyond which a paired mean difference is told apart from zero (two-sided 95 %).
-DISTINGUISHABLE_Z = 1.96
-
-
-def loop_cost_words(loop: float, loop_se: float) -> str:
-    """How the prose describes the loop's part of the gap: told apart from zero or not.
-
-    ``|loop| / loop_se >= DISTINGUISHABLE_Z`` (a two-sided 95 % test on the paired differences)
-    is "a cost these seeds measure", anything less "a cost these seeds cannot tell apart from
-    zero". Raises ``ValueError`` unless ``loop_se`` is a positive finite number.
-    """
-    raise_problems([real_problem("loop", loop), real_problem("loop_se", loop_se, 0.0, low_open=True)])
-    if abs(loop) / loop_se >= DISTINGUISHABLE_Z:
-        return "a cost these seeds measure"
-    return "a cost these seeds cannot tell apart from zero"
 
 
 def retrieval_depth_sweep(
