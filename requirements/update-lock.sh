@@ -35,12 +35,12 @@ HEAD
 } > "$tools/lock.txt"
 mv "$tools/lock.txt" requirements/lock.txt
 
-# 3. The reference stack of tests/test_embedding.py, resolved against the lock so that it moves none
+# 3. The reference stack of tests/test_encoder.py, resolved against the lock so that it moves none
 #    of its versions. torch is left out (installed first, by exact version: see .ci/run).
 "${compile[@]}" --unsafe-package torch -c requirements/lock.txt -o requirements/reference-lock.txt requirements/reference.txt
 {
   cat <<'HEAD'
-# The reference stack of tests/test_embedding.py (requirements/reference.txt) at exact versions,
+# The reference stack of tests/test_encoder.py (requirements/reference.txt) at exact versions,
 # with hashes, resolved against requirements/lock.txt so that it changes none of its versions.
 # torch itself is not here: .ci/run installs it first, by exact version (`pip install torch==2.13.0`,
 # a CPU build; a plain `torch` would pull CUDA), then
