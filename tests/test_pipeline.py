@@ -195,7 +195,9 @@ def test_bad_jobs_fail_before_any_kernel(monkeypatch, capsys):
     for value, shown in [("0", "0"), ("many", "'many'")]:
         assert cli.main(["build", "--quick", "--jobs", value]) == 2
         err = capsys.readouterr().err
-        assert f"jobs must be an int >= 1, got {shown}" in err and err.count("\n") == 1
+        assert (
+            f"jobs must be an int >= 1 and <= {os.cpu_count()}, got {shown}" in err and err.count("\n") == 1
+        )
     with pytest.raises(ValueError, match="jobs must be an int >= 1, got True"):
         pipeline.run_all(ROOT, ["decay-retention"], jobs=True)
     with pytest.raises(ValueError, match="executor must be a number of workers >= 1 or"):
@@ -257,12 +259,13 @@ def test_owner_takes_the_longest_chapter_name():
 def test_first_difference_names_the_value():
     old = json.dumps({"values": {"x": 0.6799171, "y": 1}, "digest": "a"}).encode()
     new = json.dumps({"values": {"x": 0.6799172, "y": 1}, "digest": "b"}).encode()
-    assert pipeline.first_difference("c.json", new, old) == 'digest: "b" (published "a")'
-    new = json.dumps({"values": {"x": 0.6799172, "y": 1}, "digest": "a"}).encode()
-    assert pipeline.first_difference("c.json", new, old) == "values.x: 0.6799172 (published 0.6799171)"
+    # the value that moved, not the digest that sorts first
+    assert pipeline.first_difference("c.json", new, old) == (
+        "values.x: 0.6799172 (published 0.6799171); relative difference 1.5e-07"
+    )
     assert (
         pipeline.first_difference("t.csv", b"a,b\n1,2\n3,4\n", b"a,b\n1,2\n3,5\n")
-        == "row 2, column b: 4 (published 5)"
+        == "row 2, column b: 4 (published 5); relative difference 2.0e-01"
     )
     assert pipeline.first_difference("t.csv", b"a\n1\n", b"a\n1\n2\n") == "2 rows (published 3)"
 
@@ -276,7 +279,7 @@ def test_compare_reports_missing_extra_and_changed_files(tmp_path):
     assert pipeline.compare(root, run) == [
         "decay-trace-new.csv: produced but never published",
         "decay-trace-old.csv: published but not produced",
-        "decay-trace.json: v: 2 (published 1)",
+        "decay-trace.json: v: 2 (published 1); relative difference 1.0e+00",
     ]
 
 

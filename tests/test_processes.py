@@ -283,3 +283,20 @@ def test_the_site_build_is_bound_to_the_command(tmp_path, monkeypatch):
     site.build_site(root)
     assert seen[0][:5] == [sys.executable, "-m", "forgetting._lifetime", str(os.getpid()), "--"]
     assert seen[0][5].endswith("jupyter-book") and seen[0][6] == "build"
+
+
+def test_the_run_folder_of_a_killed_process_not_yet_reaped_is_removed(tmp_path):
+    """A chapter process killed with its parent is a zombie until its new parent reaps it; it
+    still answers kill(pid, 0), yet its run folder is an orphan."""
+    from forgetting import pipeline
+
+    root = tmp_path / "repo"
+    (root / "book").mkdir(parents=True)
+    (root / "_config.yml").write_text("title: x\n")
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    wait_for(lambda: _stat(child.pid) is not None and _stat(child.pid)[1] == "Z", 30, "a zombie")
+    orphan = root / "_executed" / "runs" / f"decay-trace.{child.pid}.abc"
+    orphan.mkdir(parents=True)
+    pipeline.remove_orphans(root)
+    assert not orphan.exists()
+    child.wait()

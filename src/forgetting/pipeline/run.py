@@ -119,11 +119,26 @@ def remove_orphans(root: Path) -> None:
     for run in folder.glob("*.*.*") if folder.is_dir() else []:
         try:
             pid = int(run.name.split(".")[1])
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            shutil.rmtree(run, ignore_errors=True)
-        except (ValueError, IndexError, PermissionError):
+        except (ValueError, IndexError):
             continue
+        if not _running(pid):
+            shutil.rmtree(run, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """``pid`` is a running process: it exists and is not a zombie (a killed process whose
+    exit its new parent has not collected yet still answers ``kill(pid, 0)``)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux): trust kill()
+    return state != "Z"
 
 
 def run_chapter(
