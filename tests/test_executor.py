@@ -208,7 +208,7 @@ def test_a_pool_starts_no_more_processes_than_items(monkeypatch):
     started = []
 
     class Recorder:
-        def __init__(self, n_jobs, backend, return_as):
+        def __init__(self, n_jobs, return_as, backend=None):
             started.append(n_jobs)
 
         def __call__(self, tasks):
