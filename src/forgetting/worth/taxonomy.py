@@ -75,20 +75,7 @@ def worth_class(
     """
     rate = _real_array(worth)
     volume = _real_array(evidence)
-    problems = [
-        p
-        for p in (
-            real_problem("min_evidence", min_evidence, 0.0, math.inf),
-            real_problem("high_threshold", high_threshold, 0.0, 1.0),
-            real_problem("low_threshold", low_threshold, 0.0, 1.0),
-        )
-        if p
-    ]
-    if not problems and not low_threshold < high_threshold:
-        problems.append(
-            f"low_threshold must be < high_threshold, got low_threshold={shown(low_threshold)} "
-            f"and high_threshold={shown(high_threshold)}"
-        )
+    problems = threshold_problems(min_evidence, high_threshold, low_threshold)
     if rate is None or not np.all((rate >= 0) & (rate <= 1)):
         problems.append(f"worth must be real numbers in [0, 1] (not NaN), got {shown(worth)}")
     if volume is None or not np.all(np.isfinite(volume) & (volume >= 0)):
@@ -143,10 +130,18 @@ def taxonomy_problems(
     ``prior``, ``high_threshold`` and ``low_threshold`` are real numbers in [0, 1],
     ``min_evidence`` a finite real number >= 0, and ``low_threshold < high_threshold``.
     """
+    prior_problem = real_problem("prior", prior, 0.0, 1.0)
+    return ([prior_problem] if prior_problem else []) + threshold_problems(
+        min_evidence, high_threshold, low_threshold
+    )
+
+
+def threshold_problems(min_evidence: float, high_threshold: float, low_threshold: float) -> list[str]:
+    """One sentence per bad taxonomy threshold: ``min_evidence`` a finite real number >= 0,
+    both thresholds real numbers in [0, 1], and ``low_threshold < high_threshold``."""
     problems = [
         p
         for p in (
-            real_problem("prior", prior, 0.0, 1.0),
             real_problem("min_evidence", min_evidence, 0.0, math.inf),
             real_problem("high_threshold", high_threshold, 0.0, 1.0),
             real_problem("low_threshold", low_threshold, 0.0, 1.0),
