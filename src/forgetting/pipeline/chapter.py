@@ -45,6 +45,9 @@ from .paths import chapter_run_dir, repo_root, run_figures, run_results
 
 STYLE = "forgetting.mplstyle"
 FIGURE_FORMATS = ("png", "pdf", "svg")
+#: A saved figure's box: the tight box, padded as the style says, rounded outward to this many
+#: inches (see :func:`_saved_box`).
+BOX_STEP_INCHES = 0.01
 ONE_COLUMN = (3.5, 2.6)  # inches: one column of a two-column paper
 TWO_COLUMN = (7.2, 3.0)  # full text width
 #: Significant digits of every float a chapter publishes: glued values (and so the JSON record and
@@ -192,13 +195,14 @@ class Chapter:
         folder = run_figures(self.run_dir)
         folder.mkdir(parents=True, exist_ok=True)
         stem = folder / f"{self.name}-{name}"
+        box = _saved_box(fig)
         for fmt in FIGURE_FORMATS:
             metadata = {
                 "png": {"Software": None},
                 "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
                 "svg": {"Date": None, "Creator": None},
             }[fmt]
-            atomic_write(stem.with_suffix(f".{fmt}"), _saver(fig, fmt, metadata))
+            atomic_write(stem.with_suffix(f".{fmt}"), _saver(fig, fmt, metadata, box))
         self.figures.append(stem.name)
         glue(name, fig, display=False)
         plt.close(fig)
@@ -275,8 +279,28 @@ def environment(root: Path) -> str:
     return f"{python}, {versions}; {locked}"
 
 
-def _saver(fig: Any, fmt: str, metadata: dict[str, Any]) -> Callable[[BinaryIO], None]:
-    return lambda handle: fig.savefig(handle, format=fmt, metadata=metadata)
+def _saved_box(fig: Any) -> Any:
+    """The box a figure is saved with: its tight box, padded by ``savefig.pad_inches``, with each
+    edge moved outward to a multiple of :data:`BOX_STEP_INCHES`.
+
+    matplotlib's own tight box follows the ink to the last bit: on a log axis a tick label's
+    extent comes from a ``log10``, so a last-ulp difference in it (another CPU's) shifts every
+    coordinate of the file, and one that lies on a rounding boundary of the six decimals PDF and
+    SVG are written with flips (``tests/test_other_cpu.py`` found such a case). Edges on a grid of
+    a hundredth of an inch move only if a difference reaches that grid.
+    """
+    import matplotlib as mpl
+    from matplotlib.transforms import Bbox
+
+    tight = fig.get_tightbbox().padded(mpl.rcParams["savefig.pad_inches"])
+    per_inch = round(1 / BOX_STEP_INCHES)
+    low = [math.floor(edge * per_inch) / per_inch for edge in (tight.x0, tight.y0)]
+    high = [math.ceil(edge * per_inch) / per_inch for edge in (tight.x1, tight.y1)]
+    return Bbox([low, high])
+
+
+def _saver(fig: Any, fmt: str, metadata: dict[str, Any], box: Any) -> Callable[[BinaryIO], None]:
+    return lambda handle: fig.savefig(handle, format=fmt, metadata=metadata, bbox_inches=box)
 
 
 def command_option(name: str, value: Any) -> str:
