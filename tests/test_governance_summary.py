@@ -78,14 +78,14 @@ def test_shares_are_direct_counts_over_the_runs():
 
 
 def test_golden_summary_of_the_default_world(default_runs):
-    # 5 of the 12 golden sessions lose the true fact (test_governance_policies.GOLDEN_REMOVALS).
+    # 4 of the 12 golden sessions lose the true fact (test_governance_policies.GOLDEN_REMOVALS).
     combined, decay = (
         summarize_governance(default_runs["combined"]),
         summarize_governance(default_runs["decay"]),
     )
-    assert combined["true_survives"].value == 7 / 12 and decay["true_survives"].value == 1.0
+    assert combined["true_survives"].value == 8 / 12 and decay["true_survives"].value == 1.0
     assert combined["stale_removed"].value == 1.0 and decay["stale_removed"].value == 0.0
-    assert combined["true_left_first"].value == 4 / 12  # seeds 7, 9, 10, 11; seed 8 loses both at once
+    assert combined["true_left_first"].value == 4 / 12  # seeds 2, 8, 9, 11: every loss has B go first
     assert math.isnan(decay["turns_to_remove_stale"].value) and decay["turns_to_remove_stale"].n == 0
     assert combined["success_after_shift"].value > decay["success_after_shift"].value
 
@@ -99,15 +99,15 @@ def test_loss_order_counts_how_each_loss_happened(default_runs):
         fake_run(4, 5, 9),
     ]
     assert loss_order(runs) == {"lost": 4, "true_first": 2, "same_turn": 1, "stale_first": 1}
-    # (stale, true) removal turns of the losing seeds 7..11: (61,53) (47,47) (56,51) (82,53) (53,48)
+    # (stale, true) removal turns of the losing seeds 2, 8, 9, 11: (66,49) (60,45) (53,48) (58,49)
     golden = loss_order(default_runs["combined"])
-    assert golden == {"lost": 5, "true_first": 4, "same_turn": 1, "stale_first": 0}
+    assert golden == {"lost": 4, "true_first": 4, "same_turn": 0, "stale_first": 0}
 
 
 def test_cost_split_separates_sessions_that_keep_and_lose_the_true_fact(default_runs):
     split = cost_split(default_runs)
     kept, lost, every = split["true fact kept"], split["true fact lost"], split["all sessions"]
-    assert (kept.sessions, lost.sessions, every.sessions) == (7, 5, 12)
+    assert (kept.sessions, lost.sessions, every.sessions) == (8, 4, 12)
     combined, decay = default_runs["combined"], default_runs["decay"]
     lost_ids = [i for i, r in enumerate(combined) if r.true_removed_turn is not None]
     assert lost.success_combined == mean_estimate([combined[i].success_after_shift for i in lost_ids])

@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from forgetting.governance.policies import run_governance_seeds
+from forgetting.executor import ProcessPool
+from forgetting.governance.policies import POLICIES, run_governance, run_governance_seeds
 from forgetting.governance.world import GovernanceOutcome, GovernanceWorld, generate_governance_session
 
 
@@ -87,3 +88,35 @@ def test_a_seeds_runs_do_not_depend_on_what_else_is_run():
         base.draw_which,
         base.draw_outcome,
     )
+
+
+@pytest.mark.parametrize("short_length", [41, 150, 299])
+def test_a_shorter_session_is_the_start_of_a_longer_one(short_length):
+    """Each kind of draw has its own stream, read in turn order: the tasks and draws up to turn
+    ``short_length`` are the same in a session of 300 turns, and so is what every policy does
+    on them (issue 18; a single generator drew the task block after all task coins)."""
+    world = GovernanceWorld(session_length=300)
+    short_world = replace(world, session_length=short_length)
+    for seed in range(4):
+        short, long = generate_governance_session(short_world, seed), generate_governance_session(world, seed)
+        tasks = len(short.task_turns)
+        assert long.task_turns[:tasks] == short.task_turns
+        assert all(t > short_length for t in long.task_turns[tasks:])
+        for field in ("draw_both", "draw_which", "draw_outcome"):
+            assert getattr(long, field)[:tasks] == getattr(short, field), field
+        for policy in POLICIES:
+            a, b = run_governance(short, policy), run_governance(long, policy)
+            assert (b.successes[:tasks], b.retrieved[:tasks]) == (a.successes, a.retrieved), policy
+            assert b.working_set[:short_length] == a.working_set, policy
+            assert b.worth_trace is None or b.worth_trace[:tasks] == a.worth_trace, policy
+            for turn in ("stale_removed_turn", "true_removed_turn"):
+                later = getattr(b, turn)
+                assert getattr(a, turn) == (later if later is not None and later <= short_length else None)
+
+
+def test_sessions_do_not_depend_on_the_workers():
+    """workers=1 and workers=2 (local processes) give the runs of this process, in seed order."""
+    world = GovernanceWorld(session_length=120, shift_turn=20)
+    here = run_governance_seeds(world, 5, base_seed=2)
+    for workers in (1, 2):
+        assert run_governance_seeds(world, 5, base_seed=2, executor=ProcessPool(workers)) == here, workers

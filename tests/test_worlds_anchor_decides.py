@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from forgetting import worlds as W
+from forgetting.worlds import anchor_decides
+from forgetting.worth import add_episodes
 
 
 def test_anchor_decides_p_plus_equals_direct_simulation():
@@ -83,3 +85,36 @@ def test_a_diversity_does_not_depend_on_what_else_is_run(monkeypatch):
     blocks = W.anchor_decides_experiment(world, n_seeds=3, seed=2)
     assert np.array_equal(blocks.anchor_worth, every.anchor_worth)
     assert np.array_equal(blocks.hitchhiker_worth, every.hitchhiker_worth)
+
+
+def recorded_pair_episodes(monkeypatch, world):
+    """Per (seed, diversity) run of seed 5, the (retrieved, outcomes) added to the counters."""
+    added = []
+
+    def record(successes, failures, retrieved, outcomes):
+        added.append((retrieved.copy(), np.asarray(outcomes).copy()))
+        add_episodes(successes, failures, retrieved, outcomes)
+
+    monkeypatch.setattr(anchor_decides, "add_episodes", record)
+    W.anchor_decides_experiment(world, n_seeds=2, seed=5)
+    monkeypatch.undo()
+    return added
+
+
+def test_a_short_run_is_the_start_of_a_long_one(monkeypatch):
+    """A per-episode pair coin (no up-front binomial count): at every diversity, the pair
+    episodes of a run of E episodes are the first pair episodes of a run of 4E, with the same
+    retrieved sets and outcomes (issue 18)."""
+    world = W.AnchorDecidesWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500, diversity_steps=2)
+    short = recorded_pair_episodes(monkeypatch, world)
+    long = recorded_pair_episodes(monkeypatch, dataclasses.replace(world, n_episodes=2000))
+    assert len(short) == len(long) == 2 * len(world.diversities)
+    for (rows, wins), (long_rows, long_wins) in zip(short, long, strict=True):
+        assert 0 < len(rows) < len(long_rows)
+        assert np.array_equal(long_rows[: len(rows)], rows)
+        assert np.array_equal(long_wins[: len(wins)], wins)
+    # the same episodes as Experiment 4 of the same seed: only the outcome model differs
+    child = W.seed_streams(5, 2)[0]
+    co_world = W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500)
+    assert np.array_equal(W.pair_episodes(world, 0.5, child)[1], W.pair_episodes(co_world, 0.5, child)[1])
+    assert np.array_equal(short[1][0], W.pair_episodes(world, 0.5, child)[1])

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from forgetting import worlds as W
+from forgetting.worlds import hitchhiker
+from forgetting.worth import add_episodes, memory_worth
 
 SMALL = {
     W.theory_check: W.TheoryWorld(n_memories=8, retrieved_per_episode=2, checkpoints=(10, 100, 1000)),
@@ -109,3 +111,69 @@ def test_a_diversity_does_not_depend_on_what_else_is_run(monkeypatch):
     blocks = W.co_retrieval_experiment(world, n_seeds=3, seed=2)
     assert np.array_equal(blocks.anchor_worth, every.anchor_worth)
     assert np.array_equal(blocks.hitchhiker_worth, every.hitchhiker_worth)
+
+
+def recorded_pair_episodes(monkeypatch, module, experiment, world, seed):
+    """Run ``experiment`` and return, per (seed, diversity) run, the (retrieved, outcomes) that
+    ``module`` added to the counters (a spy on its ``add_episodes``)."""
+    added = []
+
+    def record(successes, failures, retrieved, outcomes):
+        added.append((retrieved.copy(), np.asarray(outcomes).copy()))
+        add_episodes(successes, failures, retrieved, outcomes)
+
+    monkeypatch.setattr(module, "add_episodes", record)
+    experiment(world, n_seeds=2, seed=seed)
+    monkeypatch.undo()
+    return added
+
+
+def test_a_short_run_is_the_start_of_a_long_one(monkeypatch):
+    """At every diversity, the pair episodes of a run of E episodes are the first pair episodes
+    of a run of 4E, with the same retrieved sets and outcomes: what a run draws for episode t
+    does not depend on how many episodes follow (issue 18)."""
+    world = SMALL[W.co_retrieval_experiment]
+    short = recorded_pair_episodes(monkeypatch, hitchhiker, W.co_retrieval_experiment, world, 4)
+    long = recorded_pair_episodes(
+        monkeypatch, hitchhiker, W.co_retrieval_experiment, dataclasses.replace(world, n_episodes=2000), 4
+    )
+    assert len(short) == len(long) == 2 * len(world.diversities)
+    for (rows, wins), (long_rows, long_wins) in zip(short, long, strict=True):
+        assert 0 < len(rows) < len(long_rows)
+        assert np.array_equal(long_rows[: len(rows)], rows)
+        assert np.array_equal(long_wins[: len(wins)], wins)
+
+
+def test_pair_episodes_are_drawn_episode_by_episode(monkeypatch):
+    """The pair coin is drawn per episode: the short run's pair episodes are the long run's
+    below E, the counters after E episodes of the long run are the short run's, blocks change
+    nothing, and a pair broken at one diversity is broken at every larger one."""
+    world = SMALL[W.co_retrieval_experiment]
+    child = W.seed_streams(4, 2)[1]
+    longer = dataclasses.replace(world, n_episodes=2000)
+    episodes, rows, draws = W.pair_episodes(world, 0.5, child)
+    all_episodes, all_rows, all_draws = W.pair_episodes(longer, 0.5, child)
+    first = all_episodes < world.n_episodes
+    assert np.array_equal(all_episodes[first], episodes) and first[: episodes.size].all()
+    assert np.array_equal(all_rows[first], rows) and np.array_equal(all_draws[first], draws)
+    utilities = np.random.default_rng(child).uniform(0.0, 1.0, world.n_memories)
+    utilities[W.ANCHOR], utilities[W.HITCHHIKER] = world.anchor_utility, world.hitchhiker_utility
+    successes, failures = np.zeros(world.n_memories), np.zeros(world.n_memories)
+    add_episodes(
+        successes, failures, all_rows[first], all_draws[first] < W.success_probability(utilities, rows)
+    )
+    result = W.co_retrieval_experiment(world, n_seeds=2, seed=4)
+    assert memory_worth(successes, failures)[W.ANCHOR] == result.anchor_worth[1, 1]
+    assert memory_worth(successes, failures)[W.HITCHHIKER] == result.hitchhiker_worth[1, 1]
+    monkeypatch.setattr(W.model, "BLOCK_EPISODES", 7)
+    blocked = W.pair_episodes(longer, 0.5, child)
+    assert all(
+        np.array_equal(a, b) for a, b in zip(blocked, (all_episodes, all_rows, all_draws), strict=True)
+    )
+    intact = {
+        d: (W.pair_episodes(world, d, child)[1][:, :2] == [W.ANCHOR, W.HITCHHIKER]).all(axis=1)
+        for d in (0.0, 0.5, 1.0)
+    }
+    assert intact[0.0].all() and not intact[1.0].any() and not (intact[0.5] & ~intact[0.0]).any()
+    with pytest.raises(ValueError, match=r"diversity must be a real number in \[0, 1\], got 1.5"):
+        W.pair_episodes(world, 1.5, child)

@@ -12,7 +12,11 @@
 * Every turn ``noise_per_turn`` never-recalled items arrive (they only load the working set).
 
 All randomness of a session is drawn up front (:func:`generate_governance_session`), so every
-policy faces exactly the same tasks and the same uniform draws (common random numbers).
+policy faces exactly the same tasks and the same uniform draws (common random numbers). Each
+kind of draw has its own stream (:func:`~forgetting.worlds.model.substream` of the seed:
+:data:`GAP_STREAM`, :data:`TASK_STREAM`, :data:`BOTH_STREAM`, :data:`WHICH_STREAM`,
+:data:`OUTCOME_STREAM`), read a fixed amount per recall, turn or task in turn order, so the
+tasks and draws up to any turn do not depend on how long the session runs.
 """
 
 from __future__ import annotations
@@ -22,11 +26,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validate import is_int, raise_problems, real_problem, require_int
+from ..worlds.model import substream
 
 __all__ = [
     "STALE",
     "TRUE",
     "JITTER",
+    "GAP_STREAM",
+    "TASK_STREAM",
+    "BOTH_STREAM",
+    "WHICH_STREAM",
+    "OUTCOME_STREAM",
     "GovernanceOutcome",
     "GovernanceWorld",
     "GovernanceSession",
@@ -39,6 +49,22 @@ TRUE = "B"
 """Id of "deploy with tool Y": registered at the shift, true from then on."""
 JITTER = 0.3
 """Relative jitter of each pre-shift recall gap: a uniform factor in ``[1 - JITTER, 1 + JITTER]``."""
+GAP_STREAM = 0
+"""Index of a session's gap stream (:func:`~forgetting.worlds.model.substream`): one uniform
+per pre-shift gap, in order, the jitter factor of that gap (and one for the gap that reaches
+the shift)."""
+TASK_STREAM = 1
+"""Index of a session's task stream: one uniform per post-shift turn, in turn order; a task
+when it is below ``task_rate``."""
+BOTH_STREAM = 2
+"""Index of a session's co-retrieval stream: one uniform per task, in task order (both facts
+come back when it is below ``co_retrieval``)."""
+WHICH_STREAM = 3
+"""Index of a session's which-fact stream: one uniform per task (the stale fact alone when it is
+below 1/2, else the true one)."""
+OUTCOME_STREAM = 4
+"""Index of a session's outcome stream: one uniform per task (success when it is below the
+outcome probability)."""
 
 
 def _probability_problem(name: str, value: object) -> str | None:
@@ -170,10 +196,20 @@ class GovernanceSession:
 
 
 def generate_governance_session(world: GovernanceWorld, seed: int) -> GovernanceSession:
-    """Draw the session of ``seed`` (any int >= 0) with ``numpy.random.default_rng(seed)``.
+    """Draw the session of ``seed`` (any int >= 0), each kind of draw from its own stream.
 
-    Draw order: the pre-shift gap factors, one uniform per post-shift turn (task if below
-    ``task_rate``), then a ``(3, tasks)`` block of uniforms (both, which, outcome).
+    Draw order, each stream a :func:`~forgetting.worlds.model.substream` of ``seed``:
+
+    * :data:`GAP_STREAM`: one uniform per pre-shift gap, in order, scaled to the jitter factor
+      in ``[1 - JITTER, 1 + JITTER]`` (the last one reaches the shift and places no task);
+    * :data:`TASK_STREAM`: one uniform per post-shift turn ``shift_turn + 1 .. session_length``,
+      in turn order (a task when it is below ``task_rate``);
+    * :data:`BOTH_STREAM`, :data:`WHICH_STREAM`, :data:`OUTCOME_STREAM`: one uniform each per
+      task, in task order (pre-shift tasks first).
+
+    Each stream is read a fixed amount per gap, turn or task, so the tasks up to turn ``T`` and
+    their draws are the same in a session of any length ``>= T`` (same other settings), and
+    ``co_retrieval`` changes no draw (common random numbers across the sweep).
 
     Raises
     ------
@@ -182,16 +218,18 @@ def generate_governance_session(world: GovernanceWorld, seed: int) -> Governance
     """
     if not isinstance(world, GovernanceWorld):
         raise ValueError(f"world must be a GovernanceWorld, got {world!r}")
-    require_int("seed", seed, 0, allow_numpy=True)
-    rng = np.random.default_rng(int(seed))
+    seed = require_int("seed", seed, 0, allow_numpy=True)
+    gaps = substream(seed, GAP_STREAM)
     turns, turn, gap = [], 1, world.first_gap
     while True:  # spaced recalls of A before the shift
-        turn += max(1, int(round(gap * rng.uniform(1 - JITTER, 1 + JITTER))))
+        turn += max(1, int(round(gap * gaps.uniform(1 - JITTER, 1 + JITTER))))
         if turn >= world.shift_turn:
             break
         turns.append(turn)
         gap *= 2
     after = np.arange(world.shift_turn + 1, world.session_length + 1)
-    turns += [int(t) for t in after[rng.random(after.size) < world.task_rate]]
-    draws = rng.random((3, len(turns)))
-    return GovernanceSession(world, int(seed), tuple(turns), *(tuple(float(x) for x in row) for row in draws))
+    turns += [int(t) for t in after[substream(seed, TASK_STREAM).random(after.size) < world.task_rate]]
+    draws = [
+        substream(seed, stream).random(len(turns)) for stream in (BOTH_STREAM, WHICH_STREAM, OUTCOME_STREAM)
+    ]
+    return GovernanceSession(world, seed, tuple(turns), *(tuple(float(x) for x in row) for row in draws))

@@ -15,8 +15,15 @@ import numpy as np
 
 from .._validate import raise_problems, real_problem
 from ..worth import DEFAULT_HIGH_THRESHOLD, add_episodes, memory_worth
-from .hitchhiker import ANCHOR, CO_RETRIEVAL_N_SEEDS, HITCHHIKER, check_pair_world, effective_pair_rate
-from .model import FloatArray, check_n_seeds, seed_streams, separated, uniform_retrieval
+from .hitchhiker import (
+    ANCHOR,
+    CO_RETRIEVAL_N_SEEDS,
+    HITCHHIKER,
+    check_pair_world,
+    effective_pair_rate,
+    pair_episodes,
+)
+from .model import FloatArray, check_n_seeds, seed_streams, separated
 
 __all__ = [
     "AnchorDecidesWorld",
@@ -31,9 +38,11 @@ __all__ = [
 class AnchorDecidesWorld:
     """Experiment 4 with an outcome that the anchor alone decides.
 
-    Retrieval as in :class:`CoRetrievalWorld` (pair episodes at ``pair_rate``, default
-    ``k / n``; in a pair episode the pair is broken with probability ``d`` and a fair coin keeps
-    the anchor or the hitchhiker alone), but the outcome of an episode is
+    Retrieval as in :class:`CoRetrievalWorld` (each episode a pair episode with probability
+    ``pair_rate``, default ``k / n``; in a pair episode the pair is broken with probability
+    ``d`` and a fair coin keeps the anchor or the hitchhiker alone), with the same streams
+    read in the same order (:func:`~forgetting.worlds.hitchhiker.pair_episodes`), but the
+    outcome of an episode is
 
     ``Pr[success] = p_hi`` if the anchor is in the retrieved set, else ``p_lo``,
 
@@ -216,18 +225,11 @@ class AnchorDecidesResult:
 
 
 def _anchor_decides_run(world: AnchorDecidesWorld, diversity: float, seed: Any) -> tuple[float, float]:
-    rng = np.random.default_rng(seed)
-    n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
-    # Only pair episodes touch the two measured counters (as in Experiment 4 above).
-    n_pair = int(rng.binomial(e, world.effective_pair_rate))
-    broken = rng.random(n_pair) < diversity
-    keep_anchor = rng.random(n_pair) < 0.5
-    retrieved = uniform_retrieval(rng, n_pair, n - 2, k) + 2
-    retrieved[~broken, 0], retrieved[~broken, 1] = ANCHOR, HITCHHIKER
-    retrieved[broken, 0] = np.where(keep_anchor[broken], ANCHOR, HITCHHIKER)
+    """One (seed, diversity) run: the pair episodes of :func:`pair_episodes`, outcome ``p_hi`` or ``p_lo``."""
+    _, retrieved, draws = pair_episodes(world, diversity, seed)
     has_anchor = (retrieved == ANCHOR).any(axis=1)
-    outcomes = rng.random(n_pair) < np.where(has_anchor, world.anchor_success, world.other_success)
-    successes, failures = np.zeros(n), np.zeros(n)
+    outcomes = draws < np.where(has_anchor, world.anchor_success, world.other_success)
+    successes, failures = np.zeros(world.n_memories), np.zeros(world.n_memories)
     add_episodes(successes, failures, retrieved, outcomes)
     worth = memory_worth(successes, failures)
     return float(worth[ANCHOR]), float(worth[HITCHHIKER])
@@ -238,9 +240,10 @@ def anchor_decides_experiment(
 ) -> AnchorDecidesResult:
     """The anchor-decides regime at every diversity of ``world``; common random numbers per seed.
 
-    Seed ``s`` uses the child stream ``s`` of ``seed`` at every diversity, so a seed's curve over
-    diversity is smooth and its regime end (:attr:`AnchorDecidesResult.regime_end_by_seed`) is
-    well defined.
+    Seed ``s`` reads the streams of child ``s`` of ``seed`` (:func:`pair_episodes`) at every
+    diversity, so a seed's curve over diversity is smooth and its regime end
+    (:attr:`AnchorDecidesResult.regime_end_by_seed`) is well defined; a run of ``E`` episodes
+    is the start of a longer one.
     """
     check_n_seeds(n_seeds, minimum=2)
     children = seed_streams(seed, n_seeds)

@@ -9,14 +9,23 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import raise_problems, real_problem
 from ..worth import add_episodes, memory_worth
+from . import model
 from .model import (
+    BREAK_STREAM,
+    KEEP_STREAM,
+    OUTCOME_STREAM,
+    PAIR_STREAM,
+    RETRIEVAL_STREAM,
     SEPARATION_Z,
     FloatArray,
+    IntArray,
     check_n_seeds,
     check_world,
     seed_streams,
     separated,
+    substream,
     success_probability,
     uniform_retrieval,
 )
@@ -28,6 +37,7 @@ __all__ = [
     "CoRetrievalWorld",
     "CoRetrievalResult",
     "co_retrieval_p_plus",
+    "pair_episodes",
     "co_retrieval_experiment",
     "threshold_or_nan",
     "threshold_sensitivity",
@@ -70,12 +80,13 @@ class CoRetrievalWorld:
     """Experiment 4: a useless hitchhiker travels with a useful anchor.
 
     Memory 0 is the anchor (utility ``anchor_utility = 1``), memory 1 the hitchhiker (utility
-    ``hitchhiker_utility = 0``); the other 98 have utilities ``Uniform(0, 1)``. In a share
-    ``pair_rate`` of episodes (default ``k / n``, the rate at which uniform retrieval would
-    pick any one memory) the pair is retrieved; otherwise ``k`` of the others. In a pair
+    ``hitchhiker_utility = 0``); the other 98 have utilities ``Uniform(0, 1)``. Each episode
+    retrieves the pair with probability ``pair_rate`` (default ``k / n``, the rate at which
+    uniform retrieval would pick any one memory), otherwise ``k`` of the others. In a pair
     episode the pair is *broken* with probability ``diversity``: a fair coin keeps either the
     anchor or the hitchhiker alone. The free slots go to uniformly drawn others. Outcomes as in
-    :class:`ControlledWorld`. At ``diversity = 0`` the two have identical counters.
+    :class:`ControlledWorld`. At ``diversity = 0`` the two have identical counters. Each kind
+    of draw has its own stream, read per episode in order (:func:`pair_episodes`).
 
     Separation criterion (:func:`separated`): at a given diversity, over seeds, the gap
     ``MW(anchor) - MW(hitchhiker)`` satisfies ``mean - 1.645 sd > 0``: a single run ranks
@@ -200,21 +211,70 @@ def co_retrieval_p_plus(
     return result[0], result[1]
 
 
-def _co_retrieval_run(world: CoRetrievalWorld, diversity: float, seed: Any) -> tuple[float, float, float]:
-    rng = np.random.default_rng(seed)
+def pair_episodes(world: Any, diversity: float, seed: Any) -> tuple[IntArray, IntArray, FloatArray]:
+    """The pair episodes of one run: their indices, the memories they retrieve, their outcome draws.
+
+    ``world`` is an anchor/hitchhiker world (:class:`CoRetrievalWorld` or
+    :class:`~forgetting.worlds.anchor_decides.AnchorDecidesWorld`), ``seed`` an int or a
+    ``SeedSequence``. Each kind of draw comes from its own stream of ``seed``
+    (:func:`~forgetting.worlds.model.substream`), read in episode order:
+
+    * :data:`~forgetting.worlds.model.PAIR_STREAM`, one uniform per episode ``t = 0 .. E - 1``:
+      a pair episode when it is below the effective pair rate (so their number is
+      ``Binomial(E, pair_rate)``). Only pair episodes touch the two counters that are measured,
+      so the others are drawn no further: the same distribution for the pair as simulating every
+      episode, about ``1 / pair_rate`` times faster.
+    * per pair episode ``i`` (the ``i``-th pair episode of the run):
+      :data:`~forgetting.worlds.model.BREAK_STREAM`, one uniform (the pair is broken when it is
+      below ``diversity``); :data:`~forgetting.worlds.model.KEEP_STREAM`, one uniform (a broken
+      pair keeps the anchor alone when it is below 1/2, the hitchhiker otherwise);
+      :data:`~forgetting.worlds.model.RETRIEVAL_STREAM`, ``n - 2`` keys of
+      :func:`~forgetting.worlds.model.uniform_retrieval` for ``k`` others in random order,
+      whose leading columns the pair (or the kept member) overwrites; and
+      :data:`~forgetting.worlds.model.OUTCOME_STREAM`, one uniform, returned for the caller's
+      outcome model (success when it is below the success probability).
+
+    Invariants: the first ``E`` episodes of a longer run are the run of ``E`` episodes (its pair
+    episodes are the leading ones of the longer run, with the same rows and draws), and the same
+    ``seed`` gives the same draws at every diversity (common random numbers: a coin below a
+    smaller diversity is below a larger one too).
+
+    Returns
+    -------
+    episodes : ndarray of int, shape (pairs,)
+        Indices of the pair episodes, increasing.
+    retrieved : ndarray of int, shape (pairs, k)
+    outcome_draws : ndarray of float, shape (pairs,)
+
+    Raises
+    ------
+    ValueError
+        Unless ``diversity`` is a real number in [0, 1].
+    """
+    raise_problems([real_problem("diversity", diversity, 0.0, 1.0)])
     n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
-    utilities = rng.uniform(0.0, 1.0, n)
-    utilities[ANCHOR], utilities[HITCHHIKER] = world.anchor_utility, world.hitchhiker_utility
-    # Only pair episodes touch the two counters that are measured: draw how many there are and
-    # simulate those (same distribution for the pair as running all episodes, ~1/rate faster).
-    n_pair = int(rng.binomial(e, world.effective_pair_rate))
-    broken = rng.random(n_pair) < diversity
-    keep_anchor = rng.random(n_pair) < 0.5
-    # k others in random order; leading columns are overwritten, the rest stay a uniform sample
-    retrieved = uniform_retrieval(rng, n_pair, n - 2, k) + 2
+    coins, rate = substream(seed, PAIR_STREAM), effective_pair_rate(world)
+    blocks = [
+        start + np.flatnonzero(coins.random(min(model.BLOCK_EPISODES, e - start)) < rate)
+        for start in range(0, e, model.BLOCK_EPISODES)
+    ]
+    episodes = np.concatenate(blocks).astype(np.intp)
+    n_pair = episodes.size
+    broken = substream(seed, BREAK_STREAM).random(n_pair) < diversity
+    keep_anchor = substream(seed, KEEP_STREAM).random(n_pair) < 0.5
+    retrieved = uniform_retrieval(substream(seed, RETRIEVAL_STREAM), n_pair, n - 2, k) + 2
     retrieved[~broken, 0], retrieved[~broken, 1] = ANCHOR, HITCHHIKER
     retrieved[broken, 0] = np.where(keep_anchor[broken], ANCHOR, HITCHHIKER)
-    outcomes = rng.random(n_pair) < success_probability(utilities, retrieved)
+    return episodes, retrieved, substream(seed, OUTCOME_STREAM).random(n_pair)
+
+
+def _co_retrieval_run(world: CoRetrievalWorld, diversity: float, seed: Any) -> tuple[float, float, float]:
+    """One (seed, diversity) run: utilities from ``default_rng(seed)``, episodes from :func:`pair_episodes`."""
+    n = world.n_memories
+    utilities = np.random.default_rng(seed).uniform(0.0, 1.0, n)
+    utilities[ANCHOR], utilities[HITCHHIKER] = world.anchor_utility, world.hitchhiker_utility
+    _, retrieved, draws = pair_episodes(world, diversity, seed)
+    outcomes = draws < success_probability(utilities, retrieved)
     successes, failures = np.zeros(n), np.zeros(n)
     add_episodes(successes, failures, retrieved, outcomes)
     worth = memory_worth(successes, failures)
@@ -225,10 +285,12 @@ def _co_retrieval_run(world: CoRetrievalWorld, diversity: float, seed: Any) -> t
 def co_retrieval_experiment(
     world: CoRetrievalWorld = CoRetrievalWorld(), n_seeds: int = CO_RETRIEVAL_N_SEEDS, seed: int = 0
 ) -> CoRetrievalResult:
-    """Experiment 4 at every diversity of ``world``; each (seed, diversity) run has its own stream.
+    """Experiment 4 at every diversity of ``world``; each (seed, diversity) run reads its seed's streams.
 
-    Seed ``s`` uses the same child stream at every diversity (common random numbers), so the
-    curves over diversity are smooth within a seed.
+    Seed ``s`` is child ``s`` of ``SeedSequence(seed)``; its utilities come from
+    ``default_rng(child)`` and its episodes from the child's streams (:func:`pair_episodes`),
+    the same at every diversity (common random numbers), so the curves over diversity are
+    smooth within a seed and a run of ``E`` episodes is the start of a longer one.
     """
     check_n_seeds(n_seeds, minimum=2)
     children = seed_streams(seed, n_seeds)

@@ -9,7 +9,8 @@ with :func:`forgetting.worth.add_episodes`.
 What a run records never changes what it draws. A run's setup (the utilities) comes from
 ``default_rng(seed)``; every kind of per-episode draw has its own stream (:func:`substream`:
 :data:`RETRIEVAL_STREAM`, :data:`OUTCOME_STREAM`, :data:`TASK_STREAM`) and reads a fixed number
-of values from it per episode, in episode order. Episode ``t`` therefore sees the same numbers
+of values from it per episode, in episode order (Experiment 4 adds :data:`PAIR_STREAM`,
+:data:`BREAK_STREAM` and :data:`KEEP_STREAM`). Episode ``t`` therefore sees the same numbers
 whether the run is drawn at once, in blocks of :data:`BLOCK_EPISODES`, between whatever
 checkpoints are recorded, or stopped after ``t`` episodes: the first ``t`` episodes of a longer
 run are the shorter run.
@@ -71,6 +72,9 @@ __all__ = [
     "RETRIEVAL_STREAM",
     "OUTCOME_STREAM",
     "TASK_STREAM",
+    "PAIR_STREAM",
+    "BREAK_STREAM",
+    "KEEP_STREAM",
     "substream",
     "check_world",
     "check_n_seeds",
@@ -99,6 +103,15 @@ OUTCOME_STREAM = 1
 """Index of a run's outcome stream: one uniform per episode, compared with its success probability."""
 TASK_STREAM = 2
 """Index of a run's task stream: one uniform per episode that picks the task type (Experiment 2)."""
+PAIR_STREAM = 3
+"""Index of a run's pair stream (Experiment 4): one uniform per episode, a pair episode when it
+is below the pair rate."""
+BREAK_STREAM = 4
+"""Index of a run's break stream (Experiment 4): one uniform per pair episode, the pair broken
+when it is below the diversity."""
+KEEP_STREAM = 5
+"""Index of a run's keep stream (Experiment 4): one uniform per pair episode, the anchor kept
+alone in a broken pair when it is below 1/2 (the hitchhiker otherwise)."""
 
 _World = TypeVar("_World")
 
