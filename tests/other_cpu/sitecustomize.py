@@ -21,7 +21,7 @@ products (``../shared/tools/other-cpu-check`` varies OpenBLAS's kernels for real
 
 ``FORGETTING_ULP_NOISE_ONLY`` (comma-separated, e.g. ``numpy.log,math.exp``) narrows the set, to
 find which function a difference comes from. At exit each process writes ``<pid>.json`` into the
-folder: how many results it perturbed, per function, so a test can tell that the perturbation ran.
+folder (whole, by a rename): how many results it perturbed, per function, so a test can tell that the perturbation ran.
 """
 
 from __future__ import annotations
@@ -77,9 +77,11 @@ def _install(folder: str) -> None:
             if not only or label in only:
                 setattr(module, name, Noisy(label, getattr(module, name)))
 
-    def report() -> None:
-        with open(os.path.join(folder, f"{os.getpid()}.json"), "w") as handle:
+    def report() -> None:  # written whole or not at all: a reader never sees a half-written file
+        path = os.path.join(folder, f"{os.getpid()}.json")
+        with open(f"{path}.partial", "w") as handle:
             json.dump(dict(counts), handle)
+        os.replace(f"{path}.partial", path)
 
     atexit.register(report)
 
