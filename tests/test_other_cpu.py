@@ -11,12 +11,11 @@ record, the CSV tables and the digests of the PDF and SVG figures. The PNG diges
 under this perturbation one PNG (the log-log panel of ``mw-theory-convergence``) came out with
 three antialiased pixels one or two shades of 255 apart. Outside the book, the same 4-ulp
 perturbation of ``np.log10`` inside a log axis changed a line's PNG in most of 20 trials (tens of
-pixels, one or two shades), while moving the line's display coordinates by up to 1e-6 pixel
-changed none: the cause is not pinned down (see the reproducibility page).
-``../shared/tools/other-cpu-check`` reruns the chapters under the real alternative code paths
-this machine has; this test also plays differences it cannot produce
-(an AVX-512 machine's). Experiment 5's float32 embeddings, which this cannot reach, have their own perturbation test
-(``tests/test_machine_independence.py``).
+pixels, one or two shades), while translating a line by up to 1e-6 pixel changed none: the cause
+is not pinned down (see the reproducibility page). ``../shared/tools/other-cpu-check`` reruns the
+chapters under the real alternative code paths this machine has; this test also plays differences
+it cannot produce (an AVX-512 machine's). Experiment 5's float32 embeddings, which this cannot
+reach, have their own perturbation test (``tests/test_machine_independence.py``).
 """
 
 from __future__ import annotations
