@@ -286,8 +286,9 @@ def _saved_box(fig: Any) -> Any:
     matplotlib's own tight box follows the ink to the last bit: on a log axis a tick label's
     extent comes from a ``log10``, so a last-ulp difference in it (another CPU's) shifts every
     coordinate of the file, and one that lies on a rounding boundary of the six decimals PDF and
-    SVG are written with flips (``tests/test_other_cpu.py`` found such a case). Edges on a grid of
-    a hundredth of an inch move only if a difference reaches that grid.
+    SVG are written with flips (``tests/test_other_cpu.py`` found such a case). An edge on a grid
+    of a hundredth of an inch moves only when the tight edge lies within such a difference of a
+    grid line, and everything inside the box is then placed from round numbers.
     """
     import matplotlib as mpl
     from matplotlib.transforms import Bbox
