@@ -288,7 +288,7 @@ def _saved_box(fig: Any) -> Any:
     coordinate of the file, and one that lies on a rounding boundary of the six decimals PDF and
     SVG are written with flips (``tests/test_other_cpu.py`` found such a case). An edge on a grid
     of a hundredth of an inch moves only when the tight edge lies within such a difference of a
-    grid line, and everything inside the box is then placed from round numbers.
+    grid line.
     """
     import matplotlib as mpl
     from matplotlib.transforms import Bbox
