@@ -1,12 +1,20 @@
 """Shared fixtures: one smoke build of the whole book in a scratch copy of the repository."""
 
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_FILES = ("_config.yml", "_toc.yml", "book", "data")
+
+# A runner started in the background of a non-interactive shell (`cmd &`) inherits SIGINT
+# ignored, and so would every process the tests start: the Ctrl-C tests would then test a
+# caller that ignores Ctrl-C (tests/test_processes.py tests that case on purpose). A handler,
+# unlike an ignored signal, is reset to the default in each process the tests start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def copy_book(target: Path) -> Path:
