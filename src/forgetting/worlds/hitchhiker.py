@@ -11,8 +11,8 @@ import numpy as np
 
 from .._validate import raise_problems, real_problem
 from ..worth import add_episodes, memory_worth
-from . import model
 from .model import (
+    BLOCK_EPISODES,
     BREAK_STREAM,
     KEEP_STREAM,
     OUTCOME_STREAM,
@@ -255,8 +255,8 @@ def pair_episodes(world: Any, diversity: float, seed: Any) -> tuple[IntArray, In
     n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
     coins, rate = substream(seed, PAIR_STREAM), effective_pair_rate(world)
     blocks = [
-        start + np.flatnonzero(coins.random(min(model.BLOCK_EPISODES, e - start)) < rate)
-        for start in range(0, e, model.BLOCK_EPISODES)
+        start + np.flatnonzero(coins.random(min(BLOCK_EPISODES, e - start)) < rate)
+        for start in range(0, e, BLOCK_EPISODES)
     ]
     episodes = np.concatenate(blocks).astype(np.intp)
     n_pair = episodes.size
