@@ -7,13 +7,21 @@ Modules, in the order a reader meets them:
   and the checks every copy passes (:func:`locomo_zip`);
 * :mod:`.locomo` -- the zip read in memory into conversations (:func:`load_locomo`);
 * :mod:`.schema` -- the file format, checked field by field;
-* :mod:`.records` -- :class:`Conversation`, :class:`Turn`, :class:`Question`, evidence and counts.
+* :mod:`.records` -- :class:`Conversation`, :class:`Turn`, :class:`Question`, evidence and counts;
+* :mod:`.policies` -- forgetting on a conversation: its turns as an event stream
+  (:func:`conversation_events`), :func:`replay` of a policy over it, keep-everything, Ebbinghaus
+  decay on turns or days, the recency window;
+* :mod:`.capacity` -- LRU, FIFO, LFU and seeded random eviction at a capacity;
+* :mod:`.field_rules` -- the forgetting rules of MemoryBank and YourMemory, read from their code.
 
 The data is never committed to the project (its repository states no licence); only results
 computed from it are.
 """
 
+from .capacity import Capacity, RandomEviction
+from .field_rules import MemoryBank, YourMemory
 from .locomo import load_locomo
+from .policies import Ebbinghaus, Event, KeepAll, Replay, Window, conversation_events, replay
 from .records import CATEGORIES, Conversation, Counts, Evidence, Question, Turn, counts, resolve_evidence
 from .schema import parse_session_time
 from .source import (
@@ -34,16 +42,27 @@ __all__ = [
     "LOCOMO_MEMBERS",
     "LOCOMO_SHA256",
     "LOCOMO_URL",
+    "Capacity",
     "Conversation",
     "Counts",
     "DataUnavailable",
+    "Ebbinghaus",
+    "Event",
     "Evidence",
+    "KeepAll",
+    "MemoryBank",
     "Question",
+    "RandomEviction",
+    "Replay",
     "Turn",
+    "Window",
+    "YourMemory",
+    "conversation_events",
     "counts",
     "load_locomo",
     "locomo_zip",
     "parse_session_time",
+    "replay",
     "resolve_evidence",
     "verify_zip",
 ]

@@ -1,0 +1,265 @@
+"""The forgetting rules of two systems of the field, read from their code, as :mod:`.policies`.
+
+* :class:`MemoryBank` -- MemoryBank (Zhong et al., AAAI 2024), repository
+  ``zhongwanjun/MemoryBank-SiliconFriend``, file ``memory_bank/memory_retrieval/forget_memory.py``
+  (read at commit ``0cc7111a267464964a008255d509c96ffdb636e4``);
+* :class:`YourMemory` -- repository ``sachitrafa/YourMemory``, files ``src/services/decay.py``
+  (``compute_strength``, commit ``3b2ed915f9d830035598e82fe86c2cef7fa9d1ad``, the version with
+  ``min(1.0, ...)``), ``src/jobs/decay_job.py`` (``PRUNE_THRESHOLD``, the daily prune) and
+  ``src/services/retrieve.py`` (a recall sets ``recall_count + 1`` and ``last_accessed_at``).
+
+Neither says when, on a conversation, its forgetting pass runs: that is ``forget_at``
+(:data:`PASS_TIMES`), a setting of each policy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from .._validate import int_problem, raise_problems, real_problem, seed_problem
+from ..decay.curves import retention
+from .policies import Event, Holder, choice_problem, day_number
+
+__all__ = [
+    "MEMORYBANK_DAYS",
+    "MEMORYBANK_LEVELS",
+    "PASS_TIMES",
+    "YOURMEMORY_FACT_RATE",
+    "YOURMEMORY_PRUNE",
+    "MemoryBank",
+    "YourMemory",
+    "is_pass",
+    "memorybank_retention",
+    "yourmemory_strength",
+]
+
+#: When a forgetting pass runs: before every turn, before the first turn of each new session
+#: (a session number different from the previous event's), or of each new calendar date.
+PASS_TIMES = ("turn", "session", "day")
+#: MemoryBank's ``self.memory_level = 3`` (forget_memory.py line 49): strengths ``S = 1, 2, 3``.
+MEMORYBANK_LEVELS = 3
+#: MemoryBank's ``self.total_date = 30`` (line 50): a memory ``t >= 30`` days old is dropped.
+MEMORYBANK_DAYS = 30
+#: YourMemory's ``DEFAULT_DECAY_RATE`` (decay.py), the base rate of the category ``"fact"``.
+YOURMEMORY_FACT_RATE = 0.16
+#: YourMemory's ``PRUNE_THRESHOLD = 0.05`` (decay_job.py): memories weaker than it are deleted.
+YOURMEMORY_PRUNE = 0.05
+
+
+def is_pass(forget_at: str, event: Event, previous: Event | None) -> bool:
+    """Whether a pass runs at ``event`` (:data:`PASS_TIMES`; always at the first event)."""
+    if previous is None or forget_at == "turn":
+        return True
+    if forget_at == "session":
+        return event.session != previous.session
+    return day_number(event.time) != day_number(previous.time)
+
+
+def memorybank_retention(days: int, strength: int) -> float:
+    """MemoryBank's ``forgetting_curve``: ``R = exp(-t / S)``, ``t`` in whole days, ``S`` the level + 1.
+
+    >>> memorybank_retention(0, 1), round(memorybank_retention(2, 2), 4)
+    (1.0, 0.3679)
+    """
+    return retention(days, float(strength))
+
+
+def yourmemory_strength(seconds: int, recalls: int, importance: float, base_rate: float) -> float:
+    """YourMemory's ``compute_strength``, ``days = seconds / 86400``:
+
+    ``round(min(1, imp * exp(-lambda_eff * days) * (1 + 0.2 * recalls)), 6)`` with
+    ``lambda_eff = base_rate * (1 - 0.8 * imp)``.
+
+    >>> yourmemory_strength(0, 0, 0.5, 0.16), yourmemory_strength(86400, 5, 1.0, 0.16)
+    (0.5, 1.0)
+    """
+    effective_rate = base_rate * (1 - importance * 0.8)
+    strength = importance * math.exp(-effective_rate * (seconds / 86400)) * (1 + recalls * 0.2)
+    return round(min(1.0, strength), 6)
+
+
+@dataclass
+class _Bank:
+    policy: MemoryBank
+    rng: np.random.Generator
+    level: dict[str, int] = field(default_factory=dict)
+    since: dict[str, int] = field(default_factory=dict)  # day number of the store or last recall
+    order: dict[str, int] = field(default_factory=dict)  # store index
+    previous: Event | None = None
+
+    def forget(self, event: Event) -> list[str]:
+        previous, self.previous = self.previous, event
+        if not is_pass(self.policy.forget_at, event, previous):
+            return []
+        coins = self.rng.random(len(self.order))  # one per memory stored so far, held or not
+        today, dropped = day_number(event.time), []
+        for mem_id, level in self.level.items():
+            days = today - self.since[mem_id]
+            if days >= self.policy.max_days or not coins[self.order[mem_id]] < memorybank_retention(
+                days, level + 1
+            ):
+                dropped.append(mem_id)
+        for mem_id in dropped:
+            del self.level[mem_id], self.since[mem_id]
+        return dropped
+
+    def recall(self, mem_id: str, event: Event) -> None:
+        self.level[mem_id] = min(self.level[mem_id] + 1, self.policy.max_strength - 1)
+        self.since[mem_id] = day_number(event.time)
+
+    def store(self, event: Event) -> list[str]:
+        self.order[event.stored] = len(self.order)
+        self.level[event.stored] = 0
+        self.since[event.stored] = day_number(event.time)
+        return []
+
+
+@dataclass(frozen=True)
+class MemoryBank:
+    """MemoryBank's forgetting: at each pass, keep a memory with probability ``R = exp(-t / S)``.
+
+    ``t`` is whole calendar days since the memory was stored or last recalled (the source's
+    ``(d2 - d1).days`` of two ``"%Y-%m-%d"`` dates, lines 65-69, of ``cur_level_date``, line 80);
+    ``S`` is its level + 1, level 0 when stored and +1 per recall up to ``max_strength - 1``
+    (``forget_rate`` with ``S = 1, 2, 3``, lines 52-55; a recall moves the memory up a level,
+    capped, and sets ``cur_level_date``, lines 119-123). A pass (``forget_memory``, lines
+    71-94) drops a memory with ``t >= max_days`` (line 83) and keeps any other with the coin
+    ``u < R`` (lines 85-88; ``R = 1`` at ``t = 0``, so it is kept). The source runs a pass when
+    it loads the memory for a chat (``load_update_and_split``, line 157): ``forget_at`` says
+    when it runs here.
+
+    The coins: at each pass, ``u = rng.random(n)`` from ``numpy.random.default_rng(seed)``, ``n``
+    the memories stored so far (held or not), the ``k``-th stored memory reading ``u[k]``; so
+    the draws depend only on the events, not on what was dropped.
+
+    Attributes
+    ----------
+    seed : int
+        An int ``>= 0``.
+    max_strength : int, default 3
+        The level cap: ``S`` in ``1 .. max_strength`` (the source's ``memory_level``), ``>= 1``.
+    max_days : int, default 30
+        ``total_date``: a memory ``t >= max_days`` days old is dropped at a pass; ``>= 1``.
+    forget_at : {"session", "turn", "day"}, default "session"
+        When a pass runs (:func:`is_pass`); "session" is the source's once per chat.
+    """
+
+    seed: int
+    max_strength: int = MEMORYBANK_LEVELS
+    max_days: int = MEMORYBANK_DAYS
+    forget_at: str = "session"
+
+    def __post_init__(self) -> None:
+        raise_problems(
+            [
+                seed_problem("seed", self.seed),
+                int_problem("max_strength", self.max_strength, minimum=1),
+                int_problem("max_days", self.max_days, minimum=1),
+                choice_problem("forget_at", self.forget_at, PASS_TIMES),
+            ]
+        )
+
+    @property
+    def label(self) -> str:
+        """E.g. ``MemoryBank (S ≤ 3, 30 days, pass per session, seed 0)``."""
+        days = f"{self.max_days} days, pass per {self.forget_at}"
+        return f"MemoryBank (S ≤ {self.max_strength}, {days}, seed {self.seed})"
+
+    def start(self) -> Holder:
+        """An empty bank and a fresh generator."""
+        return _Bank(self, np.random.default_rng(int(self.seed)))
+
+
+@dataclass
+class _Strengths:
+    policy: YourMemory
+    recalls: dict[str, int] = field(default_factory=dict)
+    since: dict[str, datetime] = field(default_factory=dict)
+    previous: Event | None = None
+
+    def forget(self, event: Event) -> list[str]:
+        previous, self.previous = self.previous, event
+        if not is_pass(self.policy.forget_at, event, previous):
+            return []
+        policy, dropped = self.policy, []
+        for mem_id, recalls in self.recalls.items():
+            elapsed = event.time - self.since[mem_id]
+            seconds = elapsed.days * 86400 + elapsed.seconds
+            if (
+                yourmemory_strength(seconds, recalls, policy.importance, policy.base_rate)
+                < policy.prune_threshold
+            ):
+                dropped.append(mem_id)
+        for mem_id in dropped:
+            del self.recalls[mem_id], self.since[mem_id]
+        return dropped
+
+    def recall(self, mem_id: str, event: Event) -> None:
+        self.recalls[mem_id] += 1
+        self.since[mem_id] = event.time
+
+    def store(self, event: Event) -> list[str]:
+        self.recalls[event.stored] = 0
+        self.since[event.stored] = event.time
+        return []
+
+
+@dataclass(frozen=True)
+class YourMemory:
+    """YourMemory's pruning: drop a memory when its strength falls below ``prune_threshold``.
+
+    Strength (:func:`yourmemory_strength`) is
+    ``min(1, imp * exp(-lambda_eff * days) * (1 + 0.2 * recalls))`` rounded to 6 decimals, with
+    ``lambda_eff = base_rate * (1 - 0.8 * imp)``; ``days`` is whole seconds of real time since
+    the memory was stored or last recalled, over 86400 (the source's wall clock;
+    its optional count of active days is not modelled). A memory exactly at the threshold is
+    kept (``strength < PRUNE_THRESHOLD`` deletes). The source prunes in a daily job: ``forget_at``
+    says when a pass runs here (strength only falls between recalls, so a pass at every turn
+    drops each memory at the first turn it is below).
+
+    LoCoMo has no importance score or category: ``importance`` is one number for every turn
+    (the source's own default is 0.5), ``base_rate`` the rate of one category.
+
+    Attributes
+    ----------
+    importance : float, default 1.0
+        ``imp`` in (0, 1].
+    base_rate : float, default 0.16
+        The category's base ``lambda`` per day, ``> 0`` (0.16: "fact", the source's default).
+    prune_threshold : float, default 0.05
+        In (0, 1).
+    forget_at : {"turn", "session", "day"}, default "turn"
+    """
+
+    importance: float = 1.0
+    base_rate: float = YOURMEMORY_FACT_RATE
+    prune_threshold: float = YOURMEMORY_PRUNE
+    forget_at: str = "turn"
+
+    def __post_init__(self) -> None:
+        raise_problems(
+            [
+                real_problem("importance", self.importance, 0.0, 1.0, low_open=True),
+                real_problem("base_rate", self.base_rate, 0.0, low_open=True),
+                real_problem(
+                    "prune_threshold", self.prune_threshold, 0.0, 1.0, low_open=True, high_open=True
+                ),
+                choice_problem("forget_at", self.forget_at, PASS_TIMES),
+            ]
+        )
+
+    @property
+    def label(self) -> str:
+        """E.g. ``YourMemory (imp = 1, λ = 0.16, prune < 0.05, pass per turn)``."""
+        return (
+            f"YourMemory (imp = {self.importance:g}, λ = {self.base_rate:g}, "
+            f"prune < {self.prune_threshold:g}, pass per {self.forget_at})"
+        )
+
+    def start(self) -> Holder:
+        """An empty store."""
+        return _Strengths(self)
