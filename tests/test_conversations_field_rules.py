@@ -1,0 +1,201 @@
+"""MemoryBank's and YourMemory's forgetting rules, against a direct reading of each source's code."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conversation_streams import stream, streams
+from forgetting.conversations.field_rules import (
+    MEMORYBANK_DAYS,
+    MEMORYBANK_LEVELS,
+    YOURMEMORY_FACT_RATE,
+    YOURMEMORY_PRUNE,
+    MemoryBank,
+    YourMemory,
+    memorybank_retention,
+    yourmemory_strength,
+)
+from forgetting.conversations.policies import replay
+
+DAY = 86400
+
+
+def passes(events, forget_at):
+    previous = None
+    for event in events:
+        if forget_at == "turn" or previous is None:
+            yield event, True
+        elif forget_at == "session":
+            yield event, event.session != previous.session
+        else:
+            yield event, event.time.date() != previous.time.date()
+        previous = event
+
+
+def memorybank_reference(events, seed, max_strength, max_days, forget_at):
+    """forget_memory.py read directly: keep with random() < exp(-t/S), t in whole days, dropped at t >= 30."""
+    rng = np.random.default_rng(seed)
+    held, order, dropped = {}, [], {}  # id -> [level, date]
+    for event, is_pass in passes(events, forget_at):
+        today = event.time.date()
+        if is_pass:
+            coins = rng.random(len(order))
+            for mem_id, (level, since) in list(held.items()):
+                days = (today - since).days
+                if days >= max_days or not coins[order.index(mem_id)] < math.exp(-days / (level + 1)):
+                    del held[mem_id]
+                    dropped[mem_id] = event.turn
+        for mem_id in event.recalled:
+            if mem_id in held:
+                held[mem_id] = [min(held[mem_id][0] + 1, max_strength - 1), today]
+        order.append(event.stored)
+        held[event.stored] = [0, today]
+    return dropped, tuple(held)
+
+
+def yourmemory_reference(events, importance, base_rate, threshold, forget_at):
+    """decay.py and decay_job.py read directly: delete when strength < 0.05; a recall: count + 1, time reset."""
+    held, dropped = {}, {}  # id -> [recalls, time]
+    for event, is_pass in passes(events, forget_at):
+        if is_pass:
+            for mem_id, (recalls, since) in list(held.items()):
+                days = (event.time - since).total_seconds() / 86400
+                effective = base_rate * (1 - importance * 0.8)
+                strength = round(min(1.0, importance * math.exp(-effective * days) * (1 + recalls * 0.2)), 6)
+                if strength < threshold:
+                    del held[mem_id]
+                    dropped[mem_id] = event.turn
+        for mem_id in event.recalled:
+            if mem_id in held:
+                held[mem_id] = [held[mem_id][0] + 1, event.time]
+        held[event.stored] = [0, event.time]
+    return dropped, tuple(held)
+
+
+# --- MemoryBank ------------------------------------------------------------------------------------
+
+
+def test_memorybank_constants_are_the_sources():
+    assert (MEMORYBANK_LEVELS, MEMORYBANK_DAYS) == (3, 30)
+    assert all(memorybank_retention(t, s) == math.exp(-t / s) for t in range(30) for s in (1, 2, 3))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    streams(),
+    st.integers(0, 1000),
+    st.integers(1, 4),
+    st.sampled_from([1, 5, 30]),
+    st.sampled_from(["session", "turn", "day"]),
+)
+def test_memorybank_agrees_with_a_direct_reading_of_its_code(events, seed, max_strength, max_days, forget_at):
+    policy = MemoryBank(seed, max_strength, max_days, forget_at)
+    result = replay(policy, events)
+    assert (result.dropped, result.held) == memorybank_reference(
+        events, seed, max_strength, max_days, forget_at
+    )
+
+
+def test_memorybank_keeps_a_memory_of_the_day_and_drops_one_max_days_old_whatever_the_coin():
+    for seed in range(20):
+        assert replay(MemoryBank(seed, forget_at="turn"), stream([0] * 6, {3: [0]})).dropped == {}
+        assert replay(MemoryBank(seed), stream([0, 30])).dropped == {"m0": 1}
+        assert replay(MemoryBank(seed, max_days=5), stream([0, 5])).dropped == {
+            "m0": 1
+        }  # t = max_days: dropped
+
+
+def test_memorybank_keeps_a_recalled_memory_with_the_probability_of_its_capped_level():
+    events = stream([0, 0, 0, 0, 0, 2], {i: [0] for i in range(1, 5)})  # four recalls: level capped at S = 3
+    for max_strength, strength in ((3, 3), (1, 1), (9, 5)):
+        kept = ["m0" in replay(MemoryBank(seed, max_strength), events).held for seed in range(60)]
+        # one pass after the first (which draws nothing): five coins, m0 reads the first
+        expected = [np.random.default_rng(seed).random(5)[0] < math.exp(-2 / strength) for seed in range(60)]
+        assert kept == expected and 0 < sum(kept) < 60
+
+
+# --- YourMemory ------------------------------------------------------------------------------------
+
+
+def test_yourmemory_strength_is_the_sources_formula():
+    assert (YOURMEMORY_FACT_RATE, YOURMEMORY_PRUNE) == (0.16, 0.05)
+    assert (
+        yourmemory_strength(0, 0, 0.5, 0.16) == 0.5 and yourmemory_strength(0, 3, 1.0, 0.16) == 1.0
+    )  # min(1, .)
+    assert yourmemory_strength(23 * DAY, 0, 0.5, 0.16) == round(0.5 * math.exp(-0.16 * 0.6 * 23), 6)
+    assert yourmemory_strength(DAY, 2, 0.5, 0.35) == round(0.5 * math.exp(-0.35 * 0.6) * 1.4, 6)
+
+
+def test_yourmemory_prunes_a_fact_of_importance_half_after_24_days_as_its_comment_says():
+    assert replay(YourMemory(0.5), stream([0, 23])).dropped == {}
+    assert replay(YourMemory(0.5), stream([0, 24])).dropped == {"m0": 1}
+    assert replay(YourMemory(), stream([0, 93])).dropped == {}  # importance 1: lambda_eff = 0.032 per day
+    assert replay(YourMemory(), stream([0, 94])).dropped == {"m0": 1}
+
+
+def test_yourmemory_a_recall_multiplies_by_one_point_two_and_restarts_the_clock():
+    assert replay(YourMemory(0.5), stream([0, 10, 34, 36], {1: [0]})).dropped == {"m1": 2, "m0": 3}
+
+
+def test_yourmemory_keeps_a_memory_exactly_at_the_threshold():
+    threshold = yourmemory_strength(10 * DAY, 0, 1.0, 0.16)
+    assert replay(YourMemory(prune_threshold=threshold), stream([0, 10])).dropped == {}
+    assert replay(YourMemory(prune_threshold=threshold), stream([0, 10, 11])).dropped == {"m0": 2}
+
+
+def test_yourmemory_prunes_only_at_its_passes():
+    one_session = stream([0, 24, 25], sessions=[1, 1, 2])
+    assert replay(YourMemory(0.5, forget_at="turn"), one_session).dropped == {"m0": 1}
+    assert replay(YourMemory(0.5, forget_at="day"), one_session).dropped == {"m0": 1}
+    assert replay(YourMemory(0.5, forget_at="session"), one_session).dropped == {"m0": 2}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    streams(),
+    st.sampled_from([0.1, 0.5, 1.0]),
+    st.sampled_from([0.1, 0.16, 0.35]),
+    st.sampled_from([0.05, 0.2]),
+    st.sampled_from(["session", "turn", "day"]),
+)
+def test_yourmemory_agrees_with_a_direct_reading_of_its_code(
+    events, importance, base_rate, threshold, forget_at
+):
+    result = replay(YourMemory(importance, base_rate, threshold, forget_at), events)
+    assert (result.dropped, result.held) == yourmemory_reference(
+        events, importance, base_rate, threshold, forget_at
+    )
+
+
+# --- bad input ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: MemoryBank(-1), r"seed must be an int >= 0, got -1"),
+        (lambda: MemoryBank(1.0), r"seed must be an int >= 0, got 1.0"),
+        (lambda: MemoryBank(0, max_strength=0), r"max_strength must be an int >= 1, got 0"),
+        (lambda: MemoryBank(0, max_days=1.5), r"max_days must be an int >= 1, got 1.5"),
+        (
+            lambda: MemoryBank(0, forget_at="week"),
+            r"forget_at must be one of 'turn', 'session', 'day', got 'week'",
+        ),
+        (lambda: YourMemory(importance=0), r"importance must be a real number in \(0, 1\], got 0"),
+        (lambda: YourMemory(importance=1.5), r"importance must be a real number in \(0, 1\], got 1.5"),
+        (lambda: YourMemory(base_rate=0.0), r"base_rate must be a finite real number > 0, got 0.0"),
+        (lambda: YourMemory(base_rate="fact"), r"base_rate must be a finite real number > 0, got 'fact'"),
+        (lambda: YourMemory(prune_threshold=1), r"prune_threshold must be a real number in \(0, 1\), got 1"),
+        (
+            lambda: YourMemory(prune_threshold=math.nan),
+            r"prune_threshold must be a real number in \(0, 1\), got nan",
+        ),
+        (lambda: YourMemory(forget_at=None), r"forget_at must be one of 'turn', 'session', 'day', got None"),
+    ],
+)
+def test_bad_parameters_are_refused_with_the_argument_the_value_and_what_is_allowed(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
