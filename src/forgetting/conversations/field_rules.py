@@ -3,10 +3,17 @@
 * :class:`MemoryBank` -- MemoryBank (Zhong et al., AAAI 2024), repository
   ``zhongwanjun/MemoryBank-SiliconFriend``, file ``memory_bank/memory_retrieval/forget_memory.py``
   (read at commit ``0cc7111a267464964a008255d509c96ffdb636e4``);
-* :class:`YourMemory` -- repository ``sachitrafa/YourMemory``, files ``src/services/decay.py``
-  (``compute_strength``, commit ``3b2ed915f9d830035598e82fe86c2cef7fa9d1ad``, the version with
-  ``min(1.0, ...)``), ``src/jobs/decay_job.py`` (``PRUNE_THRESHOLD``, the daily prune) and
-  ``src/services/retrieve.py`` (a recall sets ``recall_count + 1`` and ``last_accessed_at``).
+* :class:`YourMemory` -- repository ``sachitrafa/YourMemory``: ``src/services/decay.py`` at
+  commit ``3b2ed915f9d830035598e82fe86c2cef7fa9d1ad`` (``DECAY_RATES``, lines 15-21;
+  ``compute_strength``, lines 24-58, the formula lines 54-58, with the ``min(1.0, ...)`` that
+  the earlier version at ``40685adea9d705a26385254f2c7b6d8041a852f8`` lacks);
+  ``src/jobs/decay_job.py`` at ``0d7f8e955075134bb134d0606687d855b96b61cb`` (``PRUNE_THRESHOLD =
+  0.05``, line 18; ``if strength < PRUNE_THRESHOLD`` deletes, line 63; run every 24 hours, its
+  docstring); ``src/services/retrieve.py`` at ``40685ade...`` (a retrieved memory with similarity
+  ``>= REINFORCE_THRESHOLD = 0.75`` gets ``recall_count + 1`` and ``last_accessed_at = NOW()``:
+  here the retriever's recalls, given as data, stand in for that choice).
+
+Line numbers count from 1 in the stored copies read for this module.
 
 Neither says when, on a conversation, its forgetting pass runs: that is ``forget_at``
 (:data:`PASS_TIMES`), a setting of each policy.
@@ -44,9 +51,9 @@ PASS_TIMES = ("turn", "session", "day")
 MEMORYBANK_LEVELS = 3
 #: MemoryBank's ``self.total_date = 30`` (line 50): a memory ``t >= 30`` days old is dropped.
 MEMORYBANK_DAYS = 30
-#: YourMemory's ``DEFAULT_DECAY_RATE`` (decay.py), the base rate of the category ``"fact"``.
+#: YourMemory's ``DEFAULT_DECAY_RATE`` (decay.py line 21), the base rate of the category ``"fact"``.
 YOURMEMORY_FACT_RATE = 0.16
-#: YourMemory's ``PRUNE_THRESHOLD = 0.05`` (decay_job.py): memories weaker than it are deleted.
+#: YourMemory's ``PRUNE_THRESHOLD = 0.05`` (decay_job.py line 18): weaker memories are deleted.
 YOURMEMORY_PRUNE = 0.05
 
 
@@ -134,7 +141,8 @@ class MemoryBank:
 
     The coins: at each pass, ``u = rng.random(n)`` from ``numpy.random.default_rng(seed)``, ``n``
     the memories stored so far (held or not), the ``k``-th stored memory reading ``u[k]``; so
-    the draws depend only on the events, not on what was dropped.
+    the draws depend only on the events, not on what was dropped. (The source draws Python's
+    ``random.random()`` memory by memory, level by level: the same coin, another generator.)
 
     Attributes
     ----------
