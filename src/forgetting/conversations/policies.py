@@ -17,8 +17,9 @@ held after event ``i`` (and, for a time rule, was not there to be recalled at ``
 :func:`replay` drives a policy (anything with ``start()`` and ``label``, :class:`Policy`) over
 the events and returns a :class:`Replay`. Turns are ints; real time is the session's
 ``datetime``; every rule says which unit it reads. Randomness comes from
-``numpy.random.default_rng(seed)`` of a seed the policy holds, a fixed number of draws per event
-in event order, so a replay of the first ``n`` events is exactly the start of a longer one.
+``numpy.random.default_rng(seed)`` of a seed the policy holds, in event order, as many draws
+at each event as the events alone fix (never what was dropped), so a replay of the first ``n``
+events is exactly the start of a longer one.
 Capacity rules (LRU, FIFO, LFU, random eviction) are in :mod:`.capacity`, the rules of
 MemoryBank and YourMemory in :mod:`.field_rules`.
 """
