@@ -180,19 +180,26 @@ def _event_problems(events: Sequence[object]) -> list[str]:
     return problems
 
 
-def replay(policy: Policy, events: Iterable[Event]) -> Replay:
+def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Replay:
     """Replay ``events`` through a fresh state of ``policy`` (the module docstring's three steps).
+
+    ``k=None``: every held id of ``event.recalled`` is recalled. ``k`` an int: ``recalled`` is a
+    ranking (best first, e.g. every earlier memory by similarity) and the first ``k`` ids of it
+    that are still held are recalled, as a top-``k`` retriever over what the store holds.
+    ``missed_recalls`` counts, in both cases, the ids a retriever over the whole history would
+    have recalled (all of ``recalled``, or its first ``k``) that were already dropped.
 
     Raises
     ------
     ValueError
-        An event that is not an :class:`Event`, turns that do not increase (ints ``>= 0``),
-        sessions that decrease, a time before the previous one, a stored id that is empty or
-        repeated, recalled ids that repeat or name no earlier memory; or a policy that drops
-        or evicts a memory it does not hold. Every event is checked before the first one runs.
+        ``k`` not ``None`` or an int ``>= 1``; an event that is not an :class:`Event`, turns
+        that do not increase (ints ``>= 0``), sessions that decrease, a time before the previous
+        one, a stored id that is empty or repeated, recalled ids that repeat or name no earlier
+        memory; or a policy that drops or evicts a memory it does not hold. Every event is
+        checked before the first one runs.
     """
     stream = list(events)
-    raise_problems(_event_problems(stream))
+    raise_problems([None if k is None else int_problem("k", k, minimum=1), *_event_problems(stream)])
     state = policy.start()
     held: dict[str, None] = {}
     dropped: dict[str, int] = {}
@@ -210,11 +217,16 @@ def replay(policy: Policy, events: Iterable[Event]) -> Replay:
 
     for event in stream:
         drop(state.forget(event), event.turn)
-        for mem_id in event.recalled:
+        ranking = event.recalled
+        limit = len(ranking) if k is None else k
+        missed += sum(mem_id not in held for mem_id in ranking[:limit])
+        recalled = 0
+        for mem_id in ranking:
+            if recalled == limit:
+                break
             if mem_id in held:
                 state.recall(mem_id, event)
-            else:
-                missed += 1
+                recalled += 1
         drop(state.store(event), event.turn)
         held[event.stored] = None
         counts.append(len(held))

@@ -26,15 +26,48 @@ __all__ = [
     "Conversation",
     "Counts",
     "Evidence",
+    "MONTHS",
     "Question",
     "Turn",
     "counts",
     "resolve_evidence",
+    "session_time_text",
 ]
 
 #: The question categories of LoCoMo. In the data, category 5 is the adversarial one (its
 #: items carry an ``adversarial_answer``); the paper's names for 1-4 are not stored in the files.
 CATEGORIES = (1, 2, 3, 4, 5)
+
+
+#: English month names, in order, as LoCoMo's session dates spell them (read without the locale).
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def session_time_text(time: datetime) -> str:
+    """A session date written back as LoCoMo writes it: the inverse of :func:`parse_session_time`
+    for dates without leading zeros (every date of locomo10 is written so; a test checks it).
+
+    >>> session_time_text(datetime(2023, 5, 8, 13, 56))
+    '1:56 pm on 8 May, 2023'
+    >>> session_time_text(datetime(2023, 11, 8, 0, 28))
+    '12:28 am on 8 November, 2023'
+    """
+    hour = time.hour % 12 or 12
+    half = "pm" if time.hour >= 12 else "am"
+    return f"{hour}:{time.minute:02d} {half} on {time.day} {MONTHS[time.month - 1]}, {time.year}"
 
 
 @dataclass(frozen=True)
@@ -89,6 +122,23 @@ class Turn:
         if self.caption is None:
             return self.text
         return f"{self.text} and shared {self.caption}."
+
+    @property
+    def retrieval_text(self) -> str:
+        """The text a retriever embeds for this turn: the form LoCoMo's own retrieval evaluation
+        gives it (snap-research/locomo, ``task_eval/dpr_qa.py``, ``get_context_embeddings``).
+
+        ``(<session date>) <speaker> said, "<text>"`` and a newline, then, for an image turn,
+        ``[shares <caption>]`` and a newline. (That code reads the fields ``compressed_text`` or
+        ``clean_text`` of its own copy; locomo10 has ``text``.)
+
+        >>> from datetime import datetime
+        >>> turn = Turn("c", 1, 0, "D1:1", "Ana", "Look!", "a photo of a cat", datetime(2023, 5, 8, 13, 56))
+        >>> turn.retrieval_text
+        '(1:56 pm on 8 May, 2023) Ana said, "Look!"\\n[shares a photo of a cat]\\n'
+        """
+        said = f'({session_time_text(self.time)}) {self.speaker} said, "{self.text}"\n'
+        return said if self.caption is None else f"{said}[shares {self.caption}]\n"
 
 
 @dataclass(frozen=True)

@@ -31,25 +31,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .._validate import is_int, shown
-from .records import CATEGORIES, Conversation, Question, Turn
+from .records import CATEGORIES, MONTHS, Conversation, Question, Turn
 
 __all__ = ["MONTHS", "parse_conversation", "parse_session_time"]
 
-#: English month names, in order: dates are parsed without the locale.
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 _TIME = re.compile(rf"(\d{{1,2}}):(\d\d) (am|pm) on (\d{{1,2}}) ({'|'.join(MONTHS)}), (\d{{4}})")
 _SESSION = re.compile(r"session_([1-9]\d*)")
 _DATE = re.compile(r"session_([1-9]\d*)_date_time")

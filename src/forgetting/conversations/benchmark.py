@@ -1,0 +1,227 @@
+"""The real-conversation benchmark: replay a policy with retrieval, then ask the questions.
+
+One conversation, one retrieval setting ``(recall_k, min_similarity)``, one policy:
+
+1. **recall by retrieval** -- before turn ``i`` is stored, the agent ranks every earlier turn by
+   rounded cosine to turn ``i`` (higher first, equal cosines: the earlier turn first), keeps
+   those at or above ``min_similarity``, and recalls the first ``recall_k`` of them that the
+   store still holds (:func:`~.policies.replay` with ``k``);
+2. **questions at the end** -- after the last turn, each question (categories 1-4; category 5,
+   the adversarial one, is kept apart) is scored on what is held: the share of its evidence
+   turns still held, and hit@k (an evidence turn among the ``question_k`` held turns nearest
+   the question) against hit@k over the whole history (the same ranking, nothing forgotten);
+3. **footprint** -- the share of the conversation's turns held at the end, and the share of
+   its tokens (the model's tokenizer, :func:`~.embeddings.token_counts`).
+
+A question counts only through its evidence turns that name a turn (:func:`~.records.resolve_evidence`);
+a question none of whose evidence names a turn is counted apart and scored on nothing.
+Everything here is integers and rounded cosines: no decision reads a float that a CPU could
+change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import int_problem, raise_problems, real_problem
+from .embeddings import ConversationVectors
+from .policies import Event, Policy, conversation_events, replay
+from .records import Conversation, resolve_evidence
+
+__all__ = [
+    "ADVERSARIAL",
+    "QuestionIndex",
+    "Score",
+    "question_index",
+    "ranked_history",
+    "recall_events",
+    "score",
+    "top_k",
+]
+
+#: The adversarial category, reported apart.
+ADVERSARIAL = 5
+
+
+def top_k(scores: np.ndarray, k: int, allowed: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the ``k`` best ``scores`` (higher first, equal scores: lower index first).
+
+    ``allowed`` (a boolean mask) limits the candidates; fewer than ``k`` candidates: all of them.
+    """
+    candidates = np.arange(scores.shape[0]) if allowed is None else np.flatnonzero(allowed)
+    order = np.lexsort((candidates, -scores[candidates]))
+    return candidates[order[:k]]
+
+
+def ranked_history(turn_cosines: np.ndarray, min_similarity: float) -> list[np.ndarray]:
+    """For each turn ``i``: the earlier turns with cosine ``>= min_similarity``, best first.
+
+    Equal rounded cosines: the earlier turn first. ``turn_cosines`` are rounded cosines.
+    """
+    raise_problems([real_problem("min_similarity", min_similarity, -1.0, 1.0)])
+    out = []
+    for i in range(turn_cosines.shape[0]):
+        row = turn_cosines[i, :i]
+        earlier = np.flatnonzero(row >= min_similarity)
+        out.append(earlier[np.lexsort((earlier, -row[earlier]))])
+    return out
+
+
+def recall_events(conversation: Conversation, ranked: Sequence[np.ndarray]) -> list[Event]:
+    """:func:`~.policies.conversation_events` whose ``recalled`` is each turn's ranking of ids."""
+    ids = [turn.dia_id for turn in conversation.turns]
+    return conversation_events(conversation, [[ids[j] for j in row] for row in ranked])
+
+
+@dataclass(frozen=True)
+class QuestionIndex:
+    """A conversation's questions as indices: evidence turns and category per scored question.
+
+    Attributes
+    ----------
+    rows : numpy.ndarray
+        Row of each scored question in the conversation's question list (and cosine matrix).
+    evidence : tuple of numpy.ndarray
+        The distinct turn indices each scored question's evidence names, ascending.
+    category : numpy.ndarray
+        Its category (1-5).
+    unresolved : int
+        Questions with evidence ids none of which names a turn (not scored).
+    no_evidence : int
+        Questions with an empty evidence list (not scored).
+    """
+
+    rows: np.ndarray
+    evidence: tuple[np.ndarray, ...]
+    category: np.ndarray
+    unresolved: int
+    no_evidence: int
+
+
+def question_index(conversation: Conversation) -> QuestionIndex:
+    """The questions of ``conversation`` that can be scored, as turn indices."""
+    rows, evidence, category = [], [], []
+    unresolved = no_evidence = 0
+    for row, question in enumerate(conversation.questions):
+        turns = resolve_evidence(conversation, question).turns
+        if not question.evidence:
+            no_evidence += 1
+        elif not turns:
+            unresolved += 1
+        else:
+            rows.append(row)
+            evidence.append(np.array(sorted({t.index for t in turns}), dtype=np.intp))
+            category.append(question.category)
+    return QuestionIndex(np.array(rows, dtype=np.intp), tuple(evidence), np.array(category), unresolved, no_evidence)
+
+
+@dataclass(frozen=True)
+class Score:
+    """What one replay scores at the end of its conversation (sums, so conversations pool).
+
+    For the main questions (categories 1-4) and, apart, the adversarial ones (``adv_``):
+    ``evidence`` turns in all, ``evidence_held``, ``questions``, ``hits_held`` and
+    ``hits_all`` (hit@k over held / over all turns). ``turns``, ``turns_held``, ``tokens``,
+    ``tokens_held``: the footprint. ``missed_recalls``: recalls the forgetting cost the
+    retriever.
+    """
+
+    evidence: int
+    evidence_held: int
+    questions: int
+    hits_held: int
+    hits_all: int
+    adv_evidence: int
+    adv_evidence_held: int
+    adv_questions: int
+    adv_hits_held: int
+    adv_hits_all: int
+    turns: int
+    turns_held: int
+    tokens: int
+    tokens_held: int
+    missed_recalls: int
+
+    def as_dict(self) -> dict[str, int]:
+        """The fields by name."""
+        return dict(self.__dict__)
+
+
+def _hits(cosines: np.ndarray, index: QuestionIndex, k: int, allowed: np.ndarray | None) -> np.ndarray:
+    return np.array(
+        [np.isin(top_k(cosines[row], k, allowed), ev).any() for row, ev in zip(index.rows, index.evidence)],
+        dtype=bool,
+    )
+
+
+def score(
+    conversation: Conversation,
+    vectors: ConversationVectors,
+    index: QuestionIndex,
+    tokens: np.ndarray,
+    policy: Policy,
+    events: Sequence[Event],
+    recall_k: int,
+    question_k: int,
+    hits_all: np.ndarray | None = None,
+) -> Score:
+    """Replay ``policy`` over ``events`` recalling ``recall_k`` held turns, then score the questions.
+
+    ``hits_all`` (hit@``question_k`` of every scored question over all turns) may be passed to
+    save recomputing it for each policy.
+    """
+    raise_problems([int_problem("question_k", question_k, minimum=1)])
+    result = replay(policy, events, k=recall_k)
+    position = {turn.dia_id: turn.index for turn in conversation.turns}
+    held = np.zeros(len(conversation.turns), dtype=bool)
+    held[[position[mem_id] for mem_id in result.held]] = True
+    if hits_all is None:
+        hits_all = _hits(vectors.question_cosines, index, question_k, None)
+    hits_held = _hits(vectors.question_cosines, index, question_k, held)
+    main = index.category != ADVERSARIAL
+    kept = np.array([int(held[ev].sum()) for ev in index.evidence], dtype=np.int64)
+    sizes = np.array([ev.size for ev in index.evidence], dtype=np.int64)
+    return Score(
+        evidence=int(sizes[main].sum()),
+        evidence_held=int(kept[main].sum()),
+        questions=int(main.sum()),
+        hits_held=int(hits_held[main].sum()),
+        hits_all=int(hits_all[main].sum()),
+        adv_evidence=int(sizes[~main].sum()),
+        adv_evidence_held=int(kept[~main].sum()),
+        adv_questions=int((~main).sum()),
+        adv_hits_held=int(hits_held[~main].sum()),
+        adv_hits_all=int(hits_all[~main].sum()),
+        turns=int(held.size),
+        turns_held=int(held.sum()),
+        tokens=int(tokens.sum()),
+        tokens_held=int(tokens[held].sum()),
+        missed_recalls=result.missed_recalls,
+    )
+
+
+def pooled(scores: Sequence[Score]) -> dict[str, float]:
+    """Shares over several conversations' scores, pooled (sums of numerators over sums of denominators).
+
+    ``evidence_kept``, ``hit_held``, ``hit_all``, ``turns_share``, ``tokens_share`` and the
+    adversarial ``adv_evidence_kept``, ``adv_hit_held``; a share with a zero denominator is NaN.
+    """
+    total: Mapping[str, int] = {key: sum(getattr(s, key) for s in scores) for key in Score.__dataclass_fields__}
+
+    def share(numerator: str, denominator: str) -> float:
+        return total[numerator] / total[denominator] if total[denominator] else float("nan")
+
+    return {
+        "evidence_kept": share("evidence_held", "evidence"),
+        "hit_held": share("hits_held", "questions"),
+        "hit_all": share("hits_all", "questions"),
+        "turns_share": share("turns_held", "turns"),
+        "tokens_share": share("tokens_held", "tokens"),
+        "adv_evidence_kept": share("adv_evidence_held", "adv_evidence"),
+        "adv_hit_held": share("adv_hits_held", "adv_questions"),
+        "adv_hit_all": share("adv_hits_all", "adv_questions"),
+        "missed_recalls": float(total["missed_recalls"]),
+    }

@@ -1,0 +1,227 @@
+"""The real-conversation chapter's computation in one call: the data, the sweeps, the budgets.
+
+:func:`run` loads the chosen conversations, embeds them (:mod:`.embeddings`), replays every
+policy of :func:`~.sweep.policy_grid` with retrieval-driven recall at each retrieval setting
+(:mod:`.sweep`), and returns the values the chapter glues and the tables it shows, as plain
+numbers and rows (so that a page built without the data can show the published ones instead).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..executor import Executor
+from ..text.encoder import get_encoder
+from .benchmark import ADVERSARIAL, question_index
+from .embeddings import DTYPE, ConversationVectors, embed_conversations, fragile_pairs, token_counts
+from .locomo import load_locomo
+from .records import Conversation, counts
+from .source import LOCOMO_MEMBERS
+from .sweep import best_within, policy_grid, run_sweep
+
+__all__ = ["PASS_FAMILIES", "Prepared", "dataset_rows", "prepare", "run_benchmark"]
+
+#: The forgetting-pass schedules each field rule is run with (when a pass runs is left open).
+PASS_FAMILIES = ("session", "turn", "day")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The chosen conversations, their vectors and their turns' token counts."""
+
+    conversations: list[Conversation]
+    vectors: list[ConversationVectors]
+    tokens: list[np.ndarray]
+    model_sha256: str
+
+
+def prepare(
+    zip_path: str | os.PathLike[str], positions: Sequence[int], cache_dir: str | os.PathLike[str], executor: Executor
+) -> Prepared:
+    """Load the conversations at ``positions`` of :data:`~.source.LOCOMO_MEMBERS` and embed them."""
+    members = [LOCOMO_MEMBERS[p] for p in positions]
+    conversations = load_locomo(Path(zip_path), members=members)
+    vectors = embed_conversations(conversations, cache_dir, executor)
+    encoder = get_encoder(DTYPE)
+    return Prepared(conversations, vectors, [token_counts(c, encoder) for c in conversations], encoder.model_sha256)
+
+
+def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The counts the chapter glues (all conversations pooled) and one row per conversation."""
+    rows = []
+    for conversation, tokens, vectors in zip(prepared.conversations, prepared.tokens, prepared.vectors):
+        found = counts([conversation])
+        index = question_index(conversation)
+        first, last = conversation.sessions[0][1], conversation.sessions[-1][1]
+        rows.append(
+            {
+                "conversation": conversation.name,
+                "sessions": found.sessions,
+                "turns": found.turns,
+                "image turns": found.images,
+                "days": (last.date() - first.date()).days,
+                "tokens": int(tokens.sum()),
+                "questions 1-4": sum(found.questions[c] for c in found.questions if c != ADVERSARIAL),
+                "questions 5": found.questions[ADVERSARIAL],
+                "evidence ids naming no turn": found.unresolved,
+                "questions not scored": index.unresolved + index.no_evidence,
+                "fragile cosines": sum(fragile_pairs(vectors)),
+            }
+        )
+    total = counts(prepared.conversations)
+    values: dict[str, Any] = {
+        "n_conversations": total.conversations,
+        "n_sessions": total.sessions,
+        "n_turns": total.turns,
+        "n_images": total.images,
+        "n_questions": total.total_questions,
+        "n_questions_main": sum(r["questions 1-4"] for r in rows),
+        "n_questions_adversarial": sum(r["questions 5"] for r in rows),
+        "n_evidence": total.evidence,
+        "n_unresolved": total.unresolved,
+        "n_not_scored": sum(r["questions not scored"] for r in rows),
+        "n_fragile": sum(r["fragile cosines"] for r in rows),
+        "n_tokens": sum(r["tokens"] for r in rows),
+        "days_min": min(r["days"] for r in rows),
+        "days_max": max(r["days"] for r in rows),
+        "model_sha256": prepared.model_sha256,
+    }
+    for category in sorted(total.questions):
+        values[f"n_questions_cat{category}"] = total.questions[category]
+    return values, rows
+
+
+def grid_from(params: Mapping[str, Any], bank_pass: str, yourmemory_pass: str) -> list[Any]:
+    """:func:`~.sweep.policy_grid` with the chapter's parameters and one pass schedule per rule."""
+    return policy_grid(
+        params["stabilities_turns"], params["stabilities_days"], params["windows"], params["capacities"],
+        params["bank_days"], params["importances"], params["eviction_threshold"], bank_pass, yourmemory_pass,
+        params["seed"], params["replicates"],
+    )  # fmt: skip
+
+
+def full_grid(params: Mapping[str, Any]) -> list[Any]:
+    """Every family at every value, the field rules at every pass schedule (their families renamed)."""
+    base = grid_from(params, "session", "turn")
+    grid = [s for s in base if s.family not in ("MemoryBank", "YourMemory")]
+    for schedule in PASS_FAMILIES:
+        for setting in grid_from(params, schedule, schedule):
+            if setting.family in ("MemoryBank", "YourMemory"):
+                grid.append(type(setting)(f"{setting.family}, pass per {schedule}", setting.parameter,
+                                          setting.value, setting.policy, setting.replicate))  # fmt: skip
+    return grid
+
+
+def run_benchmark(prepared: Prepared, params: Mapping[str, Any], executor: Executor) -> dict[str, list[dict[str, Any]]]:
+    """The frontier rows at every retrieval setting, and the budget tables of the headline one."""
+    retrievals = [(k, m) for k in params["recall_ks"] for m in params["min_similarities"]]
+    rows = run_sweep(
+        full_grid(params), prepared.conversations, prepared.vectors, prepared.tokens, retrievals,
+        params["question_k"], executor,
+    )  # fmt: skip
+    headline = [r for r in rows if r["recall_k"] == params["recall_k"] and r["min_similarity"] == params["min_similarity"]]
+    budgets = [row for b in params["budgets"] for row in best_within(headline, b)]
+    retrieval_best = [
+        {"recall_k": k, "min_similarity": m, **row}
+        for k, m in retrievals
+        for row in best_within(
+            [r for r in rows if r["recall_k"] == k and r["min_similarity"] == m], params["headline_budget"]
+        )
+    ]
+    return {"sweep": rows, "frontier": headline, "budgets": budgets, "retrieval": retrieval_best}
+
+
+#: The tables the chapter shows, by name (each is ``data/results/real-conversations-<name>.csv``).
+TABLES = ("dataset", "frontier", "budgets", "retrieval", "sweep")
+#: The families whose rule never reads a recall: their rows cannot depend on the retrieval setting.
+RECALL_BLIND = ("Keep everything", "FIFO", "Random eviction")
+#: The budget-table families the prose reads, by the glued key's suffix.
+HEADLINE_FAMILIES = {
+    "decay_turns": "Ebbinghaus, turns",
+    "decay_days": "Ebbinghaus, days",
+    "window": "Recency window",
+    "lru": "LRU",
+    "fifo": "FIFO",
+    "lfu": "LFU",
+    "random": "Random eviction",
+}
+_MEASURES = ("evidence_kept", "hit_held", "hit_all", "turns_share", "tokens_share", "adv_evidence_kept", "adv_hit_held")
+
+
+def _label(row: Mapping[str, Any]) -> str:
+    return f"{row['family']}, {row['parameter']} = {float(row['value']):g}"
+
+
+def recall_blind_rows_agree(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """True when every family of :data:`RECALL_BLIND` has the same measures at every retrieval setting."""
+    for family in RECALL_BLIND:
+        seen: dict[float, tuple[Any, ...]] = {}
+        for row in rows:
+            if row["family"] == family:
+                measures = tuple(row[m] for m in _MEASURES)
+                if seen.setdefault(float(row["value"]), measures) != measures:
+                    return False
+    return True
+
+
+def headline_values(tables: Mapping[str, Sequence[Mapping[str, Any]]], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The frontier's headline numbers the prose glues (from the tables, so a page built
+    without the data reads the same numbers from the published tables)."""
+    frontier = list(tables["frontier"])
+    budget = params["headline_budget"]
+    best = {row["family"]: row for row in tables["budgets"] if row["budget"] == budget}
+    values: dict[str, Any] = {f"best_{key}": float(best[family]["evidence_kept"]) for key, family in HEADLINE_FAMILIES.items()}
+    top = max(float(r["evidence_kept"]) for r in best.values() if r["evidence_kept"] == r["evidence_kept"])
+    values["best_family_share"] = top
+    values["best_family"] = " and ".join(f for f, r in best.items() if float(r["evidence_kept"]) == top)
+    hit_all = {float(r["hit_all"]) for r in frontier}
+    if len(hit_all) != 1:
+        raise ValueError(f"hit@k over the whole history must not depend on the policy, got {sorted(hit_all)}")
+    values["hit_all"] = hit_all.pop()
+    values["adv_hit_all"] = float(frontier[0]["adv_hit_all"])
+    for key, rows in (
+        ("best_hit_within", [r for r in frontier if float(r["turns_share"]) <= budget]),
+        ("best_hit_forgetting", [r for r in frontier if float(r["turns_share"]) < 1.0]),
+    ):
+        winner = min(rows, key=lambda r: (-float(r["hit_held"]), float(r["turns_share"]), _label(r)))
+        values[key] = float(winner["hit_held"])
+        values[f"{key}_label"] = _label(winner)
+    values["recall_blind_same"] = recall_blind_rows_agree(tables["sweep"])
+    return values
+
+
+def budget_view(budgets: Any, headline_budget: float) -> Any:
+    """Evidence kept by the best setting of each family (rows) within each budget (columns)."""
+    view = budgets.pivot_table(index="family", columns="budget", values="evidence_kept", sort=False, dropna=False)
+    view.columns = [f"≤ {b:g} of the turns" for b in view.columns]
+    return view.reset_index()
+
+
+def retrieval_view(retrieval: Any) -> Any:
+    """Evidence kept within the headline budget, family by retrieval setting ``(k, min similarity)``."""
+    view = retrieval.pivot_table(
+        index="family", columns=["recall_k", "min_similarity"], values="evidence_kept", sort=False, dropna=False
+    )
+    view.columns = [f"k = {k}, ≥ {m:g}" for k, m in view.columns]
+    return view
+
+
+def chapter_results(
+    prepared: Prepared, params: Mapping[str, Any], executor: Executor
+) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """Everything the chapter glues and shows: ``(values, tables)``."""
+    from ..text.similarity import COSINE_DECIMALS
+
+    values, dataset = dataset_rows(prepared)
+    tables: dict[str, list[dict[str, Any]]] = {"dataset": dataset, **run_benchmark(prepared, params, executor)}
+    values.update(headline_values(tables, params))
+    values["cosine_decimals"] = COSINE_DECIMALS
+    values["importance_min"] = min(params["importances"])
+    values["importance_max"] = max(params["importances"])
+    return values, tables

@@ -1,0 +1,265 @@
+"""The real-conversation benchmark: retrieval-driven recall, scoring at the end, embeddings, sweeps.
+
+Runs on the invented fixture (``locomo_fixture.py``) with the real encoder (a dozen texts) and
+on hand-made arrays; the real file is used only by the last test, skipped without it.
+"""
+
+import json
+import os
+import zipfile
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conversation_streams import stream
+from forgetting.conversations import KeepAll, Window, load_locomo, locomo_zip, parse_session_time, replay
+from forgetting.conversations.benchmark import (
+    ADVERSARIAL,
+    pooled,
+    question_index,
+    ranked_history,
+    recall_events,
+    score,
+    top_k,
+)
+from forgetting.conversations.embeddings import (
+    ConversationVectors,
+    embed_conversations,
+    fragile_pairs,
+    token_counts,
+)
+from forgetting.conversations.records import session_time_text
+from forgetting.conversations.source import LOCOMO_ENV, SHARED_COPY
+from forgetting.conversations.sweep import policy_grid, run_sweep
+from forgetting.executor import InProcess, ProcessPool
+from forgetting.text.encoder import get_encoder
+from locomo_fixture import write_fixture
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def fixture_data(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("locomo")
+    made = write_fixture(folder / "locomo10.zip")
+    conversations = load_locomo(made.path, made.sha256, made.members)
+    vectors = embed_conversations(conversations, folder / "embeddings")
+    return folder, conversations, vectors
+
+
+# --- retrieval -------------------------------------------------------------------------------
+
+
+def test_top_k_breaks_ties_by_the_lower_index_and_respects_the_mask():
+    scores = np.array([0.5, 0.9, 0.5, 0.9, 0.1])
+    assert top_k(scores, 3).tolist() == [1, 3, 0]
+    assert top_k(scores, 2, np.array([True, False, True, False, True])).tolist() == [0, 2]
+    assert top_k(scores, 10, np.array([False, False, False, False, True])).tolist() == [4]
+
+
+@given(st.lists(st.integers(-5, 5), min_size=1, max_size=30), st.integers(1, 40))
+def test_top_k_is_the_sorted_direct_reading(values, k):
+    scores = np.array(values, dtype=float) / 10
+    expected = sorted(range(len(values)), key=lambda i: (-scores[i], i))[:k]
+    assert top_k(scores, k).tolist() == expected
+
+
+def test_ranked_history_lists_earlier_turns_at_or_above_the_minimum_best_first():
+    cosines = np.array(
+        [
+            [1.0, 0.3, 0.5, 0.2],
+            [0.3, 1.0, 0.4, 0.4],
+            [0.5, 0.4, 1.0, 0.7],
+            [0.2, 0.4, 0.7, 1.0],
+        ]
+    )
+    ranked = ranked_history(cosines, 0.3)
+    assert [r.tolist() for r in ranked] == [[], [0], [0, 1], [2, 1]]
+    assert [r.tolist() for r in ranked_history(cosines, -1.0)][3] == [2, 1, 0]
+    with pytest.raises(ValueError, match="min_similarity"):
+        ranked_history(cosines, 1.5)
+
+
+class Recorder:
+    """A policy that keeps what a window keeps and records every recall."""
+
+    def __init__(self, window):
+        self.window = window
+        self.calls = []
+
+    @property
+    def label(self):
+        return "recorder"
+
+    def start(self):
+        inner = Window(self.window).start()
+        calls = self.calls
+
+        class Holder:
+            def forget(self, event):
+                return inner.forget(event)
+
+            def recall(self, mem_id, event):
+                calls.append((event.turn, mem_id))
+                inner.recall(mem_id, event)
+
+            def store(self, event):
+                return inner.store(event)
+
+        return Holder()
+
+
+def test_replay_with_k_recalls_the_first_k_held_ids_of_each_ranking():
+    ranking = {3: [0, 2, 1], 4: [0, 3, 2, 1], 5: [4, 0, 1, 3]}
+    events = stream([0] * 6, ranking)
+    recorder = Recorder(window=2)
+    result = replay(recorder, events, k=2)
+    # direct reading: a window of 2 drops m_j at turn j + 3 unless recalled
+    held_before = {}
+    last = {}
+    expected, missed = [], 0
+    for event in events:
+        held_before = {m for m, t in last.items() if event.turn - t <= 2}
+        order = list(event.recalled)
+        missed += sum(m not in held_before for m in order[:2])
+        chosen = [m for m in order if m in held_before][:2]
+        expected += [(event.turn, m) for m in chosen]
+        last = {m: t for m, t in last.items() if m in held_before}
+        for m in chosen:
+            last[m] = event.turn
+        last[event.stored] = event.turn
+    assert recorder.calls == expected
+    assert result.missed_recalls == missed
+    with pytest.raises(ValueError, match="k must be"):
+        replay(KeepAll(), events, k=0)
+
+
+# --- scoring on the fixture --------------------------------------------------------------------
+
+
+def test_question_index_scores_questions_through_the_evidence_that_names_a_turn(fixture_data):
+    _, conversations, _ = fixture_data
+    first, second = (question_index(c) for c in conversations)
+    assert first.rows.tolist() == [0, 1, 2, 3, 4]
+    assert [e.tolist() for e in first.evidence] == [[0, 2], [3], [6], [3], [0]]  # D9:9 names no turn
+    assert first.category.tolist() == [1, 2, 3, 4, ADVERSARIAL]
+    assert (first.unresolved, first.no_evidence) == (0, 0)
+    assert second.rows.size == 0 and second.no_evidence == 1
+
+
+def test_keeping_everything_keeps_all_evidence_and_changes_no_hit(fixture_data):
+    folder, conversations, vectors = fixture_data
+    encoder = get_encoder(np.float64)
+    conversation, vector = conversations[0], vectors[0]
+    index = question_index(conversation)
+    tokens = token_counts(conversation, encoder)
+    events = recall_events(conversation, ranked_history(vector.turn_cosines, 0.0))
+    result = score(conversation, vector, index, tokens, KeepAll(), events, 2, 1)
+    assert (result.evidence, result.evidence_held, result.questions) == (5, 5, 4)
+    assert result.hits_held == result.hits_all
+    assert (result.turns, result.turns_held, result.tokens_held) == (7, 7, int(tokens.sum()))
+    assert (result.adv_questions, result.adv_evidence) == (1, 1)
+    shares = pooled([result])
+    assert shares["evidence_kept"] == 1.0 and shares["turns_share"] == 1.0
+
+
+def test_a_short_window_scores_what_a_direct_reading_of_its_held_set_gives(fixture_data):
+    _, conversations, vectors = fixture_data
+    conversation, vector = conversations[0], vectors[0]
+    index = question_index(conversation)
+    tokens = np.ones(len(conversation.turns), dtype=np.int64)
+    events = recall_events(conversation, ranked_history(vector.turn_cosines, 2.0 - 3.0))
+    result = score(conversation, vector, index, tokens, Window(1), events, 1, 2)
+    held_ids = set(replay(Window(1), events, k=1).held)
+    held = np.array([t.dia_id in held_ids for t in conversation.turns])
+    main = [i for i, c in enumerate(index.category) if c != ADVERSARIAL]
+    assert result.turns_held == held.sum() == result.tokens_held
+    assert result.evidence_held == sum(held[index.evidence[i]].sum() for i in main)
+    expected_hits = sum(
+        np.isin(top_k(vector.question_cosines[index.rows[i]], 2, held), index.evidence[i]).any() for i in main
+    )
+    assert result.hits_held == expected_hits
+
+
+# --- embeddings -------------------------------------------------------------------------------
+
+
+def test_embeddings_are_cached_and_do_not_depend_on_the_executor(fixture_data, tmp_path):
+    folder, conversations, vectors = fixture_data
+    again = embed_conversations(conversations, folder / "embeddings")
+    pooled_run = embed_conversations(conversations, tmp_path / "cold", ProcessPool(2))
+    for a, b, c in zip(vectors, again, pooled_run):
+        assert a.turns.dtype == np.float64
+        assert np.array_equal(a.turns, b.turns) and np.array_equal(a.turns, c.turns)
+        assert np.array_equal(a.question_cosines, c.question_cosines)
+        assert np.array_equal(a.turn_cosines, np.round(a.turn_cosines, 3))
+
+
+def test_fragile_pairs_counts_the_cosines_near_a_rounding_boundary():
+    # unit vectors in the plane with cosines chosen next to (and far from) a boundary
+    angles = np.arccos([1.0, 0.5005, 0.2504])
+    turns = np.zeros((3, 384))
+    turns[:, 0], turns[:, 1] = np.cos(angles), np.sin(angles)
+    vectors = ConversationVectors("x", turns, turns[:1], np.round(turns @ turns.T, 3), np.round(turns[:1] @ turns.T, 3))
+    assert fragile_pairs(vectors, relative=1e-12) == (0, 0)
+    # a tolerance of 2e-4 reaches 0.5005 from both sides of its boundary and no other pair
+    turn_pairs, question_pairs = fragile_pairs(vectors, relative=5e-5)
+    assert question_pairs == 1 and turn_pairs >= 1
+
+
+def test_token_counts_leave_out_the_special_tokens(fixture_data):
+    _, conversations, _ = fixture_data
+    encoder = get_encoder(np.float64)
+    counts = token_counts(conversations[0], encoder)
+    direct = [len(encoder.tokenizer.encode(t.retrieval_text, add_special_tokens=False).ids) for t in conversations[0].turns]
+    assert counts.tolist() == direct
+
+
+# --- dates as the turn's text writes them -----------------------------------------------------
+
+
+@given(st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2100, 12, 31)))
+def test_session_time_text_is_the_inverse_of_the_parser(moment):
+    moment = moment.replace(second=0, microsecond=0)
+    assert parse_session_time(session_time_text(moment)) == moment
+
+
+# --- the sweep --------------------------------------------------------------------------------
+
+
+def test_the_sweep_pools_conversations_and_seeds_and_does_not_depend_on_the_executor(fixture_data):
+    _, conversations, vectors = fixture_data
+    encoder = get_encoder(np.float64)
+    tokens = [token_counts(c, encoder) for c in conversations]
+    grid = policy_grid([1, 100], [1], [1, 50], [2, 100], [1, 30], [0.5, 1.0], 0.2, "session", "turn", 0, 2)
+    one = run_sweep(grid, conversations, vectors, tokens, [(1, 0.0), (2, 0.5)], 1, InProcess())
+    two = run_sweep(grid, conversations, vectors, tokens, [(1, 0.0), (2, 0.5)], 1, ProcessPool(2))
+    assert json.dumps(one) == json.dumps(two)
+    keep = [r for r in one if r["family"] == "Keep everything"]
+    assert [r["evidence_kept"] for r in keep] == [1.0, 1.0]
+    random_rows = [r for r in one if r["family"] == "Random eviction"]
+    assert {r["replicates"] for r in random_rows} == {2}
+    # a capacity above the conversation keeps everything
+    assert all(r["turns_share"] == 1.0 for r in one if r["family"] == "LRU" and r["value"] == 100)
+
+
+# --- the real file ------------------------------------------------------------------------------
+
+REAL_ENV = os.environ.get(LOCOMO_ENV)
+REAL = Path(REAL_ENV) if REAL_ENV else ROOT / SHARED_COPY
+
+
+@pytest.mark.skipif(not REAL.is_file(), reason=f"no LoCoMo zip at ${LOCOMO_ENV} or {ROOT / SHARED_COPY}")
+def test_every_real_session_date_is_written_back_as_the_file_writes_it():
+    conversations = load_locomo(locomo_zip(local=REAL))
+    with zipfile.ZipFile(REAL) as archive:
+        for conversation in conversations:
+            name = next(m for m in archive.namelist() if m.endswith(f"/{conversation.name}.json"))
+            raw = json.loads(archive.read(name))
+            raw = raw.get("conversation", raw)
+            for number, time in conversation.sessions:
+                assert session_time_text(time) == raw[f"session_{number}_date_time"]
