@@ -2,6 +2,8 @@
 
 * :mod:`~forgetting.pipeline.chapters` -- the registry: each chapter's parameters, ranges and rules.
 * :mod:`~forgetting.pipeline.chapter` -- what a chapter notebook calls: ``open_chapter``, glue, figures.
+* :mod:`~forgetting.pipeline.data` -- the external data sets chapters declare, and what a chapter
+  shows without them (its published results: a *not-rerun* run, never published).
 * :mod:`~forgetting.pipeline.run` -- execute a chapter with papermill into a private run folder.
 * :mod:`~forgetting.pipeline.comparison` -- a run against the published files, file by file.
 * :mod:`~forgetting.pipeline.promotion` -- switch a chapter's published set in one journaled step, under a lock.
@@ -35,7 +37,15 @@ if TYPE_CHECKING:  # the same names, for type checkers
     )
     from .output import OutputFailed, check_output, export
     from .promotion import PublishIncomplete, promote, publish_run, recover, show_in_site, switch_sets
-    from .run import ChapterFailed, ChapterRun, remove_orphans, run_all, run_chapter, timing_table
+    from .run import (
+        ChapterFailed,
+        ChapterRun,
+        not_rerun_line,
+        remove_orphans,
+        run_all,
+        run_chapter,
+        timing_table,
+    )
     from .site import BuildFailed, build_site, prepare_site
 
 #: The package's modules, also imported on first use (``forgetting.pipeline.paths``).
@@ -44,6 +54,7 @@ _MODULES = (
     "chapters",
     "cli",
     "comparison",
+    "data",
     "kernel",
     "launch",
     "output",
@@ -78,6 +89,7 @@ _NAMES = {
     "export": "output",
     "ChapterFailed": "run",
     "ChapterRun": "run",
+    "not_rerun_line": "run",
     "remove_orphans": "run",
     "run_all": "run",
     "run_chapter": "run",
@@ -102,6 +114,7 @@ __all__ = [
     "export",
     "file_report",
     "first_difference",
+    "not_rerun_line",
     "owner",
     "prepare_site",
     "promote",

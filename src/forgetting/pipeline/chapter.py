@@ -16,6 +16,9 @@ does not know, which papermill itself only warns about), and returns a
 * and at the end writes ``<run>/results/<chapter>.json`` -- parameters, glued values,
   table digests and one digest over all of it (``chapter.save``).
 
+A chapter that needs external data gets it from ``chapter.require_data``; without it the run is
+not a rerun: it shows the published results, and the pipeline never publishes it.
+
 ``<run>`` is the private folder the pipeline gives this kernel (see
 :func:`forgetting.pipeline.paths.chapter_run_dir`); run outside the pipeline (plain papermill or
 Jupyter), a chapter writes to ``_build/runs/<chapter>/``. A chapter never writes to the
@@ -114,6 +117,8 @@ class Chapter:
         self.values: dict[str, Any] = {}
         self.tables: dict[str, str] = {}
         self.figures: list[str] = []
+        #: Why this run could not compute the chapter again (``None``: it did), see :meth:`require_data`.
+        self.not_rerun: str | None = None
         use_style()
 
     @property
@@ -135,6 +140,52 @@ class Chapter:
         """The command that reruns this chapter with these parameters."""
         changed = [command_option(k, v) for k, v in self.params.items() if v != self.spec.defaults[k]]
         return " ".join(["forgetting run", self.name, *changed])
+
+    # --- external data, and the published results shown without it -------------
+    def require_data(self, name: str) -> Path | None:
+        """The verified path of data set ``name`` (declared in the spec's ``data``), or ``None``
+        when no copy can be had: the run is then *not a rerun* (:attr:`not_rerun` holds the data
+        source's one-line reason), a notice says so on the page, and the chapter shows its
+        published results (:meth:`published_values`, :meth:`published_table`) instead.
+
+        Only the data source's ``DataUnavailable`` is caught: any other error (a copy with the
+        wrong digest, say) is raised. ``ValueError`` for a name the spec does not declare.
+        """
+        from IPython.display import Markdown, display
+
+        from . import data
+
+        if name not in self.spec.data:
+            raise ValueError(
+                f"chapter {self.name}: data set name={name!r} is not declared; allowed: "
+                f"{list(self.spec.data)} (ChapterSpec.data in pipeline/chapters.py)"
+            )
+        try:
+            return data.locate(name)
+        except data.unavailable() as error:
+            reason = " ".join(str(error).split())
+            self.not_rerun = reason if self.not_rerun is None else f"{self.not_rerun}; {reason}"
+            notice = data.not_rerun_notice(self.name, reason, self.published)
+            display(Markdown(notice))  # type: ignore[no-untyped-call, unused-ignore]
+            return None
+
+    def published_values(self) -> dict[str, Any]:
+        """The glued values of the committed record ``data/results/<chapter>.json``."""
+        from .data import published_values
+
+        return published_values(self.root, self.name)
+
+    def published_table(self, name: str) -> Any:
+        """The committed table ``data/results/<chapter>-<name>.csv`` as a DataFrame, which
+        :meth:`table` writes back byte for byte (``ValueError`` for one it would not)."""
+        from .data import published_table
+
+        frame, text = published_table(self.root, self.name, name)
+        if csv_text(frame) != text:
+            raise ValueError(
+                f"chapter {self.name}: table name={name!r} would not be written back as published"
+            )
+        return frame
 
     # --- numbers ------------------------------------------------------------
     def glue(self, key: str, value: Any) -> Any:
@@ -207,15 +258,12 @@ class Chapter:
         glue(name, fig, display=False)
         plt.close(fig)
 
-    def table(self, rows: Sequence[Mapping[str, Any]], name: str, display: bool = True) -> Any:
-        """Write ``rows`` as ``<chapter>-<name>.csv`` (in the run folder) and return a DataFrame."""
+    def table(self, rows: Sequence[Mapping[str, Any]] | Any, name: str, display: bool = True) -> Any:
+        """Write ``rows`` (or a DataFrame) as ``<chapter>-<name>.csv`` in the run folder; return a DataFrame."""
         import pandas as pd
 
-        frame = pd.DataFrame(list(rows))
-        buffer = io.StringIO()
-        frame = frame.apply(lambda column: column.map(published_value) if column.dtype == object else column)
-        frame.to_csv(buffer, index=False, lineterminator="\n", float_format=f"%.{PUBLISHED_DIGITS}g")
-        text = buffer.getvalue()
+        frame = _publishable(rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows)))
+        text = csv_text(frame)
         folder = run_results(self.run_dir)
         folder.mkdir(parents=True, exist_ok=True)
         atomic_write(folder / f"{self.name}-{name}.csv", lambda handle: handle.write(text.encode()))
@@ -224,13 +272,18 @@ class Chapter:
 
     # --- the record ----------------------------------------------------------
     def record(self) -> dict[str, Any]:
-        body = {
+        """Parameters, glued values, table digests and one digest over them; a run that was not a
+        rerun (:meth:`require_data`) adds ``"rerun": false`` and its ``"reason"`` (only then, so
+        the record of a rerun is what it always was)."""
+        body: dict[str, Any] = {
             "chapter": self.name,
             "published_parameters": self.published,
             "parameters": self.params,
             "values": self.values,
             "tables": self.tables,
         }
+        if self.not_rerun is not None:
+            body.update(rerun=False, reason=self.not_rerun)
         return {**body, "digest": digest(body)}
 
     def save(self) -> Path:
@@ -327,6 +380,19 @@ class _Text(str):
         except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
             return text
         return repr(text)
+
+
+def _publishable(frame: Any) -> Any:
+    return frame.apply(lambda column: column.map(published_value) if column.dtype == object else column)
+
+
+def csv_text(frame: Any) -> str:
+    """A table's CSV as the book publishes it: floats at :data:`PUBLISHED_DIGITS`, ``\\n`` ends, no index."""
+    buffer = io.StringIO()
+    _publishable(frame).to_csv(
+        buffer, index=False, lineterminator="\n", float_format=f"%.{PUBLISHED_DIGITS}g"
+    )
+    return buffer.getvalue()
 
 
 def published_value(value: Any) -> Any:

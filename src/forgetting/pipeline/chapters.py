@@ -89,6 +89,7 @@ class ChapterSpec:
     title: str
     params: tuple[Param, ...]
     rules: tuple[Rule, ...] = ()
+    data: tuple[str, ...] = ()  # external data sets it needs, by their names in pipeline/data.py
 
     @property
     def defaults(self) -> dict[str, Any]:

@@ -14,6 +14,11 @@ then int, then float, else the string), ``-r NAME VALUE`` (raw string), ``-y YAM
 Every failure ends with one line on stderr and a non-zero exit (``--debug`` shows the
 traceback): 1 a chapter, build or comparison failed; 2 bad input; 130 interrupted (Ctrl-C);
 143 stopped by SIGTERM or SIGHUP.
+
+A chapter whose external data is unavailable is *not rerun*: it shows its published results and
+publishes nothing. ``build`` and ``run`` say so in one line and exit 0 (the book is complete);
+``verify`` says it could not verify that chapter, and why, and exits 1: it did not check what
+it was asked to check.
 """
 
 from __future__ import annotations
@@ -279,6 +284,8 @@ def _run(root: Path, args: argparse.Namespace) -> int:
         if run.folder != output:
             run.discard()
     print(f"{args.chapter}: executed in {run.seconds:.1f} s -> {output}")
+    if run.not_rerun is not None:
+        print(f"  not rerun ({run.not_rerun}); the output shows the published results")
     if problems is not None:
         verdict = (
             "identical to the published files"
@@ -306,6 +313,15 @@ def _verify(root: Path, names: Sequence[str], update: bool) -> int:
             print(f"  {error}")
             runs.append(pipeline.ChapterRun(name, 0.0, Path(), False))
             status[name], failed = "FAILED", True
+            continue
+        if run.not_rerun is not None:  # nothing was computed, so nothing can be said to reproduce
+            print(f"  not verified: could not rerun ({run.not_rerun})")
+            status[name], failed = "NOT RERUN", True
+            try:
+                pipeline.publish_run(root, run, results=False, site=True)
+            finally:
+                run.discard()
+            runs.append(run)
             continue
         try:
             report = pipeline.file_report(root, run)

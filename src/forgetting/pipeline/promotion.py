@@ -18,7 +18,8 @@ A process killed before step 3 leaves only temp files; one killed after it leave
 :func:`recover`, which every ``forgetting`` command and every publication runs first, finishes
 a journal it finds (so a set is either wholly old or wholly new) and removes every temp file
 left in the published and site folders. Only a run at published parameters may replace
-``data/results/`` and ``figures/``.
+``data/results/`` and ``figures/``, and only one that was rerun (not one that showed the
+published results because its data was unavailable).
 """
 
 from __future__ import annotations
@@ -201,7 +202,12 @@ def switch_sets(root: Path, name: str, plan: Sequence[tuple[Path, Sequence[Path]
 
 def publish_run(root: Path, run: ChapterRun, results: bool = True, site: bool = True) -> None:
     """Switch this run's files in: the published set (``results``; only for a run at published
-    parameters) and what the site renders (``site``), in one transaction."""
+    parameters that was rerun, never one that showed the published results for want of data) and
+    what the site renders (``site``), in one transaction."""
+    if results and run.not_rerun is not None:
+        raise ValueError(
+            f"chapter {run.name} was not rerun ({run.not_rerun}); its results cannot replace data/results"
+        )
     if results and not run.published:
         raise ValueError(
             f"chapter {run.name} did not run at its published parameters; "

@@ -9,6 +9,8 @@ else is written while the kernel runs, so concurrent runs cannot mix their files
   rules) *before* a kernel starts, then executes the chapter into a fresh run folder.
 * :func:`run_all` executes chapters, one after another or ``jobs`` at a time in separate
   processes (chapters read no other chapter's output; the site is built after all of them).
+  A chapter whose data was unavailable is *not rerun* (:attr:`ChapterRun.not_rerun`): it is
+  shown in the site with its published results, never published, and named in one last line.
 * :func:`compare` reports, per published file, ``identical`` or its first differing value.
 * :func:`~forgetting.pipeline.promotion.publish_run` switches a chapter's published set --
   ``data/results/<chapter>*`` and ``figures/<chapter>-*`` -- and the site's copies in one
@@ -59,12 +61,18 @@ class ChapterFailed(RuntimeError):
 
 @dataclass
 class ChapterRun:
-    """One finished run: where its files are and whether it ran at published parameters."""
+    """One finished run: where its files are and whether it may be published.
+
+    ``not_rerun`` is the one-line reason a chapter could not be computed again (its data was
+    unavailable, see :meth:`forgetting.pipeline.chapter.Chapter.require_data`); such a run shows
+    the published results and is never ``published``, whatever its parameters.
+    """
 
     name: str
     seconds: float
     folder: Path
     published: bool
+    not_rerun: str | None = None
 
     @property
     def notebook(self) -> Path:
@@ -204,8 +212,11 @@ def run_chapter(
         shutil.rmtree(folder, ignore_errors=True)
         raise
     record = json.loads((run_results(folder) / f"{name}.json").read_text())
+    not_rerun = (
+        None if record.get("rerun", True) else str(record.get("reason") or "its data was not available")
+    )
     published = bool(record.get("published_parameters")) and record["parameters"] == chapter.defaults
-    return ChapterRun(name, time.perf_counter() - start, folder, published)
+    return ChapterRun(name, time.perf_counter() - start, folder, published and not_rerun is None, not_rerun)
 
 
 def _write_figure_manifest(folder: Path, name: str) -> None:
@@ -250,7 +261,29 @@ def run_all(
         _finish(root, run, publish)
         echo(f"[{index}/{len(names)}] {name} done in {run.seconds:.1f} s")
         runs.append(run)
+    _echo_not_rerun(runs, echo)
     return runs
+
+
+def not_rerun_line(runs: Iterable[ChapterRun]) -> str | None:
+    """One line naming the chapters that could not be rerun, grouped by their reason (which says
+    how to get the data); ``None`` when every chapter was rerun."""
+    by_reason: dict[str, list[str]] = {}
+    for run in runs:
+        if run.not_rerun is not None:
+            by_reason.setdefault(run.not_rerun, []).append(run.name)
+    if not by_reason:
+        return None
+    groups = "; ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items())
+    return (
+        f"could not rerun, for want of data: {groups}; the site shows their published results, none published"
+    )
+
+
+def _echo_not_rerun(runs: Iterable[ChapterRun], echo: Callable[[str], Any]) -> None:
+    line = not_rerun_line(runs)
+    if line is not None:
+        echo(line)
 
 
 def _finish(root: Path, run: ChapterRun, publish: bool) -> None:
@@ -299,6 +332,7 @@ def _run_parallel(
     pool.shutdown(wait=True)
     if failure is not None:
         raise failure
+    _echo_not_rerun(runs.values(), echo)
     return [runs[name] for name in names]
 
 
@@ -326,9 +360,9 @@ def _stop(root: Path, pool: Any, futures: list[Any]) -> None:
 
 
 def timing_table(runs: Iterable[ChapterRun], status: Mapping[str, str] | None = None) -> str:
-    """A plain-text table: chapter, status, seconds."""
+    """A plain-text table: chapter, status (default ``ok``, or ``not rerun``), seconds."""
     lines = [f"{'chapter':<22} {'status':<10} {'seconds':>8}"]
     for run in runs:
-        state = (status or {}).get(run.name, "ok")
+        state = (status or {}).get(run.name, "ok" if run.not_rerun is None else "not rerun")
         lines.append(f"{run.name:<22} {state:<10} {run.seconds:>8.1f}")
     return "\n".join(lines)
