@@ -12,7 +12,12 @@ Modules, in the order a reader meets them:
   (:func:`conversation_events`), :func:`replay` of a policy over it, keep-everything, Ebbinghaus
   decay on turns or days, the recency window;
 * :mod:`.capacity` -- LRU, FIFO, LFU and seeded random eviction at a capacity;
-* :mod:`.field_rules` -- the forgetting rules of MemoryBank and YourMemory, read from their code.
+* :mod:`.field_rules` -- the forgetting rules of MemoryBank and YourMemory, read from their code;
+* :mod:`.question_retrieval` -- the questions as retrieval episodes over the whole store
+  (:class:`QuestionSet` of precomputed rounded cosines, :func:`retrieve`, :func:`hits`) and
+  what each turn did in them (:func:`turn_roles`: hitchhikers, distractors);
+* :mod:`.question_worth` -- Memory Worth learned on part of each conversation's questions, its
+  low-value turns suppressed on the held-out rest (:func:`held_out`, :func:`flag_report`).
 
 The data is never committed to the project (its repository states no licence); only results
 computed from it are.
@@ -22,6 +27,25 @@ from .capacity import Capacity, RandomEviction
 from .field_rules import MemoryBank, YourMemory
 from .locomo import load_locomo
 from .policies import Ebbinghaus, Event, KeepAll, Replay, Window, conversation_events, replay
+from .question_retrieval import (
+    DEFAULT_CO_SHARE,
+    DEFAULT_MIN_RETRIEVALS,
+    QuestionSet,
+    TurnRoles,
+    hits,
+    retrieve,
+    turn_roles,
+)
+from .question_worth import (
+    DEFAULT_TRAIN_SHARE,
+    FlagReport,
+    HeldOut,
+    flag_low_value,
+    flag_report,
+    held_out,
+    learn_worth,
+    question_split,
+)
 from .records import CATEGORIES, Conversation, Counts, Evidence, Question, Turn, counts, resolve_evidence
 from .schema import parse_session_time
 from .source import (
@@ -38,6 +62,9 @@ from .source import (
 __all__ = [
     "CACHE_DIR",
     "CATEGORIES",
+    "DEFAULT_CO_SHARE",
+    "DEFAULT_MIN_RETRIEVALS",
+    "DEFAULT_TRAIN_SHARE",
     "LOCOMO_ENV",
     "LOCOMO_MEMBERS",
     "LOCOMO_SHA256",
@@ -49,20 +76,32 @@ __all__ = [
     "Ebbinghaus",
     "Event",
     "Evidence",
+    "FlagReport",
+    "HeldOut",
     "KeepAll",
     "MemoryBank",
     "Question",
+    "QuestionSet",
     "RandomEviction",
     "Replay",
     "Turn",
+    "TurnRoles",
     "Window",
     "YourMemory",
     "conversation_events",
     "counts",
+    "flag_low_value",
+    "flag_report",
+    "held_out",
+    "hits",
+    "learn_worth",
     "load_locomo",
     "locomo_zip",
     "parse_session_time",
+    "question_split",
     "replay",
     "resolve_evidence",
+    "retrieve",
+    "turn_roles",
     "verify_zip",
 ]
