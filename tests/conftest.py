@@ -8,6 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_FILES = ("_config.yml", "_toc.yml", "book", "data")
+EMBEDDINGS = Path(".cache") / "embeddings"
 
 # A runner started in the background of a non-interactive shell (`cmd &`) inherits SIGINT
 # ignored, and so would every process the tests start: the Ctrl-C tests would then test a
@@ -17,14 +18,25 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def copy_book(target: Path) -> Path:
-    """Copy what a book build reads into ``target`` (the package itself is installed)."""
+def copy_book(target: Path, share_embeddings: bool = False) -> Path:
+    """Copy what a book build reads into ``target`` (the package itself is installed).
+
+    ``share_embeddings``: ``target/.cache/embeddings`` links to this checkout's embedding cache
+    instead of starting empty. Its entries are keyed by model and text, checksummed and written
+    atomically, so scratch books that only compute genuine vectors can share them (LoCoMo's
+    take minutes to compute); a test that plants other vectors must not share it.
+    """
     for name in BOOK_FILES:
         source = ROOT / name
         if source.is_dir():
             shutil.copytree(source, target / name)
         elif source.exists():
             shutil.copy2(source, target / name)
+    if share_embeddings:
+        shared = ROOT / EMBEDDINGS
+        shared.mkdir(parents=True, exist_ok=True)
+        (target / EMBEDDINGS).parent.mkdir(parents=True, exist_ok=True)
+        (target / EMBEDDINGS).symlink_to(shared, target_is_directory=True)
     return target
 
 
@@ -34,7 +46,7 @@ def built_book(tmp_path_factory):
     ``jupyter-book build -W -n``."""
     from forgetting import pipeline
 
-    root = copy_book(tmp_path_factory.mktemp("book"))
+    root = copy_book(tmp_path_factory.mktemp("book"), share_embeddings=True)
     runs = pipeline.run_all(root, quick=True, publish=True, jobs=2)
     pipeline.build_site(root)
     return root, runs

@@ -19,6 +19,7 @@ from conversation_streams import stream
 from forgetting.conversations import KeepAll, Window, load_locomo, locomo_zip, parse_session_time, replay
 from forgetting.conversations.benchmark import (
     ADVERSARIAL,
+    QuestionRanking,
     pooled,
     question_index,
     ranked_history,
@@ -158,7 +159,8 @@ def test_keeping_everything_keeps_all_evidence_and_changes_no_hit(fixture_data):
     index = question_index(conversation)
     tokens = token_counts(conversation, encoder)
     events = recall_events(conversation, ranked_history(vector.turn_cosines, 0.0))
-    result = score(conversation, vector, index, tokens, KeepAll(), events, 2, 1)
+    ranking = QuestionRanking.of(vector.question_cosines, index)
+    result = score(conversation, index, ranking, tokens, KeepAll(), events, 2, 1)
     assert (result.evidence, result.evidence_held, result.questions) == (5, 5, 4)
     assert result.hits_held == result.hits_all
     assert (result.turns, result.turns_held, result.tokens_held) == (7, 7, int(tokens.sum()))
@@ -173,7 +175,8 @@ def test_a_short_window_scores_what_a_direct_reading_of_its_held_set_gives(fixtu
     index = question_index(conversation)
     tokens = np.ones(len(conversation.turns), dtype=np.int64)
     events = recall_events(conversation, ranked_history(vector.turn_cosines, 2.0 - 3.0))
-    result = score(conversation, vector, index, tokens, Window(1), events, 1, 2)
+    ranking = QuestionRanking.of(vector.question_cosines, index)
+    result = score(conversation, index, ranking, tokens, Window(1), events, 1, 2)
     held_ids = set(replay(Window(1), events, k=1).held)
     held = np.array([t.dia_id in held_ids for t in conversation.turns])
     main = [i for i, c in enumerate(index.category) if c != ADVERSARIAL]
@@ -183,6 +186,17 @@ def test_a_short_window_scores_what_a_direct_reading_of_its_held_set_gives(fixtu
         np.isin(top_k(vector.question_cosines[index.rows[i]], 2, held), index.evidence[i]).any() for i in main
     )
     assert result.hits_held == expected_hits
+
+
+@given(st.lists(st.booleans(), min_size=7, max_size=7), st.integers(1, 8))
+def test_ranked_hits_over_a_held_set_are_those_of_top_k(fixture_data, held, k):
+    _, conversations, vectors = fixture_data
+    index = question_index(conversations[0])
+    cosines = vectors[0].question_cosines
+    mask = np.array(held)
+    found = QuestionRanking.of(cosines, index).hits(k, mask)
+    direct = [np.isin(top_k(cosines[row], k, mask), ev).any() for row, ev in zip(index.rows, index.evidence)]
+    assert found.tolist() == direct
 
 
 # --- embeddings -------------------------------------------------------------------------------
@@ -201,12 +215,14 @@ def test_embeddings_are_cached_and_do_not_depend_on_the_executor(fixture_data, t
 
 def test_fragile_pairs_counts_the_cosines_near_a_rounding_boundary():
     # unit vectors in the plane with cosines chosen next to (and far from) a boundary
-    angles = np.arccos([1.0, 0.5005, 0.2504])
+    angles = np.arccos([1.0, 0.50049, 0.2502])
     turns = np.zeros((3, 384))
     turns[:, 0], turns[:, 1] = np.cos(angles), np.sin(angles)
-    vectors = ConversationVectors("x", turns, turns[:1], np.round(turns @ turns.T, 3), np.round(turns[:1] @ turns.T, 3))
+    vectors = ConversationVectors(
+        "x", turns, turns[:1], np.round(turns @ turns.T, 3), np.round(turns[:1] @ turns.T, 3)
+    )
     assert fragile_pairs(vectors, relative=1e-12) == (0, 0)
-    # a tolerance of 2e-4 reaches 0.5005 from both sides of its boundary and no other pair
+    # a tolerance of 2e-4 reaches the boundary 0.5005 from 0.50049 and no other question pair
     turn_pairs, question_pairs = fragile_pairs(vectors, relative=5e-5)
     assert question_pairs == 1 and turn_pairs >= 1
 
@@ -215,7 +231,10 @@ def test_token_counts_leave_out_the_special_tokens(fixture_data):
     _, conversations, _ = fixture_data
     encoder = get_encoder(np.float64)
     counts = token_counts(conversations[0], encoder)
-    direct = [len(encoder.tokenizer.encode(t.retrieval_text, add_special_tokens=False).ids) for t in conversations[0].turns]
+    direct = [
+        len(encoder.tokenizer.encode(t.retrieval_text, add_special_tokens=False).ids)
+        for t in conversations[0].turns
+    ]
     assert counts.tolist() == direct
 
 
@@ -235,7 +254,7 @@ def test_the_sweep_pools_conversations_and_seeds_and_does_not_depend_on_the_exec
     _, conversations, vectors = fixture_data
     encoder = get_encoder(np.float64)
     tokens = [token_counts(c, encoder) for c in conversations]
-    grid = policy_grid([1, 100], [1], [1, 50], [2, 100], [1, 30], [0.5, 1.0], 0.2, "session", "turn", 0, 2)
+    grid = policy_grid([1, 100], [1], [1, 50], [2, 100], [1, 3], [0.5, 1.0], 0.2, "session", "turn", 0, 2)
     one = run_sweep(grid, conversations, vectors, tokens, [(1, 0.0), (2, 0.5)], 1, InProcess())
     two = run_sweep(grid, conversations, vectors, tokens, [(1, 0.0), (2, 0.5)], 1, ProcessPool(2))
     assert json.dumps(one) == json.dumps(two)

@@ -27,7 +27,7 @@ from forgetting.conversations import (
     resolve_evidence,
     verify_zip,
 )
-from forgetting.conversations.source import CACHE_DIR, SHARED_COPY, file_sha256, repository_root
+from forgetting.conversations.source import CACHE_DIR, OFFLINE_ENV, SHARED_COPY, file_sha256, repository_root
 from locomo_fixture import FOLDER, MEMBERS, documents, write_fixture, write_zip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,8 +36,9 @@ REAL_ENV = os.environ.get(LOCOMO_ENV)  # read before the autouse fixture unsets 
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch):
-    """No test sees the caller's $FORGETTING_LOCOMO or reaches the network."""
+    """No test sees the caller's $FORGETTING_LOCOMO or $FORGETTING_OFFLINE or reaches the network."""
     monkeypatch.delenv(LOCOMO_ENV, raising=False)
+    monkeypatch.delenv(OFFLINE_ENV, raising=False)
 
     def no_network(url, timeout=None):
         raise urllib.error.URLError("network disabled in the tests")
@@ -294,6 +295,20 @@ def test_a_valid_cache_is_used_without_a_download(monkeypatch, repo, fixture):
     serve(monkeypatch, b"never read", calls)
     assert locomo_zip(root=repo, sha256=cached.sha256, members=MEMBERS) == cached.path.resolve()
     assert calls == []
+
+
+def test_offline_forbids_the_download_and_says_so(monkeypatch, repo, fixture):
+    calls = []
+    serve(monkeypatch, fixture.path.read_bytes(), calls)
+    monkeypatch.setenv(OFFLINE_ENV, "1")
+    with pytest.raises(DataUnavailable, match=rf"no download \(\${OFFLINE_ENV}=1\)"):
+        locomo_zip(root=repo, sha256=fixture.sha256, members=MEMBERS)
+    assert calls == [] and cache_files(repo) == []
+    monkeypatch.setenv(OFFLINE_ENV, "0")  # only "1" means offline
+    assert (
+        locomo_zip(root=repo, sha256=fixture.sha256, members=MEMBERS)
+        == (repo / CACHE_DIR / "locomo10.zip").resolve()
+    )
 
 
 def test_download_goes_into_the_cache_atomically(monkeypatch, repo, fixture):

@@ -13,6 +13,13 @@ Modules, in the order a reader meets them:
   decay on turns or days, the recency window;
 * :mod:`.capacity` -- LRU, FIFO, LFU and seeded random eviction at a capacity;
 * :mod:`.field_rules` -- the forgetting rules of MemoryBank and YourMemory, read from their code;
+* :mod:`.embeddings` -- turns and questions embedded once in float64, cached, and their rounded
+  cosines (:func:`~.embeddings.embed_conversations`), with the count of cosines a machine's
+  last digits could move (:func:`~.embeddings.fragile_pairs`) and token counts;
+* :mod:`.benchmark` -- one replay with recall by retrieval, scored at the end (evidence kept,
+  hit@k over what is held and over the whole history, footprint);
+* :mod:`.sweep` -- every policy over its range on every conversation, through the executor;
+* :mod:`.study` -- the real-conversation chapter's computation in one call;
 * :mod:`.question_retrieval` -- the questions as retrieval episodes over the whole store
   (:class:`QuestionSet` of precomputed rounded cosines, :func:`retrieve`, :func:`hits`) and
   what each turn did in them (:func:`turn_roles`: hitchhikers, distractors);

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import int_problem, raise_problems, real_problem
-from .embeddings import ConversationVectors
-from .policies import Event, Policy, conversation_events, replay
+from .policies import CheckedEvents, Event, Policy, check_events, conversation_events, replay
 from .records import Conversation, resolve_evidence
 
 __all__ = [
     "ADVERSARIAL",
     "QuestionIndex",
+    "QuestionRanking",
     "Score",
     "question_index",
     "ranked_history",
@@ -70,10 +70,11 @@ def ranked_history(turn_cosines: np.ndarray, min_similarity: float) -> list[np.n
     return out
 
 
-def recall_events(conversation: Conversation, ranked: Sequence[np.ndarray]) -> list[Event]:
-    """:func:`~.policies.conversation_events` whose ``recalled`` is each turn's ranking of ids."""
+def recall_events(conversation: Conversation, ranked: Sequence[np.ndarray]) -> CheckedEvents:
+    """:func:`~.policies.conversation_events` whose ``recalled`` is each turn's ranking of ids,
+    checked once (:func:`~.policies.check_events`) for the many policies replayed over them."""
     ids = [turn.dia_id for turn in conversation.turns]
-    return conversation_events(conversation, [[ids[j] for j in row] for row in ranked])
+    return check_events(conversation_events(conversation, [[ids[j] for j in row] for row in ranked]))
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,9 @@ def question_index(conversation: Conversation) -> QuestionIndex:
             rows.append(row)
             evidence.append(np.array(sorted({t.index for t in turns}), dtype=np.intp))
             category.append(question.category)
-    return QuestionIndex(np.array(rows, dtype=np.intp), tuple(evidence), np.array(category), unresolved, no_evidence)
+    return QuestionIndex(
+        np.array(rows, dtype=np.intp), tuple(evidence), np.array(category), unresolved, no_evidence
+    )
 
 
 @dataclass(frozen=True)
@@ -150,37 +153,55 @@ class Score:
         return dict(self.__dict__)
 
 
-def _hits(cosines: np.ndarray, index: QuestionIndex, k: int, allowed: np.ndarray | None) -> np.ndarray:
-    return np.array(
-        [np.isin(top_k(cosines[row], k, allowed), ev).any() for row, ev in zip(index.rows, index.evidence)],
-        dtype=bool,
-    )
+@dataclass(frozen=True)
+class QuestionRanking:
+    """Each scored question's turns ranked once (higher cosine first, equal: lower index first),
+    and which of them are its evidence, so hit@k over any held set is one array expression."""
+
+    order: np.ndarray  # (n_scored, n_turns) turn indices, best first
+    evidence: np.ndarray  # (n_scored, n_turns) bool: order[q, j] is an evidence turn of q
+
+    @classmethod
+    def of(cls, cosines: np.ndarray, index: QuestionIndex) -> QuestionRanking:
+        """The ranking of every question in ``index`` by its row of ``cosines``."""
+        n_turns = cosines.shape[1]
+        order = np.empty((index.rows.size, n_turns), dtype=np.intp)
+        evidence = np.zeros((index.rows.size, n_turns), dtype=bool)
+        for q, (row, ev) in enumerate(zip(index.rows, index.evidence)):
+            order[q] = np.lexsort((np.arange(n_turns), -cosines[row]))
+            evidence[q] = np.isin(order[q], ev)
+        return cls(order, evidence)
+
+    def hits(self, k: int, held: np.ndarray | None = None) -> np.ndarray:
+        """hit@``k`` of each question over the ``held`` turns (a mask; ``None``: every turn).
+
+        The same as ``top_k(cosines[row], k, held)`` containing an evidence turn.
+        """
+        if held is None:
+            return np.asarray(self.evidence[:, :k].any(axis=1))
+        present = held[self.order]
+        first_k = present & (np.cumsum(present, axis=1) <= k)
+        return np.asarray((first_k & self.evidence).any(axis=1))
 
 
 def score(
     conversation: Conversation,
-    vectors: ConversationVectors,
     index: QuestionIndex,
+    ranking: QuestionRanking,
     tokens: np.ndarray,
     policy: Policy,
     events: Sequence[Event],
     recall_k: int,
     question_k: int,
-    hits_all: np.ndarray | None = None,
 ) -> Score:
-    """Replay ``policy`` over ``events`` recalling ``recall_k`` held turns, then score the questions.
-
-    ``hits_all`` (hit@``question_k`` of every scored question over all turns) may be passed to
-    save recomputing it for each policy.
-    """
+    """Replay ``policy`` over ``events`` recalling ``recall_k`` held turns, then score the questions."""
     raise_problems([int_problem("question_k", question_k, minimum=1)])
     result = replay(policy, events, k=recall_k)
     position = {turn.dia_id: turn.index for turn in conversation.turns}
     held = np.zeros(len(conversation.turns), dtype=bool)
     held[[position[mem_id] for mem_id in result.held]] = True
-    if hits_all is None:
-        hits_all = _hits(vectors.question_cosines, index, question_k, None)
-    hits_held = _hits(vectors.question_cosines, index, question_k, held)
+    hits_all = ranking.hits(question_k)
+    hits_held = ranking.hits(question_k, held)
     main = index.category != ADVERSARIAL
     kept = np.array([int(held[ev].sum()) for ev in index.evidence], dtype=np.int64)
     sizes = np.array([ev.size for ev in index.evidence], dtype=np.int64)
@@ -209,7 +230,9 @@ def pooled(scores: Sequence[Score]) -> dict[str, float]:
     ``evidence_kept``, ``hit_held``, ``hit_all``, ``turns_share``, ``tokens_share`` and the
     adversarial ``adv_evidence_kept``, ``adv_hit_held``; a share with a zero denominator is NaN.
     """
-    total: Mapping[str, int] = {key: sum(getattr(s, key) for s in scores) for key in Score.__dataclass_fields__}
+    total: Mapping[str, int] = {
+        key: sum(getattr(s, key) for s in scores) for key in Score.__dataclass_fields__
+    }
 
     def share(numerator: str, denominator: str) -> float:
         return total[numerator] / total[denominator] if total[denominator] else float("nan")

@@ -146,17 +146,25 @@ def fragile_pairs(vectors: ConversationVectors, relative: float = RELATIVE_CHANG
     raw_tt = vectors.turns @ vectors.turns.T
     upper = np.triu_indices(raw_tt.shape[0], k=1)
     turn_pairs = int(fragile_rounding(raw_tt[upper], tolerance, COSINE_DECIMALS).sum())
-    question_pairs = int(fragile_rounding(vectors.questions @ vectors.turns.T, tolerance, COSINE_DECIMALS).sum())
+    question_pairs = int(
+        fragile_rounding(vectors.questions @ vectors.turns.T, tolerance, COSINE_DECIMALS).sum()
+    )
     return turn_pairs, question_pairs
 
 
 def token_counts(conversation: Conversation, encoder: MiniLMEncoder) -> np.ndarray:
-    """Tokens of each turn's retrieval text (what the store keeps) under the model's tokenizer, [CLS] and [SEP] not counted.
+    """Tokens of each turn's retrieval text (what the store keeps), [CLS] and [SEP] not counted.
+
+    Counted by the model's own tokenizer (:meth:`~forgetting.text.encoder.MiniLMEncoder.token_ids`).
 
     Raises ``ValueError`` if a text reaches the encoder's truncation length (its count would be
     the truncated one); no LoCoMo turn does.
     """
-    lengths = np.array([len(ids) for ids in encoder.token_ids([t.retrieval_text for t in conversation.turns])])
+    lengths = np.array(
+        [len(ids) for ids in encoder.token_ids([t.retrieval_text for t in conversation.turns])]
+    )
     if lengths.size and lengths.max() >= encoder.max_seq_length:
-        raise ValueError(f"a turn of conversation {conversation.name} reaches {encoder.max_seq_length} tokens")
+        raise ValueError(
+            f"a turn of conversation {conversation.name} reaches {encoder.max_seq_length} tokens"
+        )
     return (lengths - 2).astype(np.int64)

@@ -7,7 +7,8 @@ event, in this order:
    the window, a forgetting pass);
 2. every id in ``recalled`` that is still held is recalled (a retriever, given as data, named
    it before the turn was stored; an id already dropped is a *missed* recall and changes
-   nothing);
+   nothing); with :func:`replay`'s ``k``, ``recalled`` is a ranking and only its first ``k``
+   held ids are recalled (a top-``k`` retriever over what the store holds);
 3. the turn is stored (``stored``), and a capacity rule evicts one held memory first if the
    store is full: the incoming memory is always stored.
 
@@ -43,6 +44,7 @@ from .records import Conversation
 
 __all__ = [
     "DECAY_CLOCKS",
+    "CheckedEvents",
     "Ebbinghaus",
     "Event",
     "Holder",
@@ -50,6 +52,7 @@ __all__ = [
     "Policy",
     "Replay",
     "Window",
+    "check_events",
     "choice_problem",
     "conversation_events",
     "day_number",
@@ -180,6 +183,25 @@ def _event_problems(events: Sequence[object]) -> list[str]:
     return problems
 
 
+class CheckedEvents(tuple[Event, ...]):
+    """Events :func:`check_events` accepted: :func:`replay` does not check them again.
+
+    A tuple of immutable :class:`Event` s, so what was checked cannot change afterwards.
+    """
+
+    __slots__ = ()
+
+
+def check_events(events: Iterable[Event]) -> CheckedEvents:
+    """Check ``events`` once (as :func:`replay` does) for replaying many policies over them.
+
+    Raises ``ValueError`` with every problem :func:`replay` would report.
+    """
+    stream = list(events)
+    raise_problems(_event_problems(stream))
+    return CheckedEvents(stream)
+
+
 def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Replay:
     """Replay ``events`` through a fresh state of ``policy`` (the module docstring's three steps).
 
@@ -198,8 +220,9 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
         memory; or a policy that drops or evicts a memory it does not hold. Every event is
         checked before the first one runs.
     """
-    stream = list(events)
-    raise_problems([None if k is None else int_problem("k", k, minimum=1), *_event_problems(stream)])
+    stream = events if isinstance(events, CheckedEvents) else list(events)
+    problems = [] if isinstance(stream, CheckedEvents) else _event_problems(stream)
+    raise_problems([None if k is None else int_problem("k", k, minimum=1), *problems])
     state = policy.start()
     held: dict[str, None] = {}
     dropped: dict[str, int] = {}

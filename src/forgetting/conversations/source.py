@@ -9,7 +9,8 @@ out of it: a downloaded copy is kept in the git-ignored :data:`CACHE_DIR`.
 
 1. the ``local`` argument; 2. the file named by the environment variable :data:`LOCOMO_ENV`;
 3. ``<cache>/locomo10.zip`` (default ``cache``: ``<root>/`` :data:`CACHE_DIR`); 4. a download
-from :data:`LOCOMO_URL` into the cache (``download=True``, a few seconds' timeout); 5. the copy
+from :data:`LOCOMO_URL` into the cache (``download=True`` and :data:`OFFLINE_ENV` not ``1``, a
+few seconds' timeout); 5. the copy
 beside the project, ``<root>/`` :data:`SHARED_COPY`.
 
 A copy is used only if :func:`verify_zip` accepts it: its streamed SHA-256 is the expected one,
@@ -47,6 +48,7 @@ __all__ = [
     "LOCOMO_SHA256",
     "LOCOMO_URL",
     "MAX_BYTES",
+    "OFFLINE_ENV",
     "SHARED_COPY",
     "DataUnavailable",
     "expected_problems",
@@ -65,6 +67,9 @@ LOCOMO_URL = (
 LOCOMO_SHA256 = "5c342973da4b45c12583c9fc7594d6410880f5aba2c491a0db09db262c906fb5"
 #: The environment variable that names a local copy of the zip.
 LOCOMO_ENV = "FORGETTING_LOCOMO"
+#: The environment variable that, set to ``1``, forbids the download (a build that must not
+#: reach the network, or a test of a machine without it).
+OFFLINE_ENV = "FORGETTING_OFFLINE"
 #: The name of the zip (in the cache and beside the project).
 LOCOMO_FILE = "locomo10.zip"
 #: The folder inside the zip that holds the conversations.
@@ -292,6 +297,9 @@ def locomo_zip(
             tried.append(f"cache {cached} (refused: {str(error).split(': ', 1)[-1]})")
     elif cached is not None:
         tried.append(f"cache {cached} (absent)")
+    if download and os.environ.get(OFFLINE_ENV) == "1":
+        download = False
+        tried.append(f"no download (${OFFLINE_ENV}=1)")
     if download and cached is not None:
         failure = _download(url, cached, sha256, members, float(timeout))
         if failure is None:

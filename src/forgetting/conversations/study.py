@@ -42,19 +42,24 @@ class Prepared:
 
 
 def prepare(
-    zip_path: str | os.PathLike[str], positions: Sequence[int], cache_dir: str | os.PathLike[str], executor: Executor
+    zip_path: str | os.PathLike[str],
+    positions: Sequence[int],
+    cache_dir: str | os.PathLike[str],
+    executor: Executor,
 ) -> Prepared:
     """Load the conversations at ``positions`` of :data:`~.source.LOCOMO_MEMBERS` and embed them."""
     members = [LOCOMO_MEMBERS[p] for p in positions]
     conversations = load_locomo(Path(zip_path), members=members)
     vectors = embed_conversations(conversations, cache_dir, executor)
     encoder = get_encoder(DTYPE)
-    return Prepared(conversations, vectors, [token_counts(c, encoder) for c in conversations], encoder.model_sha256)
+    return Prepared(
+        conversations, vectors, [token_counts(c, encoder) for c in conversations], encoder.model_sha256
+    )
 
 
 def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The counts the chapter glues (all conversations pooled) and one row per conversation."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for conversation, tokens, vectors in zip(prepared.conversations, prepared.tokens, prepared.vectors):
         found = counts([conversation])
         index = question_index(conversation)
@@ -101,7 +106,7 @@ def grid_from(params: Mapping[str, Any], bank_pass: str, yourmemory_pass: str) -
     """:func:`~.sweep.policy_grid` with the chapter's parameters and one pass schedule per rule."""
     return policy_grid(
         params["stabilities_turns"], params["stabilities_days"], params["windows"], params["capacities"],
-        params["bank_days"], params["importances"], params["eviction_threshold"], bank_pass, yourmemory_pass,
+        params["bank_strengths"], params["importances"], params["eviction_threshold"], bank_pass, yourmemory_pass,
         params["seed"], params["replicates"],
     )  # fmt: skip
 
@@ -118,14 +123,29 @@ def full_grid(params: Mapping[str, Any]) -> list[Any]:
     return grid
 
 
-def run_benchmark(prepared: Prepared, params: Mapping[str, Any], executor: Executor) -> dict[str, list[dict[str, Any]]]:
+def retrieval_settings(params: Mapping[str, Any]) -> list[tuple[int, float]]:
+    """The retrieval settings swept: every ``recall_k`` of ``recall_ks`` with no minimum (its
+    first ``min_similarities`` entry), and every minimum with the headline ``recall_k``."""
+    first = params["min_similarities"][0]
+    settings = [(int(k), float(first)) for k in params["recall_ks"]]
+    settings += [(int(params["recall_k"]), float(m)) for m in params["min_similarities"]]
+    return list(dict.fromkeys(settings))
+
+
+def run_benchmark(
+    prepared: Prepared, params: Mapping[str, Any], executor: Executor
+) -> dict[str, list[dict[str, Any]]]:
     """The frontier rows at every retrieval setting, and the budget tables of the headline one."""
-    retrievals = [(k, m) for k in params["recall_ks"] for m in params["min_similarities"]]
+    retrievals = retrieval_settings(params)
     rows = run_sweep(
         full_grid(params), prepared.conversations, prepared.vectors, prepared.tokens, retrievals,
         params["question_k"], executor,
     )  # fmt: skip
-    headline = [r for r in rows if r["recall_k"] == params["recall_k"] and r["min_similarity"] == params["min_similarity"]]
+    headline = [
+        r
+        for r in rows
+        if r["recall_k"] == params["recall_k"] and r["min_similarity"] == params["min_similarity"]
+    ]
     budgets = [row for b in params["budgets"] for row in best_within(headline, b)]
     retrieval_best = [
         {"recall_k": k, "min_similarity": m, **row}
@@ -138,7 +158,7 @@ def run_benchmark(prepared: Prepared, params: Mapping[str, Any], executor: Execu
 
 
 #: The tables the chapter shows, by name (each is ``data/results/real-conversations-<name>.csv``).
-TABLES = ("dataset", "frontier", "budgets", "retrieval", "sweep")
+TABLES = ("dataset", "frontier", "budgets", "retrieval", "sweep", "worth-splits", "worth-sweep")
 #: The families whose rule never reads a recall: their rows cannot depend on the retrieval setting.
 RECALL_BLIND = ("Keep everything", "FIFO", "Random eviction")
 #: The budget-table families the prose reads, by the glued key's suffix.
@@ -151,7 +171,15 @@ HEADLINE_FAMILIES = {
     "lfu": "LFU",
     "random": "Random eviction",
 }
-_MEASURES = ("evidence_kept", "hit_held", "hit_all", "turns_share", "tokens_share", "adv_evidence_kept", "adv_hit_held")
+_MEASURES = (
+    "evidence_kept",
+    "hit_held",
+    "hit_all",
+    "turns_share",
+    "tokens_share",
+    "adv_evidence_kept",
+    "adv_hit_held",
+)
 
 
 def _label(row: Mapping[str, Any]) -> str:
@@ -170,13 +198,17 @@ def recall_blind_rows_agree(rows: Sequence[Mapping[str, Any]]) -> bool:
     return True
 
 
-def headline_values(tables: Mapping[str, Sequence[Mapping[str, Any]]], params: Mapping[str, Any]) -> dict[str, Any]:
+def headline_values(
+    tables: Mapping[str, Sequence[Mapping[str, Any]]], params: Mapping[str, Any]
+) -> dict[str, Any]:
     """The frontier's headline numbers the prose glues (from the tables, so a page built
     without the data reads the same numbers from the published tables)."""
     frontier = list(tables["frontier"])
     budget = params["headline_budget"]
     best = {row["family"]: row for row in tables["budgets"] if row["budget"] == budget}
-    values: dict[str, Any] = {f"best_{key}": float(best[family]["evidence_kept"]) for key, family in HEADLINE_FAMILIES.items()}
+    values: dict[str, Any] = {
+        f"best_{key}": float(best[family]["evidence_kept"]) for key, family in HEADLINE_FAMILIES.items()
+    }
     top = max(float(r["evidence_kept"]) for r in best.values() if r["evidence_kept"] == r["evidence_kept"])
     values["best_family_share"] = top
     values["best_family"] = " and ".join(f for f, r in best.items() if float(r["evidence_kept"]) == top)
@@ -193,23 +225,56 @@ def headline_values(tables: Mapping[str, Sequence[Mapping[str, Any]]], params: M
         values[key] = float(winner["hit_held"])
         values[f"{key}_label"] = _label(winner)
     values["recall_blind_same"] = recall_blind_rows_agree(tables["sweep"])
+    lifts = {
+        family: float(row["evidence_kept"]) / float(row["turns_share"])
+        for family, row in best.items()
+        if family != "Keep everything" and float(row.get("turns_share", "nan")) > 0  # NaN: none within
+    }
+    low, high = min(lifts, key=lambda f: (lifts[f], f)), max(lifts, key=lambda f: (lifts[f], f))
+    values.update(lift_min=lifts[low], lift_min_family=low, lift_max=lifts[high], lift_max_family=high)
+    forgetting = [r for r in tables["sweep"] if float(r["turns_share"]) < 1.0]
+    values["n_settings_forgetting"] = len(forgetting)
+    values["n_settings_hit_above"] = sum(float(r["hit_held"]) > float(r["hit_all"]) for r in forgetting)
+    values["n_settings_hit_equal"] = sum(float(r["hit_held"]) == float(r["hit_all"]) for r in forgetting)
+    bank = [r for r in frontier if str(r["family"]).startswith("MemoryBank")]
+    values["bank_max_share"] = max(float(r["turns_share"]) for r in bank)
     return values
 
 
-def budget_view(budgets: Any, headline_budget: float) -> Any:
-    """Evidence kept by the best setting of each family (rows) within each budget (columns)."""
-    view = budgets.pivot_table(index="family", columns="budget", values="evidence_kept", sort=False, dropna=False)
-    view.columns = [f"≤ {b:g} of the turns" for b in view.columns]
-    return view.reset_index()
+def budget_view(budgets: Any, budget: float) -> Any:
+    """The best setting of each family within ``budget``: its value, footprint, evidence kept,
+    evidence kept per share of turns held (1: what a random subset keeps on average), hits."""
+    rows = budgets[budgets["budget"] == budget].copy()
+    rows["evidence per share held"] = rows["evidence_kept"] / rows["turns_share"]
+    rows = rows[["family", "parameter", "value", "turns_share", "tokens_share", "evidence_kept",
+                 "evidence per share held", "hit_held"]]  # fmt: skip
+    return rows.rename(columns={"turns_share": "turns held", "tokens_share": "tokens held",
+                                "evidence_kept": "evidence kept", "hit_held": "hit@k held"})  # fmt: skip
 
 
 def retrieval_view(retrieval: Any) -> Any:
     """Evidence kept within the headline budget, family by retrieval setting ``(k, min similarity)``."""
     view = retrieval.pivot_table(
-        index="family", columns=["recall_k", "min_similarity"], values="evidence_kept", sort=False, dropna=False
+        index="family",
+        columns=["recall_k", "min_similarity"],
+        values="evidence_kept",
+        sort=False,
+        dropna=False,
     )
     view.columns = [f"k = {k}, ≥ {m:g}" for k, m in view.columns]
     return view
+
+
+def kth_cosine_quantiles(prepared: Prepared, k: int) -> dict[str, float]:
+    """Quantiles 10, 50 and 90 % of the ``k``-th highest rounded cosine of a turn to the earlier
+    turns (over every turn with at least ``k`` earlier ones): what a minimum similarity cuts."""
+    kth = [
+        np.sort(v.turn_cosines[i, :i])[-k]
+        for v in prepared.vectors
+        for i in range(k, v.turn_cosines.shape[0])
+    ]
+    q10, q50, q90 = (float(np.quantile(kth, q, method="lower")) for q in (0.1, 0.5, 0.9))
+    return {"kth_cosine_q10": q10, "kth_cosine_q50": q50, "kth_cosine_q90": q90}
 
 
 def chapter_results(
@@ -219,9 +284,126 @@ def chapter_results(
     from ..text.similarity import COSINE_DECIMALS
 
     values, dataset = dataset_rows(prepared)
-    tables: dict[str, list[dict[str, Any]]] = {"dataset": dataset, **run_benchmark(prepared, params, executor)}
+    tables: dict[str, list[dict[str, Any]]] = {
+        "dataset": dataset,
+        **run_benchmark(prepared, params, executor),
+    }
     values.update(headline_values(tables, params))
+    worth_values, worth_tables = worth_results(prepared, params)
+    values.update(worth_values)
+    tables.update(worth_tables)
     values["cosine_decimals"] = COSINE_DECIMALS
+    values.update(kth_cosine_quantiles(prepared, params["recall_k"]))
+    for name in (
+        "recall_k",
+        "min_similarity",
+        "question_k",
+        "eviction_threshold",
+        "replicates",
+        "headline_budget",
+        "mw_train_share",
+    ):
+        values[name] = params[name]
+    values["recall_ks_text"] = ", ".join(str(k) for k in params["recall_ks"])
+    values["min_similarities_text"] = ", ".join(f"{m:g}" for m in params["min_similarities"])
+    values["mw_low_threshold_param"] = params["mw_low_threshold"]
+    values["mw_min_evidence_param"] = params["mw_min_evidence"]
     values["importance_min"] = min(params["importances"])
     values["importance_max"] = max(params["importances"])
     return values, tables
+
+
+def question_sets(prepared: Prepared) -> list[Any]:
+    """Each conversation's scored questions of categories 1-4 as a :class:`~.question_retrieval.QuestionSet`."""
+    from .question_retrieval import QuestionSet
+
+    sets = []
+    for conversation, vectors in zip(prepared.conversations, prepared.vectors):
+        index = question_index(conversation)
+        main = index.category != ADVERSARIAL
+        sets.append(
+            QuestionSet(
+                conversation.name,
+                vectors.question_cosines[index.rows[main]],
+                tuple(frozenset(int(i) for i in ev) for ev, keep in zip(index.evidence, main) if keep),
+            )
+        )
+    return sets
+
+
+def worth_results(
+    prepared: Prepared, params: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """Memory Worth learned on some questions, low-value turns suppressed on the rest: the values
+    the prose reads (at the chapter's thresholds), the per-split rows and the threshold sweep."""
+    from .question_worth import flag_report, held_out
+
+    sets = question_sets(prepared)
+    k, share, splits, seed = (
+        params["question_k"],
+        params["mw_train_share"],
+        params["mw_splits"],
+        params["seed"],
+    )
+
+    def run(min_evidence: float, low: float) -> Any:
+        return held_out(sets, k, share, splits, seed, min_evidence, low)
+
+    headline = run(params["mw_min_evidence"], params["mw_low_threshold"])
+    summary = headline.summary()
+    report = flag_report(sets, k, share, splits, seed, params["mw_min_evidence"], params["mw_low_threshold"])
+    values: dict[str, Any] = {f"mw_{key}": value for key, value in summary.items()}
+    values["mw_n_splits"] = int(summary["n_splits"])
+    values.update(
+        mw_plain=float(np.mean(headline.plain)),
+        mw_suppressed=float(np.mean(headline.suppressed)),
+        mw_flagged_mean=float(np.mean(headline.n_flagged)),
+        mw_gained=int(headline.gained.sum()),
+        mw_lost=int(headline.lost.sum()),
+        mw_test_questions=int(headline.n_test[0]),
+        mw_n_flagged=report.n_flagged,
+        mw_flagged_evidence=report.evidence_of_test,
+        mw_flagged_hitchhikers=report.hitchhikers,
+        mw_flagged_distractors=report.distractors,
+        **{f"mw_worth_{group}": value for group, value in report.mean_worth.items()},
+        **{f"mw_judged_{group}": value for group, value in report.n_worth.items()},
+    )
+    per_split = [
+        {"split": s, "test questions": int(headline.n_test[s]), "flagged": int(headline.n_flagged[s]),
+         "hit plain": float(headline.plain[s]), "hit suppressed": float(headline.suppressed[s]),
+         "gained": int(headline.gained[s]), "lost": int(headline.lost[s])}
+        for s in range(splits)
+    ]  # fmt: skip
+    sweep = []
+    for min_evidence in params["mw_min_evidences"]:
+        for low in params["mw_low_thresholds"]:
+            result = run(min_evidence, low)
+            sweep.append(
+                {"min_evidence": min_evidence, "low_threshold": low, "flagged (mean)": float(np.mean(result.n_flagged)),
+                 **result.summary()}
+            )  # fmt: skip
+    return values, {"worth-splits": per_split, "worth-sweep": sweep}
+
+
+#: Plot colour of each base family (tab10), and line style of each forgetting-pass schedule.
+_COLOURS = {
+    "Keep everything": "#7f7f7f",
+    "Ebbinghaus, turns": "#1f77b4",
+    "Ebbinghaus, days": "#17becf",
+    "Recency window": "#d62728",
+    "LRU": "#ff7f0e",
+    "FIFO": "#8c564b",
+    "LFU": "#2ca02c",
+    "Random eviction": "#000000",
+    "MemoryBank": "#9467bd",
+    "YourMemory": "#e377c2",
+}
+_DASHES = {"session": "-", "turn": "--", "day": ":"}
+
+
+def family_style(family: str) -> dict[str, Any]:
+    """Matplotlib keyword arguments of a family's line: one colour per rule, the field rules'
+    pass schedules told apart by line style."""
+    base, _, schedule = family.partition(", pass per ")
+    return {"color": _COLOURS[base], "linestyle": _DASHES.get(schedule, "-"), "marker": "o", "markersize": 2.5,
+            "linewidth": 1}  # fmt: skip

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._validate import int_problem, raise_problems, real_problem, seed_problem
 from ..executor import Executor, InProcess
-from .benchmark import QuestionIndex, Score, _hits, pooled, question_index, ranked_history, recall_events, score
+from .benchmark import QuestionRanking, Score, pooled, question_index, ranked_history, recall_events, score
 from .capacity import Capacity, RandomEviction
 from .embeddings import ConversationVectors
 from .field_rules import MemoryBank, YourMemory
@@ -47,7 +47,7 @@ def policy_grid(
     stabilities_days: Sequence[float],
     windows: Sequence[int],
     capacities: Sequence[int],
-    bank_days: Sequence[int],
+    bank_strengths: Sequence[int],
     importances: Sequence[float],
     eviction_threshold: float,
     bank_pass: str,
@@ -77,11 +77,18 @@ def policy_grid(
         grid += [Setting(rule.upper(), "C (turns)", c, Capacity(int(c), rule)) for c in capacities]
     for r in range(replicates):
         grid += [
-            Setting("Random eviction", "C (turns)", c, RandomEviction(int(c), seed + r), r) for c in capacities
+            Setting("Random eviction", "C (turns)", c, RandomEviction(int(c), seed + r), r)
+            for c in capacities
         ]
         grid += [
-            Setting("MemoryBank", "days kept", d, MemoryBank(seed + r, max_days=int(d), forget_at=bank_pass), r)
-            for d in bank_days
+            Setting(
+                "MemoryBank",
+                "S cap (days)",
+                c,
+                MemoryBank(seed + r, max_strength=int(c), forget_at=bank_pass),
+                r,
+            )
+            for c in bank_strengths
         ]
     grid += [
         Setting("YourMemory", "importance", imp, YourMemory(float(imp), forget_at=yourmemory_pass))
@@ -105,11 +112,12 @@ class SweepTask:
 def _score_task(settings: Sequence[Setting], task: SweepTask) -> list[Score]:
     ranked = ranked_history(task.vectors.turn_cosines, task.min_similarity)
     events = recall_events(task.conversation, ranked)
-    index: QuestionIndex = question_index(task.conversation)
-    hits_all = _hits(task.vectors.question_cosines, index, task.question_k, None)
+    index = question_index(task.conversation)
+    ranking = QuestionRanking.of(task.vectors.question_cosines, index)
     return [
-        score(task.conversation, task.vectors, index, task.tokens, s.policy, events, task.recall_k,
-              task.question_k, hits_all)
+        score(
+            task.conversation, index, ranking, task.tokens, s.policy, events, task.recall_k, task.question_k
+        )
         for s in settings
     ]
 
@@ -161,7 +169,9 @@ def run_sweep(
     return rows
 
 
-def best_within(rows: Sequence[dict[str, object]], budget: float, key: str = "evidence_kept") -> list[dict[str, object]]:
+def best_within(
+    rows: Sequence[dict[str, object]], budget: float, key: str = "evidence_kept"
+) -> list[dict[str, object]]:
     """For each family: its setting with the most ``key`` among those holding at most ``budget``
     of the turns (``turns_share <= budget``), ties to the smaller footprint, then the smaller value.
 

@@ -8,132 +8,13 @@ holds exactly the defaults declared here (a test checks it). The defaults are th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
-from .._validate import is_real, shown
+from .._validate import shown
+from .params import LISTED_NAMES, ChapterSpec, Param, Rule
 
-LISTED_NAMES = 5  # unknown parameter names a message quotes before it says how many more there are
-
-
-@dataclass(frozen=True)
-class Param:
-    """One chapter parameter: its default, type, allowed range and quick (smoke) value."""
-
-    name: str
-    default: Any
-    kind: str  # "int", "float", "bool", "int-list", "float-list"
-    low: float | None = None
-    high: float | None = None
-    quick: Any = None
-    help: str = ""
-
-    @property
-    def allowed(self) -> str:
-        bounds = [f"{op} {end}" for op, end in ((">=", self.low), ("<=", self.high)) if end is not None]
-        what = {
-            "int": "an int",
-            "float": "a number",
-            "bool": "True or False",
-            "int-list": "a non-empty list of ints",
-            "float-list": "a non-empty list of numbers",
-        }[self.kind]
-        return what + (" " + " and ".join(bounds) if bounds else "")
-
-    def validate(self, value: Any) -> Any:
-        """Return ``value`` (ints accepted for floats, lists normalised) or raise ``ValueError``."""
-
-        def fail() -> ValueError:
-            listed = self.kind.endswith("-list") and isinstance(value, str)
-            hint = f" (lists go in YAML: -y '{self.name}: [...]')" if listed else ""
-            refused = f"parameter {self.name}={shown(value)} is not allowed"
-            return ValueError(f"{refused}: expected {self.allowed}{hint}")
-
-        if self.kind == "bool":
-            if not isinstance(value, bool):
-                raise fail()
-            return value
-        if self.kind.endswith("-list"):
-            if not isinstance(value, (list, tuple)) or not value:
-                raise fail()
-            scalar = Param(self.name, None, self.kind[:-5], self.low, self.high)
-            try:
-                return [scalar.validate(v) for v in value]
-            except ValueError:
-                raise fail() from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise fail()
-        if (self.kind == "int" and not isinstance(value, int)) or (
-            self.kind == "float" and not is_real(value)
-        ):
-            raise fail()  # a number is finite: not nan, not inf, not an int too large for a float
-        value = float(value) if self.kind == "float" else value
-        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
-            raise fail()
-        return value
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A constraint between parameters, checked before any kernel starts."""
-
-    text: str  # what must hold, in the reader's words, e.g. "shift_episode < n_episodes"
-    names: tuple[str, ...]  # the parameters it reads
-    holds: Callable[..., bool]  # called with those parameters, in that order
-
-
-@dataclass(frozen=True)
-class ChapterSpec:
-    name: str
-    title: str
-    params: tuple[Param, ...]
-    rules: tuple[Rule, ...] = ()
-    data: tuple[str, ...] = ()  # external data sets it needs, by their names in pipeline/data.py
-
-    @property
-    def defaults(self) -> dict[str, Any]:
-        return {p.name: p.default for p in self.params}
-
-    @property
-    def quick(self) -> dict[str, Any]:
-        return {p.name: p.quick for p in self.params if p.quick is not None}
-
-    def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise ValueError(self.unknown_problem([name]))
-
-    def unknown_problem(self, names: Sequence[Any]) -> str:
-        """The sentence refusing ``names``: the first :data:`LISTED_NAMES` quoted, then how many more."""
-        listed = ", ".join(shown(n, 40) for n in names[:LISTED_NAMES])
-        more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
-        return (
-            f"unknown parameter{'s' * (len(names) > 1)} {listed}{more} for chapter {self.name!r}; "
-            f"allowed: {[p.name for p in self.params]}"
-        )
-
-    def validate(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate ``values`` (a subset of the parameters) alone and against the cross-parameter
-        rules, completed with the defaults; every problem is reported at once."""
-        known = {p.name: p for p in self.params}
-        unknown = [name for name in values if name not in known]
-        problems, clean = [self.unknown_problem(unknown)] if unknown else [], {}
-        for name, value in ((n, v) for n, v in values.items() if n in known):
-            try:
-                clean[name] = known[name].validate(value)
-            except ValueError as error:
-                problems.append(str(error))
-        if not problems:
-            full = {**self.defaults, **clean}
-            for rule in self.rules:
-                if not rule.holds(*(full[n] for n in rule.names)):
-                    quoted = ", ".join(f"{n}={shown(full[n])}" for n in rule.names)
-                    problems.append(f"parameters {quoted} break the rule {rule.text}")
-        if problems:
-            raise ValueError(f"chapter {self.name}: " + "; ".join(problems))
-        return clean
+__all__ = ["CHAPTERS", "LISTED_NAMES", "ChapterSpec", "Param", "Rule", "chapter_names", "spec"]
 
 
 _HELP = {  # meanings shared by several chapters
@@ -416,9 +297,10 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("recall_k", 5, "int", 1, 100, help="memories recalled by retrieval before each turn is stored"),
         _p("min_similarity", 0.0, "float", -1.0, 1.0, help="rounded cosine a recalled memory needs at least"),
         _p("question_k", 5, "int", 1, 100, help="k of hit@k for the questions"),
-        _p("recall_ks", [1, 3, 5, 10], "int-list", 1, 100, quick=[1, 5], help="recall_k values of the retrieval sweep"),
-        _p("min_similarities", [0.0, 0.5, 0.6, 0.7], "float-list", -1.0, 1.0, quick=[0.0, 0.6],
-           help="min_similarity values of the retrieval sweep"),
+        _p("recall_ks", [1, 3, 5, 10], "int-list", 1, 100, quick=[1, 5],
+           help="recall_k values of the retrieval sweep (with the first min_similarities value)"),
+        _p("min_similarities", [0.0, 0.6, 0.7, 0.8], "float-list", -1.0, 1.0, quick=[0.0, 0.7],
+           help="min_similarity values of the retrieval sweep (the first one with every recall_k)"),
         _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("stabilities_turns", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], "float-list", 1e-3, 1e6,
            quick=[4, 64], help="S0 (in turns) of the decay engine on turns"),
@@ -428,15 +310,17 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
            help="W values of the recency window"),
         _p("capacities", [10, 20, 50, 100, 200, 300, 400, 500, 600, 700], "int-list", 1, 10**6, quick=[50, 300],
            help="C values of LRU, FIFO, LFU and random eviction"),
-        _p("bank_days", [1, 2, 5, 10, 20, 30, 60, 120, 365], "int-list", 1, 10**5, quick=[5, 30],
-           help="MemoryBank's days before a memory is dropped (its code: 30)"),
+        _p("bank_strengths", [1, 2, 3, 5, 10, 20, 50, 100, 200], "int-list", 1, 10**5, quick=[3, 20],
+           help="MemoryBank's cap on S, in days (its code: 3)"),
         _p("importances", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], "float-list", 0.01, 1.0,
            quick=[0.5, 1.0], help="YourMemory's importance, one for every turn (its default: 0.5)"),
         _p("seed", 0, "int", 0, 2**63 - 1, help="first seed of random eviction, MemoryBank and the splits"),
         _p("replicates", 3, "int", 1, 1000, quick=1, help="seeds seed..seed+n-1 of the seeded policies"),
-        _p("budgets", [0.1, 0.25, 0.5, 0.75], "float-list", 0.0, 1.0, help="footprints (share of turns held) of the budget table"),
+        _p("budgets", [0.1, 0.25, 0.5, 0.75], "float-list", 0.0, 1.0,
+           help="footprints (share of turns held) of the budget table"),
         _p("headline_budget", 0.5, "float", 0.0, 1.0, help="the budget the introduction reads"),
-        _p("mw_train_share", 0.5, "float", 0.05, 0.95, help="share of each conversation's questions Memory Worth learns on"),
+        _p("mw_train_share", 0.5, "float", 0.05, 0.95,
+           help="share of each conversation's questions Memory Worth learns on"),
         _p("mw_splits", 50, "int", 2, 10_000, quick=3, help="seeded train/test splits"),
         _p("mw_min_evidence", 5.0, "float", 1.0, 1e6, help="evidence a turn needs before it can be flagged"),
         _p("mw_low_threshold", 0.3, "float", 0.0, 0.69, help="flag a turn when its Memory Worth <= this"),
@@ -450,7 +334,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
              ("recall_k", "recall_ks", "min_similarity", "min_similarities"),
              lambda k, ks, m, ms: k in ks and m in ms),
         Rule("conversations has no repeats", ("conversations",), lambda cs: len(set(cs)) == len(cs)),
-    )),
+    ), data=("locomo",)),
 ]}
 # fmt: on
 

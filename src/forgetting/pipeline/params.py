@@ -1,0 +1,135 @@
+"""A chapter's parameters and constraints: :class:`Param`, :class:`Rule`, :class:`ChapterSpec`.
+
+:mod:`.chapters` holds the registry of the book's chapters built from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._validate import is_real, shown
+
+__all__ = ["LISTED_NAMES", "ChapterSpec", "Param", "Rule"]
+
+LISTED_NAMES = 5  # unknown parameter names a message quotes before it says how many more there are
+
+
+@dataclass(frozen=True)
+class Param:
+    """One chapter parameter: its default, type, allowed range and quick (smoke) value."""
+
+    name: str
+    default: Any
+    kind: str  # "int", "float", "bool", "int-list", "float-list"
+    low: float | None = None
+    high: float | None = None
+    quick: Any = None
+    help: str = ""
+
+    @property
+    def allowed(self) -> str:
+        bounds = [f"{op} {end}" for op, end in ((">=", self.low), ("<=", self.high)) if end is not None]
+        what = {
+            "int": "an int",
+            "float": "a number",
+            "bool": "True or False",
+            "int-list": "a non-empty list of ints",
+            "float-list": "a non-empty list of numbers",
+        }[self.kind]
+        return what + (" " + " and ".join(bounds) if bounds else "")
+
+    def validate(self, value: Any) -> Any:
+        """Return ``value`` (ints accepted for floats, lists normalised) or raise ``ValueError``."""
+
+        def fail() -> ValueError:
+            listed = self.kind.endswith("-list") and isinstance(value, str)
+            hint = f" (lists go in YAML: -y '{self.name}: [...]')" if listed else ""
+            refused = f"parameter {self.name}={shown(value)} is not allowed"
+            return ValueError(f"{refused}: expected {self.allowed}{hint}")
+
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise fail()
+            return value
+        if self.kind.endswith("-list"):
+            if not isinstance(value, (list, tuple)) or not value:
+                raise fail()
+            scalar = Param(self.name, None, self.kind[:-5], self.low, self.high)
+            try:
+                return [scalar.validate(v) for v in value]
+            except ValueError:
+                raise fail() from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise fail()
+        if (self.kind == "int" and not isinstance(value, int)) or (
+            self.kind == "float" and not is_real(value)
+        ):
+            raise fail()  # a number is finite: not nan, not inf, not an int too large for a float
+        value = float(value) if self.kind == "float" else value
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            raise fail()
+        return value
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A constraint between parameters, checked before any kernel starts."""
+
+    text: str  # what must hold, in the reader's words, e.g. "shift_episode < n_episodes"
+    names: tuple[str, ...]  # the parameters it reads
+    holds: Callable[..., bool]  # called with those parameters, in that order
+
+
+@dataclass(frozen=True)
+class ChapterSpec:
+    name: str
+    title: str
+    params: tuple[Param, ...]
+    rules: tuple[Rule, ...] = ()
+    data: tuple[str, ...] = ()  # external data sets it needs, by their names in pipeline/data.py
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+    @property
+    def quick(self) -> dict[str, Any]:
+        return {p.name: p.quick for p in self.params if p.quick is not None}
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise ValueError(self.unknown_problem([name]))
+
+    def unknown_problem(self, names: Sequence[Any]) -> str:
+        """The sentence refusing ``names``: the first :data:`LISTED_NAMES` quoted, then how many more."""
+        listed = ", ".join(shown(n, 40) for n in names[:LISTED_NAMES])
+        more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
+        return (
+            f"unknown parameter{'s' * (len(names) > 1)} {listed}{more} for chapter {self.name!r}; "
+            f"allowed: {[p.name for p in self.params]}"
+        )
+
+    def validate(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate ``values`` (a subset of the parameters) alone and against the cross-parameter
+        rules, completed with the defaults; every problem is reported at once."""
+        known = {p.name: p for p in self.params}
+        unknown = [name for name in values if name not in known]
+        problems, clean = [self.unknown_problem(unknown)] if unknown else [], {}
+        for name, value in ((n, v) for n, v in values.items() if n in known):
+            try:
+                clean[name] = known[name].validate(value)
+            except ValueError as error:
+                problems.append(str(error))
+        if not problems:
+            full = {**self.defaults, **clean}
+            for rule in self.rules:
+                if not rule.holds(*(full[n] for n in rule.names)):
+                    quoted = ", ".join(f"{n}={shown(full[n])}" for n in rule.names)
+                    problems.append(f"parameters {quoted} break the rule {rule.text}")
+        if problems:
+            raise ValueError(f"chapter {self.name}: " + "; ".join(problems))
+        return clean
