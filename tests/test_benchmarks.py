@@ -9,6 +9,16 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
+def _locomo_available() -> bool:
+    from forgetting.conversations import DataUnavailable, locomo_zip
+
+    try:
+        locomo_zip(download=False)
+    except DataUnavailable:
+        return False
+    return True
+
+
 @pytest.mark.parametrize(
     "script, args",
     [
@@ -20,6 +30,11 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
         ),
         ("bench_encoder.py", ["-n", "4", "-b", "2", "-r", "1", "--no-reference", "--no-startup"]),
         ("bench_sweep.py", ["--seeds", "4", "--workers", "2", "--cluster-workers", "1"]),
+        pytest.param(
+            "bench_locomo.py",
+            ["--quick", "--conversations", "1", "--workers", "1"],
+            marks=pytest.mark.skipif(not _locomo_available(), reason="no LoCoMo zip here"),
+        ),
     ],
 )
 def test_benchmark_script_runs(script, args):

@@ -336,6 +336,7 @@ def worth_results(
 ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     """Memory Worth learned on some questions, low-value turns suppressed on the rest: the values
     the prose reads (at the chapter's thresholds), the per-split rows and the threshold sweep."""
+    from .question_retrieval import DEFAULT_CO_SHARE, DEFAULT_MIN_RETRIEVALS
     from .question_worth import flag_report, held_out
 
     sets = question_sets(prepared)
@@ -367,6 +368,12 @@ def worth_results(
         mw_flagged_distractors=report.distractors,
         **{f"mw_worth_{group}": value for group, value in report.mean_worth.items()},
         **{f"mw_judged_{group}": value for group, value in report.n_worth.items()},
+        mw_min_retrievals=DEFAULT_MIN_RETRIEVALS,
+        mw_co_share=DEFAULT_CO_SHARE,
+    )
+    hitch, evidence = report.mean_worth["hitchhiker"], report.mean_worth["evidence"]
+    values["mw_hitchhiker_vs_evidence"] = (
+        "below" if hitch < evidence else "above" if hitch > evidence else "equal to"
     )
     per_split = [
         {"split": s, "test questions": int(headline.n_test[s]), "flagged": int(headline.n_flagged[s]),
