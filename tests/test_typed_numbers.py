@@ -110,3 +110,23 @@ def test_no_page_types_a_number_a_chapter_glues(page: str) -> None:
         text = text[: text.index(published.INTRO_BEGIN)] + text[text.index(published.INTRO_END) :]
     typed = _typed_where_glued(text, glued)
     assert not typed, f"{page}: typed numbers that a chapter glues: {typed}"
+
+
+CROSS_GLUE = re.compile(r"\{glue:[a-z]+\}`/([a-z0-9-]+)\.ipynb::([^`]*)`")
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in (ROOT / "book").glob("*.md")))
+def test_a_page_glues_from_a_chapter_only_keys_it_publishes_and_with_a_format(page: str) -> None:
+    """``{glue:text}`/chapter.ipynb::key:format``` on a page: the chapter publishes ``key``, and
+    the format is there, because myst-nb reads the last ``:`` of ``/chapter.ipynb::key`` as the
+    start of a format and then finds no key ``/chapter.ipynb:`` (the build fails with -W)."""
+    text = (ROOT / "book" / page).read_text(encoding="utf-8")
+    problems = []
+    for chapter, rest in CROSS_GLUE.findall(text):
+        key, _, fmt = rest.partition(":")
+        published = json.loads((RESULTS / f"{chapter}.json").read_text(encoding="utf-8"))["values"]
+        if not fmt:
+            problems.append(f"{chapter}::{key} has no format")
+        if key not in published:
+            problems.append(f"{chapter}::{key} is not a value {chapter} publishes")
+    assert problems == []
