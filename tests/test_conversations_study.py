@@ -91,3 +91,15 @@ def test_without_the_data_the_chapter_shows_the_published_results_and_publishes_
     assert record["tables"] == published["tables"]
     assert os.environ.get(LOCOMO_ENV) is None
     assert np.isfinite(published["values"]["hit_all"])
+
+
+def test_the_budget_view_leaves_out_families_with_no_setting_within_the_budget():
+    import pandas as pd
+
+    budgets = pd.DataFrame(
+        [{**row("A", 3, 0.4, 0.5), "budget": 0.5}, {"family": "Keep everything", "budget": 0.5, "value": float("nan"),
+                                                   "evidence_kept": float("nan"), "turns_share": float("nan")}]
+    )  # fmt: skip
+    view = study.budget_view(budgets, 0.5)
+    assert view["family"].tolist() == ["A"]
+    assert view["evidence per share held"].tolist() == [pytest.approx(1.25)]

@@ -243,8 +243,11 @@ def headline_values(
 
 def budget_view(budgets: Any, budget: float) -> Any:
     """The best setting of each family within ``budget``: its value, footprint, evidence kept,
-    evidence kept per share of turns held (1: what a random subset keeps on average), hits."""
-    rows = budgets[budgets["budget"] == budget].copy()
+    evidence kept per share of turns held (1: what a random subset keeps on average), hits.
+    A family with no setting within the budget (keep everything) has no row."""
+    rows = budgets[
+        (budgets["budget"] == budget) & budgets["turns_share"].notna()
+    ].copy()  # none within: left out
     rows["evidence per share held"] = rows["evidence_kept"] / rows["turns_share"]
     rows = rows[["family", "parameter", "value", "turns_share", "tokens_share", "evidence_kept",
                  "evidence per share held", "hit_held"]]  # fmt: skip
