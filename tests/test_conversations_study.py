@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, copy_book
-from forgetting.conversations import study
+from forgetting.conversations import presentation, study
 from forgetting.conversations.source import LOCOMO_ENV, OFFLINE_ENV
 from forgetting.conversations.sweep import best_within
 from forgetting.pipeline.chapters import spec
@@ -63,7 +63,7 @@ def test_headline_values_read_the_tables():
 
 def test_every_family_of_the_grid_has_a_style():
     for setting in study.full_grid(PARAMS):
-        style = study.family_style(setting.family)
+        style = presentation.family_style(setting.family)
         assert style["linestyle"] in ("-", "--", ":")
 
 
@@ -100,6 +100,6 @@ def test_the_budget_view_leaves_out_families_with_no_setting_within_the_budget()
         [{**row("A", 3, 0.4, 0.5), "budget": 0.5}, {"family": "Keep everything", "budget": 0.5, "value": float("nan"),
                                                    "evidence_kept": float("nan"), "turns_share": float("nan")}]
     )  # fmt: skip
-    view = study.budget_view(budgets, 0.5)
+    view = presentation.budget_view(budgets, 0.5)
     assert view["family"].tolist() == ["A"]
     assert view["evidence per share held"].tolist() == [pytest.approx(1.25)]

@@ -20,6 +20,7 @@ Modules, in the order a reader meets them:
   hit@k over what is held and over the whole history, footprint);
 * :mod:`.sweep` -- every policy over its range on every conversation, through the executor;
 * :mod:`.study` -- the real-conversation chapter's computation in one call;
+* :mod:`.presentation` -- how that chapter shows its tables and draws its families;
 * :mod:`.question_retrieval` -- the questions as retrieval episodes over the whole store
   (:class:`QuestionSet` of precomputed rounded cosines, :func:`retrieve`, :func:`hits`) and
   what each turn did in them (:func:`turn_roles`: hitchhikers, distractors);

@@ -25,7 +25,18 @@ from .records import Conversation, counts
 from .source import LOCOMO_MEMBERS
 from .sweep import best_within, policy_grid, run_sweep
 
-__all__ = ["PASS_FAMILIES", "Prepared", "dataset_rows", "prepare", "run_benchmark"]
+__all__ = [
+    "PASS_FAMILIES",
+    "TABLES",
+    "Prepared",
+    "chapter_results",
+    "dataset_rows",
+    "family_list",
+    "headline_values",
+    "prepare",
+    "run_benchmark",
+    "worth_results",
+]
 
 #: The forgetting-pass schedules each field rule is run with (when a pass runs is left open).
 PASS_FAMILIES = ("session", "turn", "day")
@@ -182,6 +193,22 @@ _MEASURES = (
 )
 
 
+def family_list(families: Sequence[str]) -> str:
+    """Families for a sentence: a rule with all of :data:`PASS_FAMILIES` named once.
+
+    >>> family_list(["LFU", "YourMemory, pass per session", "YourMemory, pass per turn", "YourMemory, pass per day"])
+    'LFU and YourMemory with every pass schedule'
+    """
+    names: list[str] = []
+    for family in families:
+        base, _, schedule = family.partition(", pass per ")
+        whole = all(f"{base}, pass per {p}" in families for p in PASS_FAMILIES)
+        name = f"{base} with every pass schedule" if schedule and whole else family
+        if name not in names:
+            names.append(name)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _label(row: Mapping[str, Any]) -> str:
     return f"{row['family']}, {row['parameter']} = {float(row['value']):g}"
 
@@ -211,7 +238,7 @@ def headline_values(
     }
     top = max(float(r["evidence_kept"]) for r in best.values() if r["evidence_kept"] == r["evidence_kept"])
     values["best_family_share"] = top
-    values["best_family"] = " and ".join(f for f, r in best.items() if float(r["evidence_kept"]) == top)
+    values["best_family"] = family_list([f for f, r in best.items() if float(r["evidence_kept"]) == top])
     hit_all = {float(r["hit_all"]) for r in frontier}
     if len(hit_all) != 1:
         raise ValueError(f"hit@k over the whole history must not depend on the policy, got {sorted(hit_all)}")
@@ -239,33 +266,6 @@ def headline_values(
     bank = [r for r in frontier if str(r["family"]).startswith("MemoryBank")]
     values["bank_max_share"] = max(float(r["turns_share"]) for r in bank)
     return values
-
-
-def budget_view(budgets: Any, budget: float) -> Any:
-    """The best setting of each family within ``budget``: its value, footprint, evidence kept,
-    evidence kept per share of turns held (1: what a random subset keeps on average), hits.
-    A family with no setting within the budget (keep everything) has no row."""
-    rows = budgets[
-        (budgets["budget"] == budget) & budgets["turns_share"].notna()
-    ].copy()  # none within: left out
-    rows["evidence per share held"] = rows["evidence_kept"] / rows["turns_share"]
-    rows = rows[["family", "parameter", "value", "turns_share", "tokens_share", "evidence_kept",
-                 "evidence per share held", "hit_held"]]  # fmt: skip
-    return rows.rename(columns={"turns_share": "turns held", "tokens_share": "tokens held",
-                                "evidence_kept": "evidence kept", "hit_held": "hit@k held"})  # fmt: skip
-
-
-def retrieval_view(retrieval: Any) -> Any:
-    """Evidence kept within the headline budget, family by retrieval setting ``(k, min similarity)``."""
-    view = retrieval.pivot_table(
-        index="family",
-        columns=["recall_k", "min_similarity"],
-        values="evidence_kept",
-        sort=False,
-        dropna=False,
-    )
-    view.columns = [f"k = {k}, ≥ {m:g}" for k, m in view.columns]
-    return view
 
 
 def kth_cosine_quantiles(prepared: Prepared, k: int) -> dict[str, float]:
@@ -392,28 +392,12 @@ def worth_results(
                 {"min_evidence": min_evidence, "low_threshold": low, "flagged (mean)": float(np.mean(result.n_flagged)),
                  **result.summary()}
             )  # fmt: skip
+    least = min(sweep, key=lambda r: (r["min_evidence"], -r["low_threshold"]))
+    values.update(
+        mw_least_evidence=least["min_evidence"],
+        mw_least_low=least["low_threshold"],
+        mw_least_difference=least["mean_difference"],
+        mw_least_share_worse=least["share_worse"],
+        mw_least_flagged=least["flagged (mean)"],
+    )
     return values, {"worth-splits": per_split, "worth-sweep": sweep}
-
-
-#: Plot colour of each base family (tab10), and line style of each forgetting-pass schedule.
-_COLOURS = {
-    "Keep everything": "#7f7f7f",
-    "Ebbinghaus, turns": "#1f77b4",
-    "Ebbinghaus, days": "#17becf",
-    "Recency window": "#d62728",
-    "LRU": "#ff7f0e",
-    "FIFO": "#8c564b",
-    "LFU": "#2ca02c",
-    "Random eviction": "#000000",
-    "MemoryBank": "#9467bd",
-    "YourMemory": "#e377c2",
-}
-_DASHES = {"session": "-", "turn": "--", "day": ":"}
-
-
-def family_style(family: str) -> dict[str, Any]:
-    """Matplotlib keyword arguments of a family's line: one colour per rule, the field rules'
-    pass schedules told apart by line style."""
-    base, _, schedule = family.partition(", pass per ")
-    return {"color": _COLOURS[base], "linestyle": _DASHES.get(schedule, "-"), "marker": "o", "markersize": 2.5,
-            "linewidth": 1}  # fmt: skip
