@@ -26,6 +26,7 @@ def copy_book(target: Path, share_embeddings: bool = False) -> Path:
     atomically, so scratch books that only compute genuine vectors can share them (LoCoMo's
     take minutes to compute); a test that plants other vectors must not share it.
     """
+    target.mkdir(parents=True, exist_ok=True)
     for name in BOOK_FILES:
         source = ROOT / name
         if source.is_dir():

@@ -28,7 +28,7 @@ NORMAL_KEYS = {"chapter", "published_parameters", "parameters", "values", "table
 
 
 def needs_locomo(name: str = "decay-retention") -> Chapter:
-    """A published chapter, as if its spec declared the LoCoMo data (no chapter of the book does yet)."""
+    """A published chapter, as if its spec declared the LoCoMo data (a small one, for speed)."""
     declared = dataclasses.replace(spec(name), data=("locomo",))
     return Chapter(declared, dict(declared.defaults), root=ROOT)
 
@@ -39,6 +39,12 @@ def offline(*args, **kwargs):
 
 def unavailable():
     raise source.DataUnavailable(REASON)
+
+
+@pytest.fixture(autouse=True)
+def downloads_allowed(monkeypatch):
+    """The tests decide where the zip can come from: the caller's $FORGETTING_OFFLINE is not theirs."""
+    monkeypatch.delenv(source.OFFLINE_ENV, raising=False)
 
 
 @pytest.fixture
@@ -146,7 +152,8 @@ def published_chapters() -> list[str]:
 def test_re_gluing_and_re_tabling_the_published_results_gives_back_the_committed_record(name, tmp_path):
     """What a not-rerun chapter does, on every published chapter: the record (and each table) it
     writes is byte for byte the committed one, so published floats are rounded only once."""
-    chapter = Chapter(spec(name), dict(spec(name).defaults), root=ROOT)
+    # the parameters as a kernel holds them: validated (a float list's ints become floats)
+    chapter = Chapter(spec(name), spec(name).validate(dict(spec(name).defaults)), root=ROOT)
     chapter.run_dir = tmp_path
     values = chapter.published_values()
     assert values == json.loads((PUBLISHED / f"{name}.json").read_text())["values"]
