@@ -30,7 +30,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2, help="local processes (1: this process)")
     parser.add_argument("--quick", action="store_true", help="the chapter's smoke parameters")
-    parser.add_argument("--conversations", type=int, nargs="+", help="positions 0-9 (default: the parameters')")
+    parser.add_argument(
+        "--conversations", type=int, nargs="+", help="positions 0-9 (default: the parameters')"
+    )
     args = parser.parse_args()
     chapter = spec("real-conversations")
     params = {**chapter.defaults, **(chapter.quick if args.quick else {})}
@@ -56,7 +58,9 @@ def main() -> None:
         ("cold total", cold_embed + compute),
         ("warm total", warm_embed + compute),
     ]
-    print(f"{len(prepared.conversations)} conversations, {turns} turns, workers={args.workers}, quick={args.quick}")
+    print(
+        f"{len(prepared.conversations)} conversations, {turns} turns, workers={args.workers}, quick={args.quick}"
+    )
     for label, seconds in rows:
         print(f"  {label:<32} {seconds:8.1f} s")
     print(f"  cold total / {COLD_TARGET:.0f} s target: {(cold_embed + compute) / COLD_TARGET:.2f}")

@@ -41,6 +41,19 @@ def copy_book(target: Path, share_embeddings: bool = False) -> Path:
     return target
 
 
+def missing_data(chapter: str) -> str | None:
+    """Why ``chapter`` cannot be rerun here for want of its external data (``None``: it can)."""
+    from forgetting.pipeline.chapters import spec
+    from forgetting.pipeline.data import locate, unavailable
+
+    for name in spec(chapter).data:
+        try:
+            locate(name)
+        except unavailable() as error:
+            return f"{chapter} needs the {name} data: {error}"
+    return None
+
+
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory):
     """Every chapter executed at quick parameters, two at a time (the parallel build), then

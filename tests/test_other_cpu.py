@@ -25,10 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import copy_book
+from conftest import copy_book, missing_data
 from forgetting import pipeline
 from forgetting.pipeline.chapters import CHAPTERS
-from forgetting.pipeline.data import locate, unavailable
 from forgetting.pipeline.paths import results_dir
 
 pytestmark = pytest.mark.book
@@ -36,21 +35,12 @@ pytestmark = pytest.mark.book
 NOISE = Path(__file__).parent / "other_cpu"
 
 
-def data_problem(name: str) -> str | None:
-    """Why the data set ``name`` cannot be had here (``None``: it can)."""
-    try:
-        locate(name)
-    except unavailable() as error:
-        return str(error)
-    return None
-
-
 @pytest.mark.parametrize("name", list(CHAPTERS))
 def test_published_files_survive_four_ulp_in_exp_log_and_pow(name, tmp_path, monkeypatch):
     if name == "mw-exp5":
         pytest.importorskip("forgetting.text.model_files").locate_model_dir()
-    if name == "real-conversations" and data_problem("locomo"):
-        pytest.skip(f"real-conversations needs the LoCoMo data: {data_problem('locomo')}")
+    if reason := missing_data(name):
+        pytest.skip(reason)
     (tmp_path / "repo").mkdir()
     root = copy_book(tmp_path / "repo", share_embeddings=True)
     log = tmp_path / "perturbed"
