@@ -16,6 +16,11 @@ EMBEDDINGS = Path(".cache") / "embeddings"
 # unlike an ignored signal, is reset to the default in each process the tests start.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+# The same for a runner started under `nohup`, which inherits SIGHUP ignored: the tests that
+# send SIGHUP would otherwise test a caller that ignores it. Restored to the default here, it
+# is the default in every process the tests start, as under a terminal.
+if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def copy_book(target: Path, share_embeddings: bool = False) -> Path:
