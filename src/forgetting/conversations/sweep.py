@@ -8,7 +8,7 @@ returns one row per (retrieval setting, policy setting) with the pooled shares o
 policies of the grid), so ``--workers`` spreads conversations; the rows do not depend on the
 executor. Seeded policies (random eviction, MemoryBank) run ``replicates`` seeds, ``seed`` to
 ``seed + replicates - 1``, the same on every conversation, and their rows are pooled over the
-seeds too (each seed's row is also returned).
+seeds too (a row's ``replicates`` says over how many).
 """
 
 from __future__ import annotations
