@@ -28,6 +28,7 @@ import numpy as np
 
 from .._validate import int_problem, raise_problems, real_problem
 from .policies import CheckedEvents, Event, Policy, check_events, conversation_events, replay
+from .question_retrieval import retrieve
 from .records import Conversation, resolve_evidence
 
 __all__ = [
@@ -50,10 +51,9 @@ def top_k(scores: np.ndarray, k: int, allowed: np.ndarray | None = None) -> np.n
     """Indices of the ``k`` best ``scores`` (higher first, equal scores: lower index first).
 
     ``allowed`` (a boolean mask) limits the candidates; fewer than ``k`` candidates: all of them.
+    The retrieval rule of :func:`~.question_retrieval.retrieve`, which this calls.
     """
-    candidates = np.arange(scores.shape[0]) if allowed is None else np.flatnonzero(allowed)
-    order = np.lexsort((candidates, -scores[candidates]))
-    return candidates[order[:k]]
+    return retrieve(scores, k, None if allowed is None else ~np.asarray(allowed, dtype=bool))
 
 
 def ranked_history(turn_cosines: np.ndarray, min_similarity: float) -> list[np.ndarray]:
