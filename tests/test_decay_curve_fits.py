@@ -174,3 +174,17 @@ def test_published_ebbinghaus_formula_fits_best_and_the_exponential_worst_by_eve
     for measure in MEASURES:
         ranked = sorted(fits, key=lambda family: fits[family][measure])
         assert ranked[0] == "ebbinghaus_log" and ranked[-1] == "exponential", (measure, ranked)
+
+
+def test_published_fits_ranked_by_aicc_put_the_two_exponentials_last():
+    """decay-curves: AICc = AIC + 2K(K + 1)/(n - K - 1), K = parameters + 1 (the variance), n the
+    number of delays, ranks the two exponentials last and the single exponential next to last."""
+    fits = published_fits()
+    n = len(HOURS)
+    aicc = {}
+    for family, row in fits.items():
+        k = row["n_params"] + 1
+        aicc[family] = row["aic"] + 2 * k * (k + 1) / (n - k - 1)
+    ranked = sorted(aicc, key=aicc.__getitem__)
+    assert ranked[-2:] == ["exponential", "two_exponential"], aicc
+    assert ranked[0] == "ebbinghaus_log", aicc
