@@ -34,3 +34,16 @@ def test_the_window_loses_most_facts_between_recalls_and_the_rest_after_the_last
     assert len(spaced) == 2
     for row in spaced.values():  # every fact reaches its first recall under both policies
         assert float(row["first_recall_in_grace"]) == 1.0
+
+
+def test_the_window_scores_zero_on_both_schedules_although_some_facts_reach_their_first_recall():
+    """decay-postmortems section 2: the late first recall explains decay's score, not the window's."""
+    table = {
+        (r["schedule"].split()[0], r["policy"].split()[0]): r
+        for r in rows("decay-postmortems-uniform-vs-spaced.csv")
+    }
+    for schedule in ("uniform", "spaced"):
+        window = table[schedule, "Recency"]
+        assert float(window["frr_mean"]) == 0.0 and float(window["frr_sd"]) == 0.0
+        assert float(window["first_recall_in_grace"]) > 0.0
+    assert float(table["uniform", "Ebbinghaus"]["first_recall_in_grace"]) < 0.5
