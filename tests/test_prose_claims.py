@@ -47,3 +47,15 @@ def test_the_window_scores_zero_on_both_schedules_although_some_facts_reach_thei
         assert float(window["frr_mean"]) == 0.0 and float(window["frr_sd"]) == 0.0
         assert float(window["first_recall_in_grace"]) > 0.0
     assert float(table["uniform", "Ebbinghaus"]["first_recall_in_grace"]) < 0.5
+
+
+def test_the_wall_clock_draft_depends_on_the_machine_at_every_latency_shape():
+    """decay-postmortems section 3: for each shape the slowest machine keeps fewer facts than
+    the fastest, and the reruns' digests differ in every setting."""
+    grid = rows("decay-postmortems-wallclock-robustness.csv")
+    for sigma in {r["sigma"] for r in grid}:
+        shape = sorted((r for r in grid if r["sigma"] == sigma), key=lambda r: float(r["speed"]))
+        assert float(shape[0]["frr_max"]) < float(shape[-1]["frr_min"]), sigma
+    assert all(int(r["distinct_digests"]) > 1 for r in grid)
+    record = values("decay-postmortems")
+    assert record["grid_digests_differ"] == record["grid_settings"] == len(grid)
