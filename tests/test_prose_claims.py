@@ -59,3 +59,32 @@ def test_the_wall_clock_draft_depends_on_the_machine_at_every_latency_shape():
     assert all(int(r["distinct_digests"]) > 1 for r in grid)
     record = values("decay-postmortems")
     assert record["grid_digests_differ"] == record["grid_settings"] == len(grid)
+
+
+def test_the_fine_grids_widest_full_recall_window_is_the_schedules_ceiling():
+    """decay-sweeps: the earliest turn a last recall can land on (every jitter factor at its
+    low end, rounded as the generator rounds) leaves a silence of ``L - turn``; the fine grid's
+    smallest window with full recall equals it, so more seeds cannot raise it."""
+    from forgetting.decay.sessions import SessionConfig
+
+    record = json.loads((RESULTS / "decay-sweeps.json").read_text(encoding="utf-8"))
+    parameters = record["parameters"]
+    config = SessionConfig(
+        seed=0,
+        session_length=parameters["session_length"],
+        recalls_per_foundational=parameters["recalls_per_foundational"],
+    )
+    import math
+
+    def ceiling(low: float) -> int:
+        earliest = 1
+        for offset in config.recall_base_offsets[: config.recalls_per_foundational]:
+            earliest = min(config.session_length, max(earliest + 1, 1 + round(offset * low)))
+        return config.session_length - earliest
+
+    low, high = config.recall_jitter
+    # any factor the generator draws above its lower end; the end itself (random() == 0.0,
+    # a chance of 2**-53 per draw) can round one turn earlier
+    assert record["values"]["fine_min_w_full_recall"] == ceiling(math.nextafter(low, high))
+    assert ceiling(low) <= ceiling(math.nextafter(low, high)) + 1
+    assert record["values"]["window_min_w_full_recall"] <= ceiling(math.nextafter(low, high))
