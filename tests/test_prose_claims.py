@@ -88,3 +88,35 @@ def test_the_fine_grids_widest_full_recall_window_is_the_schedules_ceiling():
     assert record["values"]["fine_min_w_full_recall"] == ceiling(math.nextafter(low, high))
     assert ceiling(low) <= ceiling(math.nextafter(low, high)) + 1
     assert record["values"]["window_min_w_full_recall"] <= ceiling(math.nextafter(low, high))
+
+
+def test_the_noise_sweep_cannot_move_the_frr():
+    """decay-sweeps, decay-curves: noise draws no random number and no engine has a capacity, so
+    a seed's foundational recalls, and the turns each fact is evicted, are the same at every
+    noise level; the published sweep is flat with zero spread."""
+    from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
+    from forgetting.decay.sessions import SessionConfig, generate_session
+    from forgetting.decay.simulation import simulate
+
+    record = json.loads((RESULTS / "decay-sweeps.json").read_text(encoding="utf-8"))
+    levels = record["parameters"]["noise_levels"]
+    for seed in range(5):
+        sessions = [generate_session(SessionConfig(seed=seed, noise_per_turn=n)) for n in levels]
+        facts = [[e for e in s.events if not e[2].startswith("noise_")] for s in sessions]
+        assert all(f == facts[0] for f in facts), seed
+        for make in (lambda: EbbinghausEngine(0.2, 8.0), lambda: RecencyWindow(15)):
+            traces = [simulate(make(), s) for s in sessions]
+            ids = sessions[0].foundational_ids
+            evictions = [[t.evicted_turn.get(i) for i in ids] for t in traces]
+            assert all(e == evictions[0] for e in evictions), seed
+    for row in rows("decay-sweeps-noise.csv"):
+        assert float(row["decay_frr_sd"]) == 0.0 and float(row["window_frr_sd"]) == 0.0
+
+
+def test_the_sensitivity_grid_is_the_headline_split_everywhere_and_the_failure_case_loses_all():
+    """decay-sweeps: every (theta, W) of the grid keeps every fact under decay and none under the
+    window; with no recalls both policies lose every fact."""
+    for row in rows("decay-sweeps-sensitivity.csv"):
+        assert float(row["decay_frr_mean"]) == 1.0 and float(row["window_frr_mean"]) == 0.0, row
+    for row in rows("decay-sweeps-failure.csv"):
+        assert float(row["frr_mean"]) == 0.0 and float(row["frr_sd"]) == 0.0, row
