@@ -152,3 +152,22 @@ def test_the_traced_fact_never_comes_near_its_threshold():
         lowest = min(lowest, engine.retention(fact, turn))
         engine.step(turn)
     assert engine.is_present(fact) and lowest > 2 * theta, lowest
+
+
+def test_the_exp5_end_value_falls_short_of_the_paper_because_its_start_is_lower():
+    """mw-exp5 ("When did the shift happen?"): with the published evidence ratio, the
+    evidence-weighted average from the paper's start lands near the paper's end, from this
+    world's own start near the chapter's expectation, and starting from this world's start
+    needs a smaller ratio (a later shift) to reach the paper's end."""
+    v = values("mw-exp5")
+    ratio, after = v["stale_evidence_ratio"], v["stale_p_plus_after"]
+
+    def end(start: float) -> float:
+        return (start + ratio * after) / (1 + ratio)
+
+    assert abs(end(v["paper_stale_before"]) - v["paper_stale_after"]) < 0.01
+    assert abs(end(v["stale_p_plus_before"]) - v["stale_expected_after"]) < 0.005
+    assert v["stale_expected_after"] < v["paper_stale_after"]
+    own_ratio = (v["stale_p_plus_before"] - v["paper_stale_after"]) / (v["paper_stale_after"] - after)
+    assert own_ratio < v["paper_ratio_needed"]
+    assert v["stale_mw_before_mean"] < v["paper_stale_before"]
