@@ -171,3 +171,27 @@ def test_the_exp5_end_value_falls_short_of_the_paper_because_its_start_is_lower(
     own_ratio = (v["stale_p_plus_before"] - v["paper_stale_after"]) / (v["paper_stale_after"] - after)
     assert own_ratio < v["paper_ratio_needed"]
     assert v["stale_mw_before_mean"] < v["paper_stale_before"]
+
+
+def test_exp1_mean_differs_from_the_papers_if_its_spread_is_an_sd_over_seeds():
+    """mw-exp1: reading the paper's spread as an sd over the same number of seeds, the gap
+    between the two means exceeds 1.96 standard errors of their difference."""
+    v = values("mw-exp1")
+    paper_se = v["paper_rho_spread"] / v["n_seeds"] ** 0.5
+    z = abs(v["rho_gap"]) / (paper_se**2 + v["rho_se"] ** 2) ** 0.5
+    assert z > 1.96, z
+    assert abs(v["rho_sd"] - v["paper_rho_spread"]) < 0.01
+
+
+def test_exp1_strict_reading_narrows_the_consistent_range_of_k():
+    """mw-exp1, sensitivity to k: under the sd-over-seeds reading fewer depths match the paper."""
+    v = values("mw-exp1")
+    paper_se = v["paper_rho_spread"] / v["n_seeds"] ** 0.5
+    sweep = rows("mw-exp1-depth-sweep.csv")
+    loose = {r["k"] for r in sweep if r["consistent_with_paper"] == "True"}
+    strict = {
+        r["k"]
+        for r in sweep
+        if abs(float(r["rho_mean"]) - v["paper_rho"]) <= 1.96 * (paper_se**2 + float(r["rho_se"]) ** 2) ** 0.5
+    }
+    assert strict < loose, (strict, loose)
