@@ -195,3 +195,11 @@ def test_exp1_strict_reading_narrows_the_consistent_range_of_k():
         if abs(float(r["rho_mean"]) - v["paper_rho"]) <= 1.96 * (paper_se**2 + float(r["rho_se"]) ** 2) ** 0.5
     }
     assert strict < loose, (strict, loose)
+
+
+def test_exp4_match_needs_the_default_k_and_pair_rate():
+    """mw-exp4: the base-seed range contains the published threshold at the default k and pair
+    rate, and the other k and the other pair rate each put the threshold below it."""
+    v = values("mw-exp4")
+    assert v["threshold_min"] <= v["paper_threshold"] <= v["threshold_max"]
+    assert v["threshold_depth"] < v["paper_threshold"] and v["threshold_pair_rate"] < v["paper_threshold"]
