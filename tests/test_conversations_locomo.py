@@ -342,7 +342,7 @@ def test_a_failed_download_falls_back_to_the_copy_beside_the_project(repo, fixtu
 def test_download_false_tries_no_network(monkeypatch, repo, fixture):
     calls = []
     serve(monkeypatch, fixture.path.read_bytes(), calls)
-    with pytest.raises(DataUnavailable):
+    with pytest.raises(DataUnavailable, match=r"no copy of the LoCoMo zip: tried .*no download"):
         locomo_zip(root=repo, download=False, sha256=fixture.sha256, members=MEMBERS)
     assert calls == []
 

@@ -48,7 +48,7 @@ def test_shipped_corpus_loads_and_has_every_role():
 def test_corpus_accessors(raw, tmp_path):
     corpus = load_corpus(write(tmp_path, raw, "ok.yaml"))
     assert corpus.memory_ids[corpus.index("stale-heroku")] == "stale-heroku"
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="no memory 'nope' in corpus"):
         corpus.index("nope")
     assert isinstance(corpus.roles, np.ndarray)
     assert corpus.queries[corpus.queries_of("deploy")[0]].type == "deploy"

@@ -340,5 +340,5 @@ def test_loading_does_not_depend_on_where_the_package_is(tmp_path, monkeypatch):
 
 
 def test_a_missing_file_is_a_file_not_found_error(tmp_path):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="nope.yaml"):
         load_corpus(tmp_path / "nope.yaml")

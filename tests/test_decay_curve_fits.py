@@ -152,3 +152,39 @@ def test_published_fits_on_ebbinghaus():
 def test_bad_fits_are_refused(family, hours, savings, message):
     with pytest.raises(ValueError, match=message):
         fit_family(family, "bad", hours, savings)
+
+
+def published_fits() -> dict[str, dict[str, float]]:
+    """The published fits to Ebbinghaus's data, by family (``data/results/decay-curves-fits.csv``)."""
+    import csv
+
+    path = repo_root() / "data" / "results" / "decay-curves-fits.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["dataset"] == "ebbinghaus1885"]
+    return {r["family"]: {k: float(v) for k, v in r.items() if k in MEASURES + ("n_params",)} for r in rows}
+
+
+MEASURES = ("rmse", "aic", "bic", "loo_rmse")
+
+
+def test_published_ebbinghaus_formula_fits_best_and_the_exponential_worst_by_every_measure_shown():
+    """decay-retention and decay-curves: Ebbinghaus's own formula fits his data best, and the
+    exponential worst, by each of the four published measures."""
+    fits = published_fits()
+    for measure in MEASURES:
+        ranked = sorted(fits, key=lambda family: fits[family][measure])
+        assert ranked[0] == "ebbinghaus_log" and ranked[-1] == "exponential", (measure, ranked)
+
+
+def test_published_fits_ranked_by_aicc_put_the_two_exponentials_last():
+    """decay-curves: AICc = AIC + 2K(K + 1)/(n - K - 1), K = parameters + 1 (the variance), n the
+    number of delays, ranks the two exponentials last and the single exponential next to last."""
+    fits = published_fits()
+    n = len(HOURS)
+    aicc = {}
+    for family, row in fits.items():
+        k = row["n_params"] + 1
+        aicc[family] = row["aic"] + 2 * k * (k + 1) / (n - k - 1)
+    ranked = sorted(aicc, key=aicc.__getitem__)
+    assert ranked[-2:] == ["exponential", "two_exponential"], aicc
+    assert ranked[0] == "ebbinghaus_log", aicc

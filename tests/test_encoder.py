@@ -157,7 +157,7 @@ def test_tampered_copy_is_refused(encoder_runtime: None, model_dir: Path, tmp_pa
 
     with open(weights, "r+b") as handle:  # truncated file
         handle.truncate(1000)
-    with pytest.raises(ModelDigestError):
+    with pytest.raises(ModelDigestError, match="SHA-256"):
         MiniLMEncoder(copy_dir)
 
 
@@ -261,7 +261,7 @@ def test_encode_shapes_norms_and_determinism(encoder: MiniLMEncoder) -> None:
     # each text is computed alone: its batch neighbours change no bit
     single = np.vstack([encoder.encode([s]) for s in ["", "hello", texts[4]]])
     np.testing.assert_array_equal(single, out[[0, 1, 4]])
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="expected str, got NoneType"):
         encoder.encode([None])  # type: ignore[list-item]
 
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay import decay_eviction_delay
+from forgetting.decay import DEFAULT_EVICTION_THRESHOLD, decay_eviction_delay
 from forgetting.governance.policies import POLICIES, decay_fact_states, run_governance, run_governance_seeds
 from forgetting.governance.world import (
     STALE,
@@ -259,3 +259,17 @@ def test_co_retrieval_at_its_ends_never_or_always_retrieves_both(co_retrieval, b
     for run in run_governance_seeds(small_world(co_retrieval=co_retrieval), 3)["decay"]:
         after = [r for t, r in zip(run.task_turns, run.retrieved) if t > run.shift_turn]
         assert after and all((set(r) == {STALE, TRUE}) is both for r in after)
+
+
+def test_decay_could_not_evict_the_stale_fact_within_the_published_session_even_unretrieved():
+    """beyond-governance: the stale fact's pre-shift recalls alone carry it past the end of the
+    session, so decay keeps it whether or not it is retrieved after the shift (``task_rate`` 0:
+    no task after the shift)."""
+    world = replace(GovernanceWorld(), task_rate=0.0)
+    for seed in range(200):
+        session = generate_governance_session(world, seed)
+        stale = decay_fact_states(session)[STALE]
+        assert stale.evicted_turn is None, seed
+        last_recall = max(t for t in session.task_turns if t < world.shift_turn)
+        delay = decay_eviction_delay(stale.stability, DEFAULT_EVICTION_THRESHOLD)
+        assert delay is None or last_recall + delay > world.session_length, (seed, last_recall, delay)

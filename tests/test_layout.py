@@ -41,3 +41,29 @@ def test_no_science_module_imports_the_pipeline():
             continue
         text = path.read_text()
         assert "pipeline" not in re.findall(r"^\s*(?:from|import) [\w.]*", text, re.M).__str__(), path
+
+
+def test_every_pytest_raises_says_what_it_expects():
+    """CONTRIBUTING.md: a ``pytest.raises`` gives ``match=`` or names the exception it catches
+    (``as error``) and reads it afterwards in the same test."""
+    import ast
+
+    unchecked = []
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+            for block in (n for n in ast.walk(function) if isinstance(n, ast.With)):
+                for item in block.items:
+                    call = item.context_expr
+                    if not (isinstance(call, ast.Call) and ast.unparse(call.func) == "pytest.raises"):
+                        continue
+                    if any(k.arg == "match" for k in call.keywords):
+                        continue
+                    name = item.optional_vars.id if isinstance(item.optional_vars, ast.Name) else None
+                    read = name is not None and any(
+                        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                        for n in ast.walk(function)
+                    )
+                    if not read:
+                        unchecked.append(f"{path.name}:{block.lineno}")
+    assert unchecked == []

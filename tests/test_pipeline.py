@@ -209,7 +209,7 @@ def test_outside_the_repository_is_one_line(tmp_path, monkeypatch, capsys):
     assert cli.main(["verify"]) == 2
     err = capsys.readouterr().err
     assert "no forgetting repository" in err and err.count("\n") == 1
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="no forgetting repository"):
         repo_root(tmp_path)
 
 
@@ -329,7 +329,7 @@ def test_a_full_disk_during_promotion_leaves_the_published_set(tmp_path, monkeyp
         return real(path, write)
 
     monkeypatch.setattr(promote_module, "write_temp", fills_up)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="No space left on device"):
         pipeline.promote(root, run)
     assert sorted((p.name, p.read_text()) for p in published.iterdir()) == [
         ("decay-trace-a.csv", "old"),
@@ -361,7 +361,7 @@ def test_atomic_write_never_follows_a_planted_symlink(tmp_path, monkeypatch):
     planted = tmp_path / ".result.json.fixed.tmp"
     planted.symlink_to(victim)
     monkeypatch.setattr(safeio, "temp_path", lambda path: planted)
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError, match="File exists"):
         safeio.atomic_write(target, lambda h: h.write(b"new"))
     assert victim.read_text() == "precious" and not target.exists()
 
@@ -395,7 +395,7 @@ def test_a_failed_write_leaves_no_temp_file(tmp_path):
         handle.write(b"half")
         raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="^$"):  # the bare interrupt: no message
         safeio.atomic_write(target, boom)
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"] and target.read_text() == "old"
 

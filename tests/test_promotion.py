@@ -216,7 +216,7 @@ def test_a_simulated_full_disk_on_the_last_file_changes_nothing(tmp_path, monkey
         return real(path, write)
 
     monkeypatch.setattr(promotion, "write_temp", fills_up)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="No space left on device"):
         pipeline.publish_run(root, make_run(tmp_path))
     assert state(root) == before
 
