@@ -120,3 +120,54 @@ def test_the_sensitivity_grid_is_the_headline_split_everywhere_and_the_failure_c
         assert float(row["decay_frr_mean"]) == 1.0 and float(row["window_frr_mean"]) == 0.0, row
     for row in rows("decay-sweeps-failure.csv"):
         assert float(row["frr_mean"]) == 0.0 and float(row["frr_sd"]) == 0.0, row
+
+
+def test_the_exp5_end_value_falls_short_of_the_paper_because_its_start_is_lower():
+    """mw-exp5 ("When did the shift happen?"): with the published evidence ratio, the
+    evidence-weighted average from the paper's start lands near the paper's end, from this
+    world's own start near the chapter's expectation, and starting from this world's start
+    needs a smaller ratio (a later shift) to reach the paper's end."""
+    v = values("mw-exp5")
+    ratio, after = v["stale_evidence_ratio"], v["stale_p_plus_after"]
+
+    def end(start: float) -> float:
+        return (start + ratio * after) / (1 + ratio)
+
+    assert abs(end(v["paper_stale_before"]) - v["paper_stale_after"]) < 0.01
+    assert abs(end(v["stale_p_plus_before"]) - v["stale_expected_after"]) < 0.005
+    assert v["stale_expected_after"] < v["paper_stale_after"]
+    own_ratio = (v["stale_p_plus_before"] - v["paper_stale_after"]) / (v["paper_stale_after"] - after)
+    assert own_ratio < v["paper_ratio_needed"]
+    assert v["stale_mw_before_mean"] < v["paper_stale_before"]
+
+
+def test_exp1_mean_differs_from_the_papers_if_its_spread_is_an_sd_over_seeds():
+    """mw-exp1: reading the paper's spread as an sd over the same number of seeds, the gap
+    between the two means exceeds 1.96 standard errors of their difference."""
+    v = values("mw-exp1")
+    paper_se = v["paper_rho_spread"] / v["n_seeds"] ** 0.5
+    z = abs(v["rho_gap"]) / (paper_se**2 + v["rho_se"] ** 2) ** 0.5
+    assert z > 1.96, z
+    assert abs(v["rho_sd"] - v["paper_rho_spread"]) < 0.01
+
+
+def test_exp1_strict_reading_narrows_the_consistent_range_of_k():
+    """mw-exp1, sensitivity to k: under the sd-over-seeds reading fewer depths match the paper."""
+    v = values("mw-exp1")
+    paper_se = v["paper_rho_spread"] / v["n_seeds"] ** 0.5
+    sweep = rows("mw-exp1-depth-sweep.csv")
+    loose = {r["k"] for r in sweep if r["consistent_with_paper"] == "True"}
+    strict = {
+        r["k"]
+        for r in sweep
+        if abs(float(r["rho_mean"]) - v["paper_rho"]) <= 1.96 * (paper_se**2 + float(r["rho_se"]) ** 2) ** 0.5
+    }
+    assert strict < loose, (strict, loose)
+
+
+def test_exp4_match_needs_the_default_k_and_pair_rate():
+    """mw-exp4: the base-seed range contains the published threshold at the default k and pair
+    rate, and the other k and the other pair rate each put the threshold below it."""
+    v = values("mw-exp4")
+    assert v["threshold_min"] <= v["paper_threshold"] <= v["threshold_max"]
+    assert v["threshold_depth"] < v["paper_threshold"] and v["threshold_pair_rate"] < v["paper_threshold"]
