@@ -122,38 +122,6 @@ def test_the_sensitivity_grid_is_the_headline_split_everywhere_and_the_failure_c
         assert float(row["frr_mean"]) == 0.0 and float(row["frr_sd"]) == 0.0, row
 
 
-def test_the_traced_fact_never_comes_near_its_threshold():
-    """decay-trace: replaying the published session, the fact's retention at every turn's
-    eviction check stays above twice theta (its lowest point is just before the first recall)."""
-    from forgetting.decay.engines import EbbinghausEngine
-    from forgetting.decay.sessions import SessionConfig, generate_session
-
-    parameters = json.loads((RESULTS / "decay-trace.json").read_text(encoding="utf-8"))["parameters"]
-    theta = parameters["eviction_threshold"]
-    config = SessionConfig(
-        seed=parameters["seed"],
-        session_length=parameters["session_length"],
-        num_foundational=1,
-        recalls_per_foundational=parameters["recalls_per_foundational"],
-        noise_per_turn=parameters["noise_per_turn"],
-    )
-    session = generate_session(config)
-    fact = session.foundational_ids[0]
-    engine = EbbinghausEngine(theta)
-    events, index, lowest = session.events, 0, 1.0
-    for turn in range(1, config.session_length + 1):
-        while index < len(events) and events[index][0] == turn:
-            _, action, mem_id, foundational = events[index]
-            index += 1
-            if action == "register":
-                engine.register(mem_id, mem_id, turn, foundational)
-            else:
-                assert engine.recall(mem_id, turn)
-        lowest = min(lowest, engine.retention(fact, turn))
-        engine.step(turn)
-    assert engine.is_present(fact) and lowest > 2 * theta, lowest
-
-
 def test_the_exp5_end_value_falls_short_of_the_paper_because_its_start_is_lower():
     """mw-exp5 ("When did the shift happen?"): with the published evidence ratio, the
     evidence-weighted average from the paper's start lands near the paper's end, from this

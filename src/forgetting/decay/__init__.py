@@ -7,6 +7,7 @@
 * :mod:`~forgetting.decay.sessions` -- seeded synthetic sessions (the article's generator).
 * :mod:`~forgetting.decay.simulation` -- replay a session through an engine into a trace.
 * :mod:`~forgetting.decay.metrics` -- FRR, survival, footprint over a trace.
+* :mod:`~forgetting.decay.timeline` -- one fact's recalls around its eviction, its lowest retention.
 * :mod:`~forgetting.decay.study` -- every comparison of the decay chapters as one function.
 * :mod:`~forgetting.decay.frontier` -- terminal FRR against footprint over each policy's range.
 * :mod:`~forgetting.decay.wallclock` -- the article's first draft: decay on the wall clock.
