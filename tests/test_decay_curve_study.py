@@ -95,8 +95,11 @@ def test_matched_differing_count_sums_differing_sessions_over_decays():
 def test_headline_pair_and_noise_gap_read_the_tables():
     from forgetting.decay.curve_study import headline_pair, noise_max_frr_gap
 
-    rows = [{"curve": "exponential", "decay": float("nan"), "frr_mean": 0.5},
-            {"curve": "power", "decay": 0.5, "frr_mean": 0.7}, {"curve": "power", "decay": 1.0, "frr_mean": 0.2}]  # fmt: skip
+    rows = [
+        {"curve": "exponential", "decay": float("nan"), "frr_mean": 0.5},
+        {"curve": "power", "decay": 0.5, "frr_mean": 0.7},
+        {"curve": "power", "decay": 1.0, "frr_mean": 0.2},
+    ]
     assert headline_pair(rows, 0.5) == (rows[0], rows[1])
     with pytest.raises(ValueError, match="one power row at decay 0.3"):
         headline_pair(rows, 0.3)

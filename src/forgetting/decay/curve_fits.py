@@ -152,7 +152,13 @@ class FitResult:
             "family": self.family,
             "n_params": len(self.parameters),
         }
-        row |= {"rmse": self.rmse, "aic": self.aic, "aicc": self.aicc, "bic": self.bic, "loo_rmse": self.loo_rmse}
+        row |= {
+            "rmse": self.rmse,
+            "aic": self.aic,
+            "aicc": self.aicc,
+            "bic": self.bic,
+            "loo_rmse": self.loo_rmse,
+        }
         for name, value in self.parameters.items():
             row[name] = value
             row[f"{name}_se"] = self.standard_errors[name]
@@ -313,7 +319,13 @@ def fit_all(
 
 MEASURES = ("rmse", "aic", "aicc", "bic", "loo_rmse")
 """The comparison measures of a :class:`FitResult`, each lower-is-better, in table order."""
-MEASURE_LABELS = {"rmse": "RMSE", "aic": "AIC", "aicc": "AICc", "bic": "BIC", "loo_rmse": "leave-one-out RMSE"}
+MEASURE_LABELS = {
+    "rmse": "RMSE",
+    "aic": "AIC",
+    "aicc": "AICc",
+    "bic": "BIC",
+    "loo_rmse": "leave-one-out RMSE",
+}
 """How prose names each of :data:`MEASURES`."""
 
 
@@ -354,12 +366,16 @@ def fit_glue_values(fits: Sequence[FitResult]) -> dict[str, float | str]:
     (dataset,) = datasets
     for fit in fits:
         for measure in MEASURES:
-            out[f"{'loo' if measure == 'loo_rmse' else measure}_{fit.family}_{dataset}"] = getattr(fit, measure)
+            out[f"{'loo' if measure == 'loo_rmse' else measure}_{fit.family}_{dataset}"] = getattr(
+                fit, measure
+            )
     ranked = rankings(fits)
     for measure, order in ranked.items():
         out[f"ranking_{measure}_{dataset}"] = " < ".join(order)
     for fit in fits:
         for side, index in (("best", 0), ("worst", -1)):
-            labels = [MEASURE_LABELS[m] for m, order in ranked.items() if order and order[index] == fit.family]
+            labels = [
+                MEASURE_LABELS[m] for m, order in ranked.items() if order and order[index] == fit.family
+            ]
             out[f"{side}_by_{fit.family}_{dataset}"] = ", ".join(labels) if labels else "none"
     return out

@@ -258,7 +258,11 @@ def relabelling_check(
 
 
 def matched_differing_count(
-    config: SessionConfig, n_seeds: int, decays: Sequence[float], eviction_threshold: float, baseline_stability: float
+    config: SessionConfig,
+    n_seeds: int,
+    decays: Sequence[float],
+    eviction_threshold: float,
+    baseline_stability: float,
 ) -> int:
     """Sessions, summed over ``decays``, where the matched power law evicts any item at another turn.
 

@@ -84,7 +84,9 @@ def fsrs_max_abs_difference(
 def fsrs_v4_retrievability(elapsed_days: float, stability: float) -> float:
     """FSRS v4's curve as the benchmark writes it: ``(1 + t / (9 S)) ** -1`` (``t >= 0``, ``S > 0``)."""
     if not (elapsed_days >= 0 and stability > 0):
-        raise ValueError(f"elapsed_days must be >= 0 and stability > 0, got {elapsed_days!r} and {stability!r}")
+        raise ValueError(
+            f"elapsed_days must be >= 0 and stability > 0, got {elapsed_days!r} and {stability!r}"
+        )
     return float((1.0 + elapsed_days / (9.0 * stability)) ** -1)
 
 
@@ -114,7 +116,9 @@ def fsrs_decay_checks(
         elif decay == FSRS_V4_DECAY:
             reference = "srs-benchmark FSRS v4"
             difference = max(
-                math.fabs(power_retention(t, s, decay) - fsrs_v4_retrievability(t, s)) for t in days for s in stability_grid
+                math.fabs(power_retention(t, s, decay) - fsrs_v4_retrievability(t, s))
+                for t in days
+                for s in stability_grid
             )
         else:
             reference, difference = None, None
