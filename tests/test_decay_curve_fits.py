@@ -9,10 +9,16 @@ from hypothesis import strategies as st
 
 from forgetting.decay.curve_fits import (
     FAMILIES,
+    MEASURE_LABELS,
+    MEASURES,
+    aicc,
     fit_all,
     fit_family,
+    fit_glue_values,
     information_criteria,
     predict,
+    rankings,
+    rankings_differing,
     residual_variance_floor,
 )
 from forgetting.decay.families import power_retention
@@ -129,8 +135,8 @@ def test_statistics_follow_their_formulas():
     assert fit.loo_rmse >= fit.rmse
 
 
-def test_published_fits_on_ebbinghaus():
-    """Regression pin: the chapter's comparison (exponential worst, Ebbinghaus's own form best)."""
+def test_fits_on_ebbinghaus_nominal_delays():
+    """Regression pin on the table's nominal delays (the chapter's fits-nominal table)."""
     curve = load_savings(repo_root() / SAVINGS_FILES["ebbinghaus1885"])
     fits = {f.family: f for f in fit_all(curve.name, curve.delay_hours, curve.savings)}
     assert list(fits) == list(FAMILIES)
@@ -164,27 +170,86 @@ def published_fits() -> dict[str, dict[str, float]]:
     return {r["family"]: {k: float(v) for k, v in r.items() if k in MEASURES + ("n_params",)} for r in rows}
 
 
-MEASURES = ("rmse", "aic", "bic", "loo_rmse")
+def test_published_aicc_is_aic_plus_the_small_sample_term():
+    """decay-curves: AICc = AIC + 2K(K + 1)/(n - K - 1), K = parameters + 1 (the variance), n the
+    number of delays, recomputed from the published AIC; defined for every family shown."""
+    fits = published_fits()
+    n = len(HOURS)
+    for family, row in fits.items():
+        k = row["n_params"] + 1
+        assert n - k - 1 > 0, family
+        assert row["aicc"] == pytest.approx(row["aic"] + 2 * k * (k + 1) / (n - k - 1), abs=2e-6), family
 
 
-def test_published_ebbinghaus_formula_fits_best_and_the_exponential_worst_by_every_measure_shown():
-    """decay-retention and decay-curves: Ebbinghaus's own formula fits his data best, and the
-    exponential worst, by each of the four published measures."""
+@settings(max_examples=200, deadline=None)
+@given(value=st.floats(-1e3, 1e3), n=st.integers(1, 60), k=st.integers(0, 10))
+def test_aicc_follows_its_formula_or_is_undefined(value, n, k):
+    big_k = k + 1
+    got = aicc(value, n, k)
+    if n - big_k - 1 <= 0:
+        assert math.isnan(got)
+    else:
+        assert got == value + 2 * big_k * (big_k + 1) / (n - big_k - 1)
+        assert got > value
+
+
+@pytest.mark.parametrize("n, k, message", [(7.0, 2, "n must be an int >= 1"), (7, -1, "k must be an int >= 0"),
+                                           (0, 2, "n must be an int >= 1")])  # fmt: skip
+def test_aicc_refuses_bad_counts(n, k, message):
+    with pytest.raises(ValueError, match=message):
+        aicc(0.0, n, k)
+
+
+def test_a_fit_with_no_degrees_of_freedom_left_has_no_aicc():
+    # k + 2 points: the fit is allowed, n - K - 1 = 0, so AICc is undefined (NaN) and unranked
+    fit = fit_family("exponential", "tight", HOURS[:4], [0.5, 0.45, 0.4, 0.3])
+    assert math.isnan(fit.aicc) and math.isfinite(fit.aic)
+    ranked = rankings([fit], ("aic", "aicc"))
+    assert ranked == {"aic": ["exponential"], "aicc": []}
+
+
+def test_rankings_order_by_each_measure_and_refuse_unknown_ones():
+    curve = load_savings(repo_root() / SAVINGS_FILES["ebbinghaus1885"])
+    fits = fit_all(curve.name, curve.corrected_delay_hours, curve.savings)
+    ranked = rankings(fits)
+    assert list(ranked) == list(MEASURES)
+    for measure, order in ranked.items():
+        values = [getattr({f.family: f for f in fits}[name], measure) for name in order]
+        assert values == sorted(values) and sorted(order) == sorted(FAMILIES), measure
+    assert rankings_differing(fits, fits) == 0
+    assert rankings_differing(fits, list(reversed(fits))) == 0  # a ranking does not depend on input order
+    with pytest.raises(ValueError, match="measures must be among"):
+        rankings(fits, ("r2",))
+
+
+def test_glue_values_name_best_and_worst_from_the_rankings():
+    curve = load_savings(repo_root() / SAVINGS_FILES["ebbinghaus1885"])
+    fits = fit_all(curve.name, curve.corrected_delay_hours, curve.savings)
+    values = fit_glue_values(fits)
+    ranked = rankings(fits)
+    for fit in fits:
+        assert values[f"aicc_{fit.family}_{curve.name}"] == fit.aicc
+        assert values[f"loo_{fit.family}_{curve.name}"] == fit.loo_rmse
+        for side, index in (("best", 0), ("worst", -1)):
+            named = values[f"{side}_by_{fit.family}_{curve.name}"]
+            expected = [m for m in MEASURES if ranked[m][index] == fit.family]
+            assert named == (", ".join(MEASURE_LABELS[m] for m in expected) or "none")
+    assert values[f"ranking_aicc_{curve.name}"] == " < ".join(ranked["aicc"])
+    with pytest.raises(ValueError, match="one data set"):
+        fit_glue_values([*fits, fit_family("exponential", "other", HOURS, curve.savings)])
+
+
+def test_ebbinghaus_formula_is_read_at_his_t_the_delay_plus_one_minute():
+    # his t counts from one minute before the end of learning: the delay 19 minutes is his t = 20
+    assert predict("ebbinghaus_log", [1.84, 1.25], [19 / 60])[0] == pytest.approx(0.570, abs=5e-4)
+    assert predict("ebbinghaus_log", [1.84, 1.25], [0.0]) == [1.0]  # 100 % at the end of learning
+
+
+def test_published_ebbinghaus_formula_ranks_first_by_every_measure_and_the_worst_follow_the_rankings():
+    """decay-curves and decay-retention: Ebbinghaus's own formula fits his data best by each of the
+    five published measures; the exponential is last by all but AICc, the two exponentials by AICc."""
     fits = published_fits()
     for measure in MEASURES:
         ranked = sorted(fits, key=lambda family: fits[family][measure])
-        assert ranked[0] == "ebbinghaus_log" and ranked[-1] == "exponential", (measure, ranked)
-
-
-def test_published_fits_ranked_by_aicc_put_the_two_exponentials_last():
-    """decay-curves: AICc = AIC + 2K(K + 1)/(n - K - 1), K = parameters + 1 (the variance), n the
-    number of delays, ranks the two exponentials last and the single exponential next to last."""
-    fits = published_fits()
-    n = len(HOURS)
-    aicc = {}
-    for family, row in fits.items():
-        k = row["n_params"] + 1
-        aicc[family] = row["aic"] + 2 * k * (k + 1) / (n - k - 1)
-    ranked = sorted(aicc, key=aicc.__getitem__)
-    assert ranked[-2:] == ["exponential", "two_exponential"], aicc
-    assert ranked[0] == "ebbinghaus_log", aicc
+        assert ranked[0] == "ebbinghaus_log", (measure, ranked)
+        assert ranked[-1] == ("two_exponential" if measure == "aicc" else "exponential"), (measure, ranked)

@@ -81,3 +81,40 @@ def test_relabelling_check_simulates_where_it_can():
     rows = relabelling_check(CONFIG, 2, [0.05, 0.5], [0.1542, 1.0])
     assert [row["sessions_differing"] for row in rows] == [None, 0, 0, 0]
     assert rows[0]["equivalent_threshold"] is None and rows[1]["equivalent_threshold"] > 0
+
+
+def test_matched_differing_count_sums_differing_sessions_over_decays():
+    from forgetting.decay.curve_study import matched_differing_count
+
+    assert matched_differing_count(CONFIG, 3, [0.5, 1.0], 0.2, 8.0) == 0  # matched at theta: nothing moves
+    # matched at 0.2 but compared at 0.5 the tails part: the count is the per-decay rows summed
+    exp, power = DecayPolicy(0.5, 8.0), PowerPolicy(0.5, 0.5, 0.2, 8.0)
+    assert len(differing_sessions(CONFIG, 5, exp, power)) > 0
+
+
+def test_headline_pair_and_noise_gap_read_the_tables():
+    from forgetting.decay.curve_study import headline_pair, noise_max_frr_gap
+
+    rows = [
+        {"curve": "exponential", "decay": float("nan"), "frr_mean": 0.5},
+        {"curve": "power", "decay": 0.5, "frr_mean": 0.7},
+        {"curve": "power", "decay": 1.0, "frr_mean": 0.2},
+    ]
+    assert headline_pair(rows, 0.5) == (rows[0], rows[1])
+    with pytest.raises(ValueError, match="one power row at decay 0.3"):
+        headline_pair(rows, 0.3)
+    noise = [{**row, "noise_per_turn": level} for level in (1, 5) for row in rows]
+    noise[3] = {**noise[3], "frr_mean": 0.45}  # the exponential at noise 5
+    assert noise_max_frr_gap(noise) == pytest.approx(0.3)  # |0.2 - 0.5| at noise 1
+    with pytest.raises(ValueError, match="power-law rows"):
+        noise_max_frr_gap(noise[:1])
+
+
+def test_grace_at_and_relabelling_summary():
+    from forgetting.decay.curve_study import grace_at, relabelling_summary
+
+    frontier = curve_frontier(CONFIG.replace(session_length=40), 1, [0.1, 0.5], [0.5])
+    exp_grace, power_grace = grace_at(frontier, 0.1, 0.5)
+    assert exp_grace == DecayPolicy(0.1).grace_turns and power_grace == PowerPolicy(0.5, 0.1, 0.2).grace_turns
+    rows = [{"sessions_differing": 0}, {"sessions_differing": None}, {"sessions_differing": 2}]
+    assert relabelling_summary(rows) == {"simulated": 2, "underflow": 1, "sessions_differing": 2}

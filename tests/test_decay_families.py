@@ -179,3 +179,41 @@ def test_power_law_with_an_infinite_stability_never_decays():
     assert power_eviction_delay(math.inf, 0.2, 0.5) is None
     with pytest.raises(ValueError, match="eviction_threshold must be"):
         power_eviction_delay(8.0, math.nan, 0.5)
+
+
+def test_decay_checks_cover_every_exponent_with_the_reference_that_exists():
+    from forgetting.decay.fsrs_reference import FSRS_V4_DECAY, decay_check_summary, fsrs_decay_checks
+
+    rows = fsrs_decay_checks([0.5, 1.0, 2.0, 0.5, *FSRS_DECAY_BOUNDS], [0, 1, 30, 365], [0.5, 8.0])
+    assert [r["decay"] for r in rows] == [0.1, 0.5, 0.8, 1.0, 2.0]  # distinct, ascending
+    assert [r["reference"] for r in rows] == ["fsrs package"] * 3 + ["srs-benchmark FSRS v4", None]
+    assert all(r["grid_points"] == 8 for r in rows)
+    assert rows[-1]["max_abs_diff"] is None
+    assert all(0.0 <= r["max_abs_diff"] <= 1e-12 for r in rows[:-1])
+    summary = decay_check_summary(rows, [0.5, FSRS_V4_DECAY, 2.0])
+    assert summary["package_triples"] == 24 and summary["package_decays"] == "0.1, 0.5, 0.8"
+    assert summary["v4_decays"] == "1" and summary["engine_unchecked"] == 1
+    assert decay_check_summary(rows, [0.5, 1.0])["engine_unchecked"] == 0
+    with pytest.raises(ValueError, match=r"engine_decays \[0.3\] have no row"):
+        decay_check_summary(rows, [0.3])
+    with pytest.raises(ValueError, match="empty grid"):
+        fsrs_decay_checks([0.5], [], [1.0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(t=st.integers(0, 36500), stability=st.floats(0.001, 1e5))
+def test_fsrs_form_at_d_one_is_the_benchmarks_fsrs_v4_curve(t, stability):
+    from forgetting.decay.fsrs_reference import fsrs_v4_retrievability
+
+    direct = 1.0 / (1.0 + t / (9.0 * stability))  # F = 0.9^-1 - 1 = 1/9
+    assert fsrs_v4_retrievability(t, stability) == pytest.approx(direct, rel=1e-15)
+    assert abs(power_retention(float(t), stability, 1.0) - fsrs_v4_retrievability(t, stability)) <= 1e-12
+
+
+def test_fsrs_v4_curve_refuses_bad_arguments():
+    from forgetting.decay.fsrs_reference import fsrs_v4_retrievability
+
+    with pytest.raises(ValueError, match="elapsed_days must be >= 0 and stability > 0"):
+        fsrs_v4_retrievability(-1, 1.0)
+    with pytest.raises(ValueError, match="elapsed_days must be >= 0 and stability > 0"):
+        fsrs_v4_retrievability(1, 0.0)

@@ -1,26 +1,30 @@
 """Least-squares fits of the forgetting-curve families to a savings curve, compared honestly.
 
-Each family is fitted to savings ``y`` (proportions) against delay ``t`` (hours) by
-:func:`scipy.optimize.least_squares` from a fixed grid of starting points (the best end point is
-kept). Savings measured at the first delay are already far below 1, so every family carries a
-free scale (the savings just after learning, which the data do not pin):
+Each family is fitted to savings ``y`` (proportions) against the delay ``t`` since the end of
+learning (hours) by :func:`scipy.optimize.least_squares` from a fixed grid of starting points
+(the best end point is kept). Savings measured at the first delay are already far below 1, so
+every family but Ebbinghaus's carries a free scale (the savings just after learning, which the
+data do not pin):
 
 * ``exponential``      ``a exp(-t / S)``                                      (2 parameters)
 * ``power``            ``a (1 + F t / S)^(-d)``, ``F = 0.9^(-1/d) - 1`` (FSRS) (3 parameters)
 * ``two_exponential``  ``a1 exp(-t / tau1) + a2 exp(-t / tau2)``               (4 parameters)
-* ``ebbinghaus_log``   ``k / ((log10 60 t)^c + k)`` (Ebbinghaus 1885, t in minutes) (2 parameters)
+* ``ebbinghaus_log``   ``k / ((log10 (60 t + 1))^c + k)`` (Ebbinghaus 1885)      (2 parameters)
 
+Ebbinghaus's own formula reads ``t`` in minutes counted from one minute before the end of
+learning, so it is evaluated at ``60 t + 1`` minutes and gives 1 at ``t = 0`` by construction.
 Wickelgren's ``lambda (1 + beta t)^(-psi)`` is the ``power`` family reparameterized
 (``beta = F / S``), so its fit is the same curve and is not listed twice.
 
 Comparison accounts for the number of parameters ``k``: with ``n`` points and residual sum of
 squares ``RSS``, ``AIC = n ln(sigma^2) + 2 (k + 1)`` and ``BIC = n ln(sigma^2) + (k + 1) ln n``
 with the maximum-likelihood residual variance ``sigma^2 = max(RSS / n, sigma_min^2)`` (the
-``+ 1`` counts it as a parameter), and the leave-one-out RMSE refits without each point in turn
-and predicts it. Parameter standard errors are ``sqrt(diag(s^2 (J^T J)^-1))``,
-``s^2 = max(RSS / (n - k), sigma_min^2)``. Published values are rounded to
-:data:`PUBLISHED_DECIMALS` decimals, so that no reported digit depends on the last bits of a
-LAPACK kernel.
+``+ 1`` counts it as a parameter), the small-sample ``AICc = AIC + 2 K (K + 1) / (n - K - 1)``
+with the same count ``K = k + 1`` (:func:`aicc`; undefined, NaN, when ``n - K - 1 <= 0``), and the
+leave-one-out RMSE refits without each point in turn and predicts it. Parameter standard errors
+are ``sqrt(diag(s^2 (J^T J)^-1))``, ``s^2 = max(RSS / (n - k), sigma_min^2)``. Published values
+are rounded to :data:`PUBLISHED_DECIMALS` decimals, so that no reported digit depends on the last
+bits of a LAPACK kernel; :func:`rankings` orders the families by each measure.
 
 A perfect fit is a result: :func:`residual_variance_floor` gives
 ``sigma_min^2 = (eps * max|y|)^2`` (``eps`` the float64 machine epsilon), the variance of
@@ -54,6 +58,12 @@ __all__ = [
     "FitResult",
     "residual_variance_floor",
     "information_criteria",
+    "aicc",
+    "MEASURES",
+    "MEASURE_LABELS",
+    "rankings",
+    "rankings_differing",
+    "fit_glue_values",
     "fit_family",
     "fit_all",
     "predict",
@@ -86,8 +96,8 @@ def _two_exponential(t: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 def _ebbinghaus_log(t: np.ndarray, p: np.ndarray) -> np.ndarray:
-    k, c = p
-    return np.asarray(k / (np.log10(np.maximum(60.0 * t, 1.0)) ** c + k))
+    k, c = p  # his t: minutes from one minute before the end of learning
+    return np.asarray(k / (np.log10(60.0 * np.maximum(t, 0.0) + 1.0) ** c + k))
 
 
 @dataclass(frozen=True)
@@ -113,7 +123,7 @@ FAMILIES: dict[str, Family] = {
         Family("two_exponential", "a1 exp(-t/tau1) + a2 exp(-t/tau2)", ("a1", "tau1", "a2", "tau2"),
                _two_exponential, (0.0, 1e-3, 0.0, 1e-3), (1.0, 1e6, 1.0, 1e6),
                ((0.3, 0.5, 0.3, 1000.0), (0.4, 2.0, 0.3, 5000.0), (0.2, 0.2, 0.4, 500.0))),
-        Family("ebbinghaus_log", "k / ((log10 60t)^c + k)", ("k", "c"), _ebbinghaus_log, (1e-3, 1e-3),
+        Family("ebbinghaus_log", "k / ((log10 (60t + 1))^c + k)", ("k", "c"), _ebbinghaus_log, (1e-3, 1e-3),
                (100.0, 10.0), ((1.84, 1.25), (1.0, 1.0), (3.0, 2.0))),
     )
 }  # fmt: skip
@@ -130,6 +140,7 @@ class FitResult:
     standard_errors: dict[str, float]
     rmse: float
     aic: float
+    aicc: float
     bic: float
     loo_rmse: float
     residuals: tuple[float, ...]
@@ -141,7 +152,13 @@ class FitResult:
             "family": self.family,
             "n_params": len(self.parameters),
         }
-        row |= {"rmse": self.rmse, "aic": self.aic, "bic": self.bic, "loo_rmse": self.loo_rmse}
+        row |= {
+            "rmse": self.rmse,
+            "aic": self.aic,
+            "aicc": self.aicc,
+            "bic": self.bic,
+            "loo_rmse": self.loo_rmse,
+        }
         for name, value in self.parameters.items():
             row[name] = value
             row[f"{name}_se"] = self.standard_errors[name]
@@ -217,13 +234,31 @@ def information_criteria(rss: float, n: int, k: int, variance_floor: float) -> t
     return log_term + 2 * (k + 1), log_term + (k + 1) * math.log(n)
 
 
+def aicc(aic: float, n: int, k: int) -> float:
+    """Small-sample AIC: ``AIC + 2 K (K + 1) / (n - K - 1)`` with ``K = k + 1`` (the variance counted).
+
+    ``k`` is the number of curve parameters, as in :func:`information_criteria`, and ``n`` the
+    number of points. Undefined when ``n - K - 1 <= 0`` (``n <= k + 2``): then ``NaN``.
+
+    >>> aicc(-20.0, 7, 2), aicc(-20.0, 7, 4), aicc(-20.0, 6, 4)
+    (-12.0, 40.0, nan)
+    """
+    for name, value, low in (("n", n, 1), ("k", k, 0)):
+        if type(value) is not int or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    big_k = k + 1
+    if n - big_k - 1 <= 0:
+        return float("nan")
+    return aic + 2.0 * big_k * (big_k + 1) / (n - big_k - 1)
+
+
 def fit_family(
     family_name: str, dataset: str, delay_hours: Sequence[float], savings: Sequence[float]
 ) -> FitResult:
     """Fit one family; return parameters with standard errors, RMSE, AIC, BIC and leave-one-out RMSE.
 
     With ``n`` points, ``k`` parameters and ``sigma^2 = max(RSS / n, sigma_min^2)``
-    (:func:`residual_variance_floor`): ``AIC = n ln(sigma^2) + 2 (k + 1)``,
+    (:func:`residual_variance_floor`): ``AIC = n ln(sigma^2) + 2 (k + 1)``, ``AICc`` (:func:`aicc`),
     ``BIC = n ln(sigma^2) + (k + 1) ln n`` (:func:`information_criteria`),
     ``RMSE = sqrt(RSS / n)`` (not floored: ``0.0`` for a perfect fit) and standard errors
     ``sqrt(diag(s^2 (J^T J)^-1))`` with ``s^2 = max(RSS / (n - k), sigma_min^2)``. A perfect fit
@@ -265,6 +300,7 @@ def fit_family(
         standard_errors={name: _significant(e) for name, e in zip(family.parameters, errors)},
         rmse=_rounded(math.sqrt(rss / n)),
         aic=_rounded(aic),
+        aicc=_rounded(aicc(aic, n, k)),
         bic=_rounded(bic),
         loo_rmse=_rounded(math.sqrt(math.fsum(r * r for r in loo) / n)),
         residuals=tuple(_rounded(float(r)) for r in residuals),
@@ -279,3 +315,67 @@ def fit_all(
 ) -> list[FitResult]:
     """:func:`fit_family` for each of ``families`` (default: all, in :data:`FAMILIES` order)."""
     return [fit_family(name, dataset, delay_hours, savings) for name in families]
+
+
+MEASURES = ("rmse", "aic", "aicc", "bic", "loo_rmse")
+"""The comparison measures of a :class:`FitResult`, each lower-is-better, in table order."""
+MEASURE_LABELS = {
+    "rmse": "RMSE",
+    "aic": "AIC",
+    "aicc": "AICc",
+    "bic": "BIC",
+    "loo_rmse": "leave-one-out RMSE",
+}
+"""How prose names each of :data:`MEASURES`."""
+
+
+def rankings(fits: Sequence[FitResult], measures: Sequence[str] = MEASURES) -> dict[str, list[str]]:
+    """Measure -> families ordered best (lowest) to worst; families with a NaN measure are left out.
+
+    Ties keep the order of ``fits`` (``sorted`` is stable), so no order depends on float noise
+    below the published precision. ``ValueError`` for a measure that is not in :data:`MEASURES`.
+    """
+    unknown = [m for m in measures if m not in MEASURES]
+    if unknown:
+        raise ValueError(f"measures must be among {MEASURES}, got {unknown!r}")
+    out: dict[str, list[str]] = {}
+    for measure in measures:
+        defined = [fit for fit in fits if math.isfinite(getattr(fit, measure))]
+        out[measure] = [fit.family for fit in sorted(defined, key=lambda fit: float(getattr(fit, measure)))]
+    return out
+
+
+def rankings_differing(first: Sequence[FitResult], second: Sequence[FitResult]) -> int:
+    """How many of :data:`MEASURES` order the families differently in two sets of fits (:func:`rankings`)."""
+    a, b = rankings(first), rankings(second)
+    return sum(a[measure] != b[measure] for measure in MEASURES)
+
+
+def fit_glue_values(fits: Sequence[FitResult]) -> dict[str, float | str]:
+    """The values a chapter publishes of ``fits``: every measure per family, and the rankings.
+
+    Keys: ``{measure}_{family}_{dataset}`` for each of :data:`MEASURES` (``loo`` for
+    ``loo_rmse``); ``ranking_{measure}_{dataset}``, the families best to worst joined by ``" < "``;
+    ``best_by_{family}_{dataset}`` and ``worst_by_{family}_{dataset}``, the measures (as
+    :data:`MEASURE_LABELS` names, comma-separated; ``"none"``) by which ``family`` ranks first or last.
+    """
+    out: dict[str, float | str] = {}
+    datasets = {fit.dataset for fit in fits}
+    if len(datasets) != 1:
+        raise ValueError(f"fits must all be of one data set, got {sorted(datasets)!r}")
+    (dataset,) = datasets
+    for fit in fits:
+        for measure in MEASURES:
+            out[f"{'loo' if measure == 'loo_rmse' else measure}_{fit.family}_{dataset}"] = getattr(
+                fit, measure
+            )
+    ranked = rankings(fits)
+    for measure, order in ranked.items():
+        out[f"ranking_{measure}_{dataset}"] = " < ".join(order)
+    for fit in fits:
+        for side, index in (("best", 0), ("worst", -1)):
+            labels = [
+                MEASURE_LABELS[m] for m, order in ranked.items() if order and order[index] == fit.family
+            ]
+            out[f"{side}_by_{fit.family}_{dataset}"] = ", ".join(labels) if labels else "none"
+    return out

@@ -38,6 +38,11 @@ __all__ = [
     "fact_fates",
     "equivalent_exponential",
     "relabelling_check",
+    "matched_differing_count",
+    "headline_pair",
+    "noise_max_frr_gap",
+    "grace_at",
+    "relabelling_summary",
 ]
 
 
@@ -250,3 +255,56 @@ def relabelling_check(
                  "sessions_differing": len(differing_sessions(config, n_seeds, twin, policy))}
             )  # fmt: skip
     return rows
+
+
+def matched_differing_count(
+    config: SessionConfig,
+    n_seeds: int,
+    decays: Sequence[float],
+    eviction_threshold: float,
+    baseline_stability: float,
+) -> int:
+    """Sessions, summed over ``decays``, where the matched power law evicts any item at another turn.
+
+    Each ``d`` compares :class:`PowerPolicy` ``(d, theta, theta, S0)`` with the exponential at
+    ``(theta, S0)`` on seeds ``0 .. n_seeds - 1`` (:func:`differing_sessions`).
+    """
+    exponential = DecayPolicy(eviction_threshold, baseline_stability)
+    return sum(
+        len(differing_sessions(config, n_seeds, exponential,
+                               PowerPolicy(d, eviction_threshold, eviction_threshold, baseline_stability)))
+        for d in decays
+    )  # fmt: skip
+
+
+def headline_pair(rows: Sequence[dict[str, Any]], decay: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The exponential's row and the power law's row at ``decay`` of :func:`curve_headline`'s table."""
+    exponential = [r for r in rows if r["curve"] == "exponential"]
+    power = [r for r in rows if r["curve"] == "power" and r["decay"] == decay]
+    if len(exponential) != 1 or len(power) != 1:
+        raise ValueError(f"rows must hold one exponential row and one power row at decay {decay!r}")
+    return exponential[0], power[0]
+
+
+def noise_max_frr_gap(rows: Sequence[dict[str, Any]]) -> float:
+    """``max |FRR_power - FRR_exponential|`` over :func:`curve_noise_sweep` rows at equal noise levels."""
+    exponential = {r["noise_per_turn"]: r["frr_mean"] for r in rows if r["curve"] == "exponential"}
+    gaps = [abs(r["frr_mean"] - exponential[r["noise_per_turn"]]) for r in rows if r["curve"] == "power"]
+    if not gaps:
+        raise ValueError("rows must hold power-law rows beside exponential ones at the same noise levels")
+    return float(max(gaps))
+
+
+def grace_at(rows: Sequence[dict[str, Any]], threshold: float, decay: float) -> tuple[Any, Any]:
+    """Grace turns of the exponential and of the power law at ``decay``, at ``threshold`` of :func:`curve_frontier`."""
+    at = [r for r in rows if r["threshold"] == threshold]
+    exponential, power = headline_pair(at, decay)
+    return exponential["grace_turns"], power["grace_turns"]
+
+
+def relabelling_summary(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Of :func:`relabelling_check` rows: settings simulated, settings whose ``theta'`` underflows,
+    and the sessions differing summed over the simulated ones."""
+    simulated = [r["sessions_differing"] for r in rows if r["sessions_differing"] is not None]
+    return {"simulated": len(simulated), "underflow": len(rows) - len(simulated),
+            "sessions_differing": int(sum(simulated))}  # fmt: skip

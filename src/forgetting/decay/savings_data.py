@@ -3,8 +3,11 @@
 A savings file is a CSV with exactly the columns ``delay_hours``, ``savings_percent`` and
 ``probable_error_percent``: the delay between learning and relearning (hours, strictly
 increasing, > 0), the savings (percent of the original learning time saved on relearning, in
-[0, 100]) and the probable error of that mean as printed by the source (percent, >= 0). Where
-each number comes from is in ``data/curves/README.md``.
+[0, 100]) and the probable error of that mean as printed by the source (percent, >= 0). An
+optional fourth column ``formula_t_minutes`` holds the exact times a source gives beside the
+nominal delays: Ebbinghaus's ``t``, minutes counted from one minute before the end of learning
+(strictly increasing, >= 1, and within 10 % of the nominal delay once his minute is taken off,
+so that a shifted row is caught). Where each number comes from is in ``data/curves/README.md``.
 
 A file that breaks a rule raises ``ValueError`` naming the file, the line, the field, the value
 and what is allowed; nothing is returned half-read.
@@ -21,17 +24,22 @@ from pathlib import Path
 
 __all__ = [
     "SAVINGS_COLUMNS",
+    "CORRECTED_COLUMN",
     "SAVINGS_FILES",
     "BENCHMARK_COLUMNS",
     "BENCHMARK_FILE",
     "SavingsCurve",
     "load_savings",
     "parse_savings",
+    "savings_table",
     "load_curve_benchmark",
 ]
 
 SAVINGS_COLUMNS = ("delay_hours", "savings_percent", "probable_error_percent")
 """The header every savings file must have, in this order."""
+CORRECTED_COLUMN = "formula_t_minutes"
+"""Optional fourth column: the source's exact time ``t`` in minutes from one minute before the end of learning."""
+_CORRECTED_TOLERANCE = 0.10  # |(t - 1) - 60 h| <= 10 % of 60 h: the exact time is the nominal one, corrected
 SAVINGS_FILES = {"ebbinghaus1885": Path("data") / "curves" / "ebbinghaus1885.csv"}
 """Data set name -> file, relative to the repository root (only numbers verified at their source)."""
 _MIN_ROWS = 3  # fewer points than a two-parameter curve plus one cannot be compared
@@ -51,17 +59,35 @@ class SavingsCurve:
         Savings as proportions in [0, 1] (the file's percent / 100).
     probable_error : tuple of float
         The source's probable error of each mean, as a proportion.
+    formula_t_minutes : tuple of float or None
+        The source's exact times, if it gives them: Ebbinghaus's ``t``, minutes counted from one
+        minute before the end of learning (``None`` when the file has no such column).
     """
 
     name: str
     delay_hours: tuple[float, ...]
     savings: tuple[float, ...]
     probable_error: tuple[float, ...]
+    formula_t_minutes: tuple[float, ...] | None = None
 
     @property
     def delay_days(self) -> tuple[float, ...]:
         """Delays in days (hours / 24)."""
         return tuple(h / 24.0 for h in self.delay_hours)
+
+    @property
+    def corrected_delay_hours(self) -> tuple[float, ...]:
+        """Delays since the end of learning from the exact times: ``(t - 1) / 60`` hours.
+
+        Ebbinghaus counts ``t`` from one minute before the end of learning, so the delay after
+        it is ``t - 1`` minutes. Without a ``formula_t_minutes`` column, the nominal delays.
+
+        >>> SavingsCurve("x", (0.33, 1.0), (0.5, 0.4), (0.01, 0.01), (20.0, 64.0)).corrected_delay_hours
+        (0.31666666666666665, 1.05)
+        """
+        if self.formula_t_minutes is None:
+            return self.delay_hours
+        return tuple((t - 1.0) / 60.0 for t in self.formula_t_minutes)
 
 
 def load_savings(path: str | os.PathLike[str], name: str | None = None) -> SavingsCurve:
@@ -77,22 +103,24 @@ def load_savings(path: str | os.PathLike[str], name: str | None = None) -> Savin
 def parse_savings(text: str, name: str, source: str = "<savings>") -> SavingsCurve:
     """Parse the text of a savings CSV; ``source`` names it in error messages."""
     rows = list(csv.reader(io.StringIO(text)))
-    if not rows or tuple(cell.strip() for cell in rows[0]) != SAVINGS_COLUMNS:
-        header = rows[0] if rows else []
+    header = tuple(cell.strip() for cell in rows[0]) if rows else ()
+    if header not in (SAVINGS_COLUMNS, (*SAVINGS_COLUMNS, CORRECTED_COLUMN)):
         raise ValueError(
-            f"{source}: the header must be {','.join(SAVINGS_COLUMNS)}, got {','.join(header)!r}"
+            f"{source}: the header must be {','.join(SAVINGS_COLUMNS)}[,{CORRECTED_COLUMN}], got {','.join(header)!r}"
         )
     delays: list[float] = []
     savings: list[float] = []
     errors: list[float] = []
+    exact: list[float] = []
     for line, row in enumerate(rows[1:], start=2):
         if not row:
             continue
-        if len(row) != len(SAVINGS_COLUMNS):
-            raise ValueError(f"{source}, line {line}: expected {len(SAVINGS_COLUMNS)} fields, got {len(row)}")
-        delay, saving, error = (
-            _number(source, line, column, cell) for column, cell in zip(SAVINGS_COLUMNS, row)
-        )
+        if len(row) != len(header):
+            raise ValueError(f"{source}, line {line}: expected {len(header)} fields, got {len(row)}")
+        numbers = [_number(source, line, column, cell) for column, cell in zip(header, row)]
+        delay, saving, error = numbers[:3]
+        if len(numbers) == 4:
+            exact.append(_exact_time(source, line, numbers[3], delay, exact[-1] if exact else None))
         if not delay > 0:
             raise ValueError(f"{source}, line {line}: delay_hours must be > 0 (hours), got {delay!r}")
         if delays and not delay > delays[-1]:
@@ -110,7 +138,36 @@ def parse_savings(text: str, name: str, source: str = "<savings>") -> SavingsCur
         errors.append(error / 100.0)
     if len(delays) < _MIN_ROWS:
         raise ValueError(f"{source}: needs at least {_MIN_ROWS} data rows, got {len(delays)}")
-    return SavingsCurve(name, tuple(delays), tuple(savings), tuple(errors))
+    return SavingsCurve(name, tuple(delays), tuple(savings), tuple(errors), tuple(exact) if exact else None)
+
+
+def savings_table(curve: SavingsCurve) -> list[dict[str, float | None]]:
+    """One row per delay: the nominal delay (hours), the exact ``t`` (minutes, ``None`` if absent),
+    the delay since the end of learning the fits use (:attr:`SavingsCurve.corrected_delay_hours`,
+    rounded to 6 decimals), the savings and the probable error (proportions)."""
+    exact = curve.formula_t_minutes or (None,) * len(curve.delay_hours)
+    return [
+        {"delay_hours": h, "formula_t_minutes": t, "fit_delay_hours": round(c, 6), "savings": s, "probable_error": e}
+        for h, t, c, s, e in zip(curve.delay_hours, exact, curve.corrected_delay_hours, curve.savings,
+                                 curve.probable_error)
+    ]  # fmt: skip
+
+
+def _exact_time(source: str, line: int, minutes: float, delay_hours: float, previous: float | None) -> float:
+    """Check one ``formula_t_minutes`` cell against its row's nominal delay and the row before."""
+    if not minutes >= 1.0:
+        raise ValueError(f"{source}, line {line}: {CORRECTED_COLUMN} must be >= 1 (minutes), got {minutes!r}")
+    if previous is not None and not minutes > previous:
+        raise ValueError(
+            f"{source}, line {line}: {CORRECTED_COLUMN} must increase strictly, got {minutes!r} after {previous!r}"
+        )
+    nominal = 60.0 * delay_hours
+    if abs((minutes - 1.0) - nominal) > _CORRECTED_TOLERANCE * nominal:
+        raise ValueError(
+            f"{source}, line {line}: {CORRECTED_COLUMN} - 1 must be within "
+            f"{_CORRECTED_TOLERANCE:.0%} of 60 * delay_hours = {nominal:g} minutes, got {minutes!r}"
+        )
+    return minutes
 
 
 def _number(source: str, line: int, column: str, cell: str) -> float:
