@@ -92,6 +92,11 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
            help="theta spacing of the fine grid: theta = step, 2 step, ... below 1"),
         _p("fine_window_step", 1, "int", 1, 10_000, quick=30,
            help="W spacing of the fine grid: W = 1, 1 + step, ... up to the session length"),
+        _p("capacity_budgets", [4, 8, 16, 32, 64, 128], "int-list", 1, 100_000, quick=[8, 64],
+           help="budgets C (items) of the capacity sweep, each run at every noise level"),
+        _p("capacity_n_seeds", 40, "int", 2, 100_000, quick=3, help="sessions per setting of the capacity sweep"),
+        _p("capacity_oldest_first", True, "bool",
+           help="tie rule of a budget eviction: equal retention (or last touch) evicts the oldest item first"),
     )),
     ChapterSpec("decay-trace", "One session, step by step", (
         _p("seed", 0, "int", 0, 2**63 - 1),
