@@ -73,6 +73,8 @@ def test_the_sweep_has_one_row_per_k_and_marks_a_never_retrieved_stale_memory(co
     assert one["stale_rate_before"] == 0.0  # at k = 1 the stale memory is no query's nearest memory
     assert one["shift_from_paper_start"] is None and one["expected_end"] is None
     assert one["stale_mw_after_mean"] == DEFAULT_PRIOR  # never retrieved: the prior
-    assert three["shift_from_own_start"] > three["shift_from_paper_start"]  # its own start is below the paper-like start
+    assert (
+        three["shift_from_own_start"] > three["shift_from_paper_start"]
+    )  # its own start is below the paper-like start
     with pytest.raises(ValueError, match="n_seeds"):
         depth_sweep(corpus, vectors, world, [3], n_seeds=1, paper_start=0.95, target=0.2)
