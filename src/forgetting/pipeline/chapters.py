@@ -266,6 +266,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("n_seeds", 20, "int", 2, 100_000, quick=3, help="seeds 0..n-1 for the spread and the variants"),
         _p("shift_episodes", [150, 300, 450, 600, 750, 900, 1200, 1500, 2000, 2500], "int-list", 1, 1_000_000,
            quick=[100, 300], help="shift episodes of the sweep (each < n_episodes)"),
+        _p("depths", [1, 2, 3, 4, 5], "int-list", 1, 20, quick=[2, 3],
+           help="k values of the retrieval-depth sweep (same shift, task mix and outcome rule)"),
     ), (
         Rule("shift_episode < n_episodes", ("shift_episode", "n_episodes"), lambda s, n: s < n),
         Rule("every shift episode of the sweep < n_episodes", ("shift_episodes", "n_episodes"),
