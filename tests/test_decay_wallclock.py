@@ -159,3 +159,45 @@ def test_a_virtual_clock_seed_is_a_str_or_a_non_negative_int(seed):
     with pytest.raises(ValueError, match="seed must be a str or an int >= 0"):
         VirtualClock(seed)
     assert VirtualClock(1)(5) == VirtualClock(1)(5)  # random.Random(-1) would be this very clock
+
+
+def test_a_clock_that_never_moves_evicts_nothing_and_clock_runs_is_the_virtual_draft_on_its_clock():
+    config = SessionConfig(seed=0, session_length=60)
+    frozen = wallclock.clock_runs(config, 3, lambda seed: lambda turn: 0.0, 0.2, 8.0)
+    keep_all = study.run_seeds(study.WindowPolicy(60), config, 3)  # a window as long as the session keeps all
+    assert frozen == keep_all and all(r["foundational_evicted"] == 0 for r in frozen)
+    latency = LatencyModel(sigma=1.0)
+    virtual = wallclock.clock_runs(config, 3, lambda seed: VirtualClock(f"2/{seed}", latency), 0.2, 8.0)
+    assert virtual == wallclock.wallclock_runs(config, 3, 2, latency, 0.2, 8.0)
+    with pytest.raises(ValueError, match="n_seeds must be an int >= 1"):
+        wallclock.clock_runs(config, 0, lambda seed: lambda turn: 0.0)
+
+
+def test_the_grid_summary_counts_settings_and_reads_the_two_ends_of_one_shape():
+    row = {"distinct_digests": 1, "frr_min": 0.5, "frr_max": 0.5, "footprint_min": 0.1, "footprint_max": 0.1}
+    grid = [
+        {**row, "sigma": 0.5, "speed": 0.5},
+        {**row, "sigma": 0.5, "speed": 2.0, "distinct_digests": 3, "frr_max": 0.9, "footprint_max": 0.3},
+        {**row, "sigma": 1.0, "speed": 0.5, "frr_min": 0.0, "frr_max": 0.2, "distinct_digests": 2},
+        {**row, "sigma": 1.0, "speed": 2.0, "frr_max": 1.0, "footprint_max": 0.8},
+    ]
+    summary = wallclock.grid_summary(grid, 1.0)
+    assert (
+        summary["settings"],
+        summary["digests_differ"],
+        summary["frr_moves"],
+        summary["footprint_moves"],
+    ) == (
+        4,
+        2,
+        3,
+        2,
+    )
+    assert (summary["frr_low"], summary["frr_high"]) == (0.0, 1.0)
+    assert (summary["slowest_factor"], summary["slowest_frr_max"]) == (2.0, 0.2)
+    assert (summary["fastest_speed"], summary["fastest_footprint_max"]) == (2.0, 0.8)
+    assert wallclock.grid_summary(grid, 0.5)["slowest_frr_max"] == 0.5
+    with pytest.raises(ValueError, match=r"sigma must be a shape of the grid \(\[0.5, 1.0\]\), got 2.0"):
+        wallclock.grid_summary(grid, 2.0)
+    with pytest.raises(ValueError, match="grid must hold at least one setting"):
+        wallclock.grid_summary([], 1.0)

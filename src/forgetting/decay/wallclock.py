@@ -11,8 +11,8 @@ session gives different evictions on every run and on every machine.
 The clock is an argument, ``clock(turn) -> seconds``. The book passes a
 :class:`VirtualClock`: per-turn latencies drawn from a seeded log-normal distribution, so
 the chapter itself reruns byte for byte while each *rerun seed* plays one run of the
-first draft. The tests also pass a real clock (``lambda turn: time.perf_counter()``), the
-draft as it was.
+first draft. The tests also pass a real clock (``lambda turn: time.perf_counter()``, through
+:func:`clock_runs`), the draft as it was; nothing published is read from a real clock.
 """
 
 from __future__ import annotations
@@ -50,21 +50,29 @@ from .simulation import simulate
 __all__ = [
     "DEFAULT_MEDIAN_LATENCY",
     "DEFAULT_LATENCY_SIGMA",
+    "REAL_CLOCK_RERUNS",
     "Clock",
     "LatencyModel",
     "VirtualClock",
     "WallClockEngine",
+    "clock_runs",
     "wallclock_runs",
     "latency_quantile",
     "rerun_spread",
     "rerun_table",
     "robustness_grid",
+    "grid_summary",
 ]
 
 DEFAULT_MEDIAN_LATENCY = 1.0
 """Median seconds per turn: with it, ``S0 = 8`` seconds means what ``S0 = 8`` turns means."""
 DEFAULT_LATENCY_SIGMA = 0.5
 """Log-normal shape of a turn's latency: a turn is usually near the median, sometimes far above."""
+
+REAL_CLOCK_RERUNS = 5
+"""Reruns of the draft on the real ``time.perf_counter()`` in the book's claims test of it
+(``tests/test_claims_decay_postmortems.py``); the page names the count from here. No result is
+published from a real clock."""
 
 Clock = Callable[[int], float]
 """``clock(turn)``: seconds at the moment the engine is called during ``turn`` (non-decreasing)."""
@@ -222,6 +230,25 @@ class WallClockEngine(WorkingSet):
         return due
 
 
+def clock_runs(
+    config: SessionConfig,
+    n_seeds: int,
+    clock_for: Callable[[int], Clock],
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+    baseline_stability: float = DEFAULT_BASELINE_STABILITY,
+) -> list[dict[str, Any]]:
+    """Sessions ``0..n_seeds-1`` of ``config`` through :class:`WallClockEngine`, session ``seed``
+    on the clock ``clock_for(seed)``. Rows as :func:`forgetting.decay.study.run_session` returns
+    them. The clock is the caller's: a :class:`VirtualClock` (:func:`wallclock_runs`) or a real one."""
+    require_int("n_seeds", n_seeds, minimum=1)
+    rows = []
+    for seed in range(n_seeds):
+        engine = WallClockEngine(clock_for(seed), eviction_threshold, baseline_stability)
+        trace = simulate(engine, generate_session(config.replace(seed=seed)))
+        rows.append({"seed": seed, **metrics.session_summary(trace)})
+    return rows
+
+
 def wallclock_runs(
     config: SessionConfig,
     n_seeds: int,
@@ -238,14 +265,13 @@ def wallclock_runs(
     """
     require_int("n_seeds", n_seeds, minimum=1)
     require_int("rerun", rerun, minimum=0)
-    rows = []
-    for seed in range(n_seeds):
-        engine = WallClockEngine(
-            VirtualClock(f"{rerun}/{seed}", latency), eviction_threshold, baseline_stability
-        )
-        trace = simulate(engine, generate_session(config.replace(seed=seed)))
-        rows.append({"seed": seed, **metrics.session_summary(trace)})
-    return rows
+    return clock_runs(
+        config,
+        n_seeds,
+        lambda seed: VirtualClock(f"{rerun}/{seed}", latency),
+        eviction_threshold,
+        baseline_stability,
+    )
 
 
 def rerun_spread(runs: Sequence[Sequence[dict[str, Any]]]) -> dict[str, float | int]:
@@ -319,3 +345,36 @@ def robustness_grid(
             ]
             rows.append({"sigma": sigma, "speed": speed, **rerun_spread(runs)})
     return rows
+
+
+def grid_summary(grid: Sequence[Mapping[str, Any]], sigma: float) -> dict[str, Any]:
+    """What the page says of a :func:`robustness_grid`: counts over its settings and its two ends.
+
+    ``settings`` (rows), ``digests_differ`` / ``footprint_moves`` / ``frr_moves`` (settings whose
+    reruns differ in digest, in mean footprint reduction, in mean FRR), ``frr_low`` / ``frr_high``
+    (lowest ``frr_min`` and highest ``frr_max`` of the grid), and, at the shape ``sigma``, the
+    slowest speed's ``slowest_frr_max`` and the fastest speed's ``fastest_footprint_max``, with
+    ``slowest_factor`` (``1 / slowest speed``) and ``fastest_speed``. ``sigma`` must be a shape
+    of the grid.
+    """
+    if not grid:
+        raise ValueError("grid must hold at least one setting, got none")
+    shape = [r for r in grid if r["sigma"] == sigma]
+    if not shape:
+        raise ValueError(
+            f"sigma must be a shape of the grid ({sorted({r['sigma'] for r in grid})}), got {shown(sigma)}"
+        )
+    slowest = min(shape, key=lambda r: r["speed"])
+    fastest = max(shape, key=lambda r: r["speed"])
+    return {
+        "settings": len(grid),
+        "digests_differ": sum(r["distinct_digests"] > 1 for r in grid),
+        "footprint_moves": sum(r["footprint_min"] < r["footprint_max"] for r in grid),
+        "frr_moves": sum(r["frr_min"] < r["frr_max"] for r in grid),
+        "frr_low": min(r["frr_min"] for r in grid),
+        "frr_high": max(r["frr_max"] for r in grid),
+        "slowest_factor": 1 / slowest["speed"],
+        "slowest_frr_max": slowest["frr_max"],
+        "fastest_speed": fastest["speed"],
+        "fastest_footprint_max": fastest["footprint_max"],
+    }
