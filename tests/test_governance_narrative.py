@@ -92,7 +92,9 @@ def test_worth_after_shift_reads_the_trace_from_the_shift_on(traced):
 
 
 def test_worth_after_shift_needs_a_worth_trace():
-    decay = run_governance(generate_governance_session(GovernanceWorld(session_length=100), 0), "decay", **RULES)
+    decay = run_governance(
+        generate_governance_session(GovernanceWorld(session_length=100), 0), "decay", **RULES
+    )
     with pytest.raises(ValueError, match="worth trace"):
         worth_after_shift(decay)
     with pytest.raises(ValueError, match="GovernanceRun"):
@@ -101,7 +103,11 @@ def test_worth_after_shift_needs_a_worth_trace():
 
 def test_pre_shift_counts_count_the_stale_facts_recalls_and_their_successes(traced):
     recalls, successes = pre_shift_counts(traced)
-    pre = [(s, r) for t, s, r in zip(traced.task_turns, traced.successes, traced.retrieved) if t < traced.shift_turn]
+    pre = [
+        (s, r)
+        for t, s, r in zip(traced.task_turns, traced.successes, traced.retrieved)
+        if t < traced.shift_turn
+    ]
     assert recalls == len([r for _, r in pre if STALE in r]) > 0  # before the shift every task retrieves A
     assert successes == len([s for s, r in pre if s and STALE in r]) <= recalls
 

@@ -94,22 +94,32 @@ def test_rows_and_interval_read_the_results():
         assert row["coverage_min"] == float(result.coverage.min())
 
 
-def _row(t, e, rho, success):
-    return {"temperature": t, "epsilon": e, "rho_mean": rho, "success_rate": success}
+def _row(t, e, rho, success, half=0.01):
+    return {
+        "temperature": t,
+        "epsilon": e,
+        "rho_mean": rho,
+        "rho_ci95_low": rho - half,
+        "rho_ci95_high": rho + half,
+        "success_rate": success,
+    }
 
 
-def test_plain_loops_beaten_needs_both_strictly_better():
-    plain = [_row(1.0, 0.0, 0.9, 0.5), _row(0.1, 0.0, 0.3, 0.6), _row(0.02, 0.0, 0.1, 0.7)]
-    mixes = [
-        _row(0.1, 0.0, 0.95, 0.99),  # epsilon 0 is a plain loop, never a mix
+def test_plain_loops_beaten_needs_a_rho_interval_above_and_a_higher_success():
+    rows = [
+        _row(1.0, 0.0, 0.9, 0.5),
+        _row(1.0, 0.5, 0.91, 0.51),  # higher means, overlapping intervals: does not beat it
+        _row(0.1, 0.0, 0.3, 0.6),
         _row(0.1, 0.2, 0.5, 0.65),
-        _row(0.02, 0.2, 0.6, 0.6),  # better rho, same payoff: beats nothing at success 0.6
+        _row(0.02, 0.0, 0.1, 0.7),
+        _row(0.02, 0.2, 0.6, 0.6),  # better rho, lower payoff than the plain loop at 0.02
         _row(0.02, 0.5, 0.4, 0.75),
     ]
-    beaten = X.plain_loops_beaten(plain, mixes)
+    beaten = X.plain_loops_beaten(rows)
     assert [b["temperature"] for b in beaten] == [0.1, 0.02]
     assert (beaten[0]["mix_temperature"], beaten[0]["mix_epsilon"]) == (0.1, 0.2)
     assert (beaten[1]["mix_temperature"], beaten[1]["mix_epsilon"]) == (0.02, 0.5)
+    assert X.plain_loops_beaten([r for r in rows if r["epsilon"] > 0]) == []
 
 
 @pytest.mark.parametrize("epsilon", [-0.1, 1.5, math.nan, "0.1", True])

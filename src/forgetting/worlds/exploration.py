@@ -195,24 +195,24 @@ def exploration_rows(grid: dict[tuple[float, float], ExplorationResult]) -> list
     return rows
 
 
-def plain_loops_beaten(
-    plain_rows: Sequence[dict[str, float]], mix_rows: Sequence[dict[str, float]]
-) -> list[dict[str, float]]:
-    """The plain softmax loops (rows of ``plain_rows``) that some mix with ``epsilon > 0`` beats on both counts.
+def plain_loops_beaten(rows: Sequence[dict[str, float]]) -> list[dict[str, float]]:
+    """The plain softmax loops (``epsilon == 0`` rows) that some mix (``epsilon > 0`` row) beats on both counts.
 
-    A mix row beats a plain row when its ``rho_mean`` and its ``success_rate`` are both strictly
-    larger (means over seeds, as the rows give them). Returns, in ``plain_rows``' order, one row
-    per beaten plain loop: its ``temperature``, ``rho_mean`` and ``success_rate``, and the
+    ``rows`` are :func:`exploration_rows`. A mix beats a plain loop when its rho interval lies
+    wholly above the plain loop's (``mix rho_ci95_low > plain rho_ci95_high``) and its mean
+    ``success_rate`` is strictly larger. Returns, in the order of ``rows``, one row per beaten
+    plain loop: its ``temperature``, ``rho_mean`` and ``success_rate``, and the
     ``mix_temperature``, ``mix_epsilon``, ``mix_rho_mean`` and ``mix_success_rate`` of the mix
-    with the largest ``rho_mean`` among those that beat it (the first on a tie).
+    with the largest ``rho_mean`` among those that beat it (the first on a tie). Without an
+    ``epsilon == 0`` row there is nothing to beat and the list is empty.
     """
     beaten = []
-    mixes = [row for row in mix_rows if row["epsilon"] > 0]
-    for plain in plain_rows:
+    mixes = [row for row in rows if row["epsilon"] > 0]
+    for plain in (row for row in rows if row["epsilon"] == 0):
         better = [
             m
             for m in mixes
-            if m["rho_mean"] > plain["rho_mean"] and m["success_rate"] > plain["success_rate"]
+            if m["rho_ci95_low"] > plain["rho_ci95_high"] and m["success_rate"] > plain["success_rate"]
         ]
         if better:
             best = max(better, key=lambda m: m["rho_mean"])
