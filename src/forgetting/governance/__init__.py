@@ -9,7 +9,8 @@ a memory that keeps travelling with failures drifts to ``low-value`` and can be 
 * :mod:`.world` -- the world, its outcome model and one seeded session;
 * :mod:`.policies` -- the three policies played on a session;
 * :mod:`.intervals` -- 95 % intervals over sessions (Wilson for shares, bootstrap for means);
-* :mod:`.summary` -- estimates over sessions, the cost split, the digest, the chapter's tables.
+* :mod:`.summary` -- estimates over sessions, the cost split, the digest, the chapter's tables;
+* :mod:`.narrative` -- the chapter's counts and clauses from the settings and the traced session.
 """
 
 from .intervals import (
@@ -19,6 +20,16 @@ from .intervals import (
     mean_estimate,
     share_estimate,
     wilson_interval,
+)
+from .narrative import (
+    gap_schedule,
+    jitter_percent,
+    late_turns,
+    list_text,
+    pre_shift_counts,
+    stale_fate,
+    true_fate,
+    worth_after_shift,
 )
 from .policies import (
     POLICIES,
@@ -80,6 +91,14 @@ __all__ = [
     "same_removals",
     "share_estimate",
     "wilson_interval",
+    "gap_schedule",
+    "jitter_percent",
+    "late_turns",
+    "list_text",
+    "pre_shift_counts",
+    "stale_fate",
+    "true_fate",
+    "worth_after_shift",
     "co_retrieval_sweep",
     "decay_fact_states",
     "generate_governance_session",

@@ -218,6 +218,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
         _p("temperatures", [1.0, 0.5, 0.2, 0.1, 0.05, 0.02], "float-list", 1e-6, 1e6, quick=[1.0, 0.05],
            help="temperatures of the sensitivity sweep"),
+        _p("epsilons", [0.0, 0.05, 0.1, 0.2, 0.5], "float-list", 0.0, 1.0, quick=[0.0, 0.2],
+           help="shares of episodes that retrieve uniformly instead of by the softmax (exploration sweep)"),
     ), (
         Rule("retrieved_per_episode <= n_memories", ("retrieved_per_episode", "n_memories"), lambda k, n: k <= n),
     )),
