@@ -34,7 +34,9 @@ def test_omission_effects_is_the_difference_of_the_two_arms_rates(seed, n, k, co
         if kept and gone:
             p1, p0 = sum(kept) / len(kept), sum(gone) / len(gone)
             assert got.effect[m] == pytest.approx(p1 - p0, abs=1e-12)
-            assert got.se[m] == pytest.approx(math.sqrt(p1 * (1 - p1) / len(kept) + p0 * (1 - p0) / len(gone)))
+            assert got.se[m] == pytest.approx(
+                math.sqrt(p1 * (1 - p1) / len(kept) + p0 * (1 - p0) / len(gone))
+            )
         else:
             assert math.isnan(got.effect[m]) and math.isnan(got.se[m])
 
@@ -98,12 +100,29 @@ def test_task_types_enter_as_group_columns_of_the_exact_integer_design():
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: omission_effects(np.zeros((2, 2), np.intp), np.array([0, -1]), np.array([1, 0]), 3), "outcomes must be booleans"),
-        (lambda: omission_effects(np.zeros((2, 2), np.intp), np.array([0, 2]), np.array([True, False]), 3), "withheld_slot must be"),
-        (lambda: omission_effects(np.array([[0, 3]]), np.array([-1]), np.array([True]), 3), r"retrieved ids must be in \[0, 2\]"),
-        (lambda: omission_effects(np.zeros(2, np.intp), np.array([-1]), np.array([True]), 3), "retrieved must be a 2-d integer"),
+        (
+            lambda: omission_effects(np.zeros((2, 2), np.intp), np.array([0, -1]), np.array([1, 0]), 3),
+            "outcomes must be booleans",
+        ),
+        (
+            lambda: omission_effects(np.zeros((2, 2), np.intp), np.array([0, 2]), np.array([True, False]), 3),
+            "withheld_slot must be",
+        ),
+        (
+            lambda: omission_effects(np.array([[0, 3]]), np.array([-1]), np.array([True]), 3),
+            r"retrieved ids must be in \[0, 2\]",
+        ),
+        (
+            lambda: omission_effects(np.zeros(2, np.intp), np.array([-1]), np.array([True]), 3),
+            "retrieved must be a 2-d integer",
+        ),
         (lambda: regression_credit(np.zeros((1, 2), np.intp), np.array([True]), 0), "n_memories"),
-        (lambda: regression_credit(np.zeros((1, 2), np.intp), np.array([True]), 3, groups=np.array([2]), n_groups=2), "groups must be in"),
+        (
+            lambda: regression_credit(
+                np.zeros((1, 2), np.intp), np.array([True]), 3, groups=np.array([2]), n_groups=2
+            ),
+            "groups must be in",
+        ),
     ],
 )
 def test_bad_input_names_the_argument(call, match):

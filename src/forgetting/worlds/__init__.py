@@ -11,9 +11,11 @@
 * :mod:`~forgetting.worlds.confound` -- Experiment 2, the task-difficulty confound.
 * :mod:`~forgetting.worlds.hitchhiker` -- Experiment 4, co-retrieval.
 * :mod:`~forgetting.worlds.anchor_decides` -- Experiment 4 when the anchor alone decides the outcome.
+* :mod:`~forgetting.worlds.credit` -- Experiments 2 and 4 with randomized omission, for causal credit.
 """
 
 from ..stats import loop_cost_words
+from . import credit
 from .adaptive import NORMAL_MEAN_ABS, AdaptiveResult, AdaptiveWorld, adaptive_check
 from .anchor_decides import (
     AnchorDecidesResult,

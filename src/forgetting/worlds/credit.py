@@ -42,6 +42,7 @@ __all__ = [
     "OMISSION_SLOT_STREAM",
     "omission_slots",
     "present_mask",
+    "present_ids",
     "PairCredit",
     "pair_credit",
     "ConfoundCredit",
@@ -78,6 +79,13 @@ def present_mask(slots: IntArray, k: int) -> np.ndarray:
     return present
 
 
+def present_ids(retrieved: IntArray, present: np.ndarray, n_memories: int) -> IntArray:
+    """What the episodes actually retrieved, a withheld slot shown as the extra id ``n_memories``
+    (an *empty slot*, whose regression credit is the baseline the memories are measured against)."""
+    ids: IntArray = np.where(present, retrieved, n_memories)
+    return ids
+
+
 def _present_mean(utilities: FloatArray, retrieved: IntArray, present: np.ndarray) -> FloatArray:
     value: FloatArray = (utilities[retrieved] * present).sum(axis=1) / retrieved.shape[1]
     return value
@@ -89,7 +97,8 @@ def _worth_of_present(retrieved: IntArray, present: np.ndarray, outcomes: np.nda
     for column in range(retrieved.shape[1]):
         kept = present[:, column]
         add_episodes(successes, failures, retrieved[kept, column : column + 1], outcomes[kept])
-    return memory_worth(successes, failures)
+    worth: FloatArray = memory_worth(successes, failures)
+    return worth
 
 
 @dataclass(frozen=True)
@@ -119,7 +128,7 @@ def _pair_run(world: CoRetrievalWorld, diversity: float, epsilon: float, seed: A
     outcomes = draws < probability
     worth = _worth_of_present(retrieved, present, outcomes, n)
     omission = omission_effects(retrieved, slots, outcomes, n)
-    regression = regression_credit(retrieved, outcomes, n)
+    regression = regression_credit(present_ids(retrieved, present, n), outcomes, n + 1)
     unperturbed = utilities[intact].mean(axis=1)
     return (
         float(worth[ANCHOR] - worth[HITCHHIKER]),
@@ -130,7 +139,11 @@ def _pair_run(world: CoRetrievalWorld, diversity: float, epsilon: float, seed: A
 
 
 def pair_credit(
-    world: CoRetrievalWorld, diversities: tuple[float, ...], epsilons: tuple[float, ...], n_seeds: int, seed: int = 0
+    world: CoRetrievalWorld,
+    diversities: tuple[float, ...],
+    epsilons: tuple[float, ...],
+    n_seeds: int,
+    seed: int = 0,
 ) -> PairCredit:
     """Experiment 4's world at every ``(diversity, epsilon)``; seed ``s`` is child ``s`` of
     ``SeedSequence(seed)``, with the same draws at every setting (common random numbers). At
@@ -140,9 +153,14 @@ def pair_credit(
     check_n_seeds(n_seeds, minimum=2)
     raise_problems([real_problem(f"epsilons[{i}]", e, 0.0, 1.0) for i, e in enumerate(epsilons)])
     runs = np.array(
-        [[[_pair_run(world, d, e, child) for e in epsilons] for d in diversities] for child in seed_streams(seed, n_seeds)]
+        [
+            [[_pair_run(world, d, e, child) for e in epsilons] for d in diversities]
+            for child in seed_streams(seed, n_seeds)
+        ]
     )
-    return PairCredit(world, np.array(diversities, float), np.array(epsilons, float), *np.moveaxis(runs, -1, 0))
+    return PairCredit(
+        world, np.array(diversities, float), np.array(epsilons, float), *np.moveaxis(runs, -1, 0)
+    )
 
 
 @dataclass(frozen=True)
@@ -187,23 +205,28 @@ def _confound_credit_run(world: ConfoundWorld, epsilon: float, seed: Any) -> tup
     outcomes = substream(seed, OUTCOME_STREAM).random(e) < probability
     worth = _worth_of_present(retrieved, present, outcomes, n)
     omission = omission_effects(retrieved, slots, outcomes, n)
-    plain = regression_credit(retrieved, outcomes, n)
-    typed = regression_credit(retrieved, outcomes, n, groups=task, n_groups=2)
+    shown = present_ids(retrieved, present, n)
+    plain = regression_credit(shown, outcomes, n + 1)
+    typed = regression_credit(shown, outcomes, n + 1, groups=task, n_groups=2)
     full = base + world.memory_effect * (utilities[retrieved].mean(axis=1) - 0.5)
     return (
         spearman_rho(worth, utilities),
         _rho(omission.effect, utilities),
-        _rho(plain.beta, utilities),
-        _rho(typed.beta, utilities),
+        _rho(plain.beta[:n], utilities),
+        _rho(typed.beta[:n], utilities),
         float(np.isnan(omission.effect).sum()),
         float((full - probability).mean()),
     )
 
 
-def confound_credit(world: ConfoundWorld, epsilons: tuple[float, ...], n_seeds: int, seed: int = 0) -> ConfoundCredit:
+def confound_credit(
+    world: ConfoundWorld, epsilons: tuple[float, ...], n_seeds: int, seed: int = 0
+) -> ConfoundCredit:
     """Experiment 2's world at every omission rate; at ``epsilon = 0`` Memory Worth's rho is
     Experiment 2's global rho, seed for seed (same streams)."""
     check_n_seeds(n_seeds, minimum=2)
     raise_problems([real_problem(f"epsilons[{i}]", e, 0.0, 1.0) for i, e in enumerate(epsilons)])
-    runs = np.array([[_confound_credit_run(world, e, child) for e in epsilons] for child in seed_streams(seed, n_seeds)])
+    runs = np.array(
+        [[_confound_credit_run(world, e, child) for e in epsilons] for child in seed_streams(seed, n_seeds)]
+    )
     return ConfoundCredit(world, np.array(epsilons, float), *np.moveaxis(runs, -1, 0))

@@ -60,7 +60,9 @@ def _episode_problems(retrieved: Any, outcomes: Any, n_memories: Any) -> tuple[l
     elif not problems and index.size and (index.min() < 0 or index.max() >= n_memories):
         problems.append(f"retrieved ids must be in [0, {n_memories - 1}], got {index.min()}..{index.max()}")
     if ok.dtype != np.bool_ or ok.shape != index.shape[:1]:
-        problems.append(f"outcomes must be booleans, one per episode ({index.shape[:1]}), got {shown(outcomes)}")
+        problems.append(
+            f"outcomes must be booleans, one per episode ({index.shape[:1]}), got {shown(outcomes)}"
+        )
     return problems, index, ok
 
 
@@ -97,7 +99,9 @@ def omission_effects(retrieved: Any, withheld_slot: Any, outcomes: Any, n_memori
     raise_problems(problems)
     none = slot < 0
     kept = np.bincount(index[none].ravel(), minlength=n_memories)
-    kept_ok = np.bincount(index[none].ravel(), weights=np.repeat(ok[none], index.shape[1]), minlength=n_memories)
+    kept_ok = np.bincount(
+        index[none].ravel(), weights=np.repeat(ok[none], index.shape[1]), minlength=n_memories
+    )
     gone = index[~none, slot[~none]]
     withheld = np.bincount(gone, minlength=n_memories)
     withheld_ok = np.bincount(gone, weights=ok[~none], minlength=n_memories)
@@ -179,7 +183,9 @@ def regression_credit(
         if not np.issubdtype(group.dtype, np.integer) or group.shape != index.shape[:1]:
             problems.append(f"groups must be one int per episode, got {shown(groups)}")
         elif group.size and (group.min() < 0 or group.max() >= n_groups):
-            problems.append(f"groups must be in [0, {n_groups - 1}] (n_groups={n_groups}), got {group.min()}..{group.max()}")
+            problems.append(
+                f"groups must be in [0, {n_groups - 1}] (n_groups={n_groups}), got {group.min()}..{group.max()}"
+            )
     raise_problems(problems)
     gram = design_counts(index, n_memories, group, n_groups)
     columns = index if group is None else np.column_stack([index, n_memories + group])
