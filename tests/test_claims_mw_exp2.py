@@ -40,14 +40,14 @@ def result() -> worlds.ConfoundResult:
 
 
 def test_in_the_limit_every_specialist_ranks_below_every_generalist(result):
-    """"with unlimited episodes every specialist still ranks below every generalist": the exact
+    """ "with unlimited episodes every specialist still ranks below every generalist": the exact
     p+ of the best specialist is below that of the worst generalist, in every seed."""
     g = PARAMETERS["n_generalists"]
     assert (result.p_plus[:, g:].max(axis=1) < result.p_plus[:, :g].min(axis=1)).all()
 
 
 def test_the_worth_span_within_a_type_is_smaller_than_one_memorys_estimation_noise(result):
-    """"the worth of the best and the worst memory differ by at most e/k, smaller than the
+    """ "the worth of the best and the worst memory differ by at most e/k, smaller than the
     estimation noise of a single memory": in each task type, the spread of worth around the
     exact p+ over the memories that type retrieves exceeds e/k."""
     span = PARAMETERS["memory_effect"] / PARAMETERS["retrieved_per_episode"]
@@ -59,7 +59,7 @@ def test_the_worth_span_within_a_type_is_smaller_than_one_memorys_estimation_noi
 
 
 def test_the_grid_claims_hold_in_every_cell_of_the_published_grid():
-    """"a stronger memory effect raises both, and more specialists lower the global one", and
+    """ "a stronger memory effect raises both, and more specialists lower the global one", and
     "per-type worth ranks positively" throughout the grid."""
     with (RESULTS / "mw-exp2-calibration-grid.csv").open(encoding="utf-8", newline="") as handle:
         grid = {(float(r["memory_effect"]), int(r["specialists"])): r for r in csv.DictReader(handle)}

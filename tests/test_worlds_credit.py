@@ -54,3 +54,21 @@ def test_bad_epsilon_is_refused_with_its_name(epsilon):
         credit.omission_slots(0, 10, 3, epsilon)
     with pytest.raises(ValueError, match=r"epsilons\[1\]"):
         credit.confound_credit(ConfoundWorld(n_episodes=10), (0.0, epsilon), n_seeds=2)
+
+
+def test_the_threshold_of_memory_worth_is_experiment_4s_own():
+    world = CoRetrievalWorld(n_episodes=3000, diversities=(0.0, 0.25, 0.5, 0.75, 1.0))
+    ours = credit.pair_credit(world, world.diversities, (0.0,), n_seeds=12, seed=2)
+    theirs = co_retrieval_experiment(world, n_seeds=12, seed=2)
+    assert credit.first_separated(
+        np.array(world.diversities), ours.worth_gap[:, :, 0]
+    ) == theirs.threshold_at(1.645)
+    margin = credit.separation_margin(theirs.gap, 1.645)
+    assert margin == pytest.approx(theirs.gap.mean(axis=0) - 1.645 * theirs.gap.std(axis=0, ddof=1))
+
+
+def test_a_nan_gap_in_any_seed_does_not_separate():
+    gaps = np.array([[0.5, 0.5, 0.5], [0.6, np.nan, 0.6], [0.55, 0.5, 0.55]])
+    assert np.isnan(credit.separation_margin(gaps)[1])
+    assert credit.first_separated(np.array([0.1, 0.2, 0.3]), gaps) == 0.3
+    assert np.isnan(credit.first_separated(np.array([0.1, 0.2, 0.3]), gaps[:, :2]))

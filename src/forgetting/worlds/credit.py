@@ -14,12 +14,14 @@ with Memory Worth under the same criterion (:func:`~forgetting.worlds.model.sepa
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._validate import raise_problems, real_problem
+from ..executor import Executor, each_seed, map_seeds
 from ..worth import add_episodes, memory_worth
 from ..worth.causal import omission_effects, regression_credit
 from .confound import HARD, ConfoundWorld
@@ -27,6 +29,7 @@ from .hitchhiker import ANCHOR, HITCHHIKER, CoRetrievalWorld, pair_episodes
 from .model import (
     OUTCOME_STREAM,
     RETRIEVAL_STREAM,
+    SEPARATION_Z,
     TASK_STREAM,
     FloatArray,
     IntArray,
@@ -47,6 +50,8 @@ __all__ = [
     "pair_credit",
     "ConfoundCredit",
     "confound_credit",
+    "separation_margin",
+    "first_separated",
 ]
 
 OMISSION_STREAM = 6
@@ -138,26 +143,31 @@ def _pair_run(world: CoRetrievalWorld, diversity: float, epsilon: float, seed: A
     )
 
 
+def _pair_seed(
+    world: CoRetrievalWorld, diversities: tuple[float, ...], epsilons: tuple[float, ...], seed: Any
+) -> list[list[tuple[float, ...]]]:
+    return [[_pair_run(world, d, e, seed) for e in epsilons] for d in diversities]
+
+
 def pair_credit(
     world: CoRetrievalWorld,
     diversities: tuple[float, ...],
     epsilons: tuple[float, ...],
     n_seeds: int,
     seed: int = 0,
+    executor: Executor | None = None,
 ) -> PairCredit:
     """Experiment 4's world at every ``(diversity, epsilon)``; seed ``s`` is child ``s`` of
     ``SeedSequence(seed)``, with the same draws at every setting (common random numbers). At
     ``epsilon = 0`` Memory Worth's gap is Experiment 4's own. ``success_lost`` compares with the
     intact pair episodes at ``d = 0, epsilon = 0`` (breaking a pair replaces one member by another
-    memory, which can gain or lose)."""
+    memory, which can gain or lose). ``executor`` (default: this process) runs chunks of seeds;
+    the result does not depend on it."""
     check_n_seeds(n_seeds, minimum=2)
     raise_problems([real_problem(f"epsilons[{i}]", e, 0.0, 1.0) for i, e in enumerate(epsilons)])
-    runs = np.array(
-        [
-            [[_pair_run(world, d, e, child) for e in epsilons] for d in diversities]
-            for child in seed_streams(seed, n_seeds)
-        ]
-    )
+    raise_problems([real_problem(f"diversities[{i}]", d, 0.0, 1.0) for i, d in enumerate(diversities)])
+    chunk = each_seed(functools.partial(_pair_seed, world, tuple(diversities), tuple(epsilons)))
+    runs = np.array(map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds"))
     return PairCredit(
         world, np.array(diversities, float), np.array(epsilons, float), *np.moveaxis(runs, -1, 0)
     )
@@ -168,7 +178,8 @@ class ConfoundCredit:
     """Experiment 2 with omission, over seeds and omission rates: Spearman rho with utility of
     Memory Worth, of the omission effect and of regression credit (without and with the task type),
     over all memories; NaN estimates are ranked last (a memory the estimator could not score).
-    ``unscored[s, j]`` counts the memories whose omission effect is NaN."""
+    ``unscored[s, j]`` counts the memories whose omission effect is NaN, ``withheld[s, j]`` the
+    episodes that withheld a memory, averaged over memories."""
 
     world: ConfoundWorld
     epsilons: FloatArray
@@ -178,6 +189,7 @@ class ConfoundCredit:
     rho_regression_typed: FloatArray
     unscored: FloatArray
     success_lost: FloatArray
+    withheld: FloatArray  # (seeds, epsilons): episodes that withheld a memory, mean over memories
 
 
 def _rho(estimate: FloatArray, utilities: FloatArray) -> float:
@@ -216,17 +228,102 @@ def _confound_credit_run(world: ConfoundWorld, epsilon: float, seed: Any) -> tup
         _rho(typed.beta[:n], utilities),
         float(np.isnan(omission.effect).sum()),
         float((full - probability).mean()),
+        float(omission.withheld.mean()),
     )
+
+
+def _confound_seed(world: ConfoundWorld, epsilons: tuple[float, ...], seed: Any) -> list[tuple[float, ...]]:
+    return [_confound_credit_run(world, e, seed) for e in epsilons]
 
 
 def confound_credit(
-    world: ConfoundWorld, epsilons: tuple[float, ...], n_seeds: int, seed: int = 0
+    world: ConfoundWorld,
+    epsilons: tuple[float, ...],
+    n_seeds: int,
+    seed: int = 0,
+    executor: Executor | None = None,
 ) -> ConfoundCredit:
     """Experiment 2's world at every omission rate; at ``epsilon = 0`` Memory Worth's rho is
-    Experiment 2's global rho, seed for seed (same streams)."""
+    Experiment 2's global rho, seed for seed (same streams). ``executor`` as in :func:`pair_credit`."""
     check_n_seeds(n_seeds, minimum=2)
     raise_problems([real_problem(f"epsilons[{i}]", e, 0.0, 1.0) for i, e in enumerate(epsilons)])
-    runs = np.array(
-        [[_confound_credit_run(world, e, child) for e in epsilons] for child in seed_streams(seed, n_seeds)]
-    )
+    chunk = each_seed(functools.partial(_confound_seed, world, tuple(epsilons)))
+    runs = np.array(map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds"))
     return ConfoundCredit(world, np.array(epsilons, float), *np.moveaxis(runs, -1, 0))
+
+
+def separation_margin(gaps: FloatArray, z: float = SEPARATION_Z) -> FloatArray:
+    """Per setting (last axis), ``mean - z * sd`` of the gaps over seeds (first axis), the
+    quantity Experiment 4's criterion asks to be positive; NaN where any seed's gap is NaN
+    (an estimator that cannot tell the two apart in some run does not separate them)."""
+    margin: FloatArray = gaps.mean(axis=0) - z * gaps.std(axis=0, ddof=1)
+    return margin
+
+
+def first_separated(values: FloatArray, gaps: FloatArray, z: float = SEPARATION_Z) -> float:
+    """Experiment 4's threshold for any estimator: the smallest tested value from which on every
+    larger tested value has a positive :func:`separation_margin`; NaN if none."""
+    flags = np.nan_to_num(separation_margin(gaps, z), nan=-1.0) > 0
+    for j in range(flags.size):
+        if flags[j:].all():
+            return float(values[j])
+    return float("nan")
+
+
+PAIR_ESTIMATORS = {"worth": "Memory Worth", "regression": "regression credit", "omission": "omission effect"}
+"""The estimators compared on Experiment 4, by the field of :class:`PairCredit` that holds their gap."""
+
+
+def pair_rows(
+    by_diversity: PairCredit, by_epsilon: PairCredit, z: float = SEPARATION_Z
+) -> list[dict[str, Any]]:
+    """One row per (perturbation, value, estimator): the gap's mean and sd over seeds, the
+    criterion's margin, whether it separates, and the success lost per pair episode.
+    ``share`` is ``d`` or ``epsilon``; ``pair_split_share`` the share of pair episodes whose pair
+    it splits (``d``, or ``2 epsilon / k``: one of the two is the withheld memory).
+
+    ``by_diversity`` runs pair-breaking at ``epsilon = 0`` (Memory Worth and regression; the
+    omission effect has no withheld arm there), ``by_epsilon`` omission at ``d = 0``.
+    """
+    rows: list[dict[str, Any]] = []
+    runs = (
+        ("pair-breaking", by_diversity, by_diversity.diversities, ("worth", "regression"), 0),
+        ("omission", by_epsilon, by_epsilon.epsilons, ("worth", "omission", "regression"), 1),
+    )
+    for perturbation, run, values, estimators, axis in runs:
+        for estimator in estimators:
+            gaps = np.take(getattr(run, f"{estimator}_gap"), 0, axis=2 - axis)
+            margins = separation_margin(gaps, z)
+            lost = np.take(run.success_lost, 0, axis=2 - axis).mean(axis=0)
+            for j, value in enumerate(values):
+                rows.append(
+                    {
+                        "perturbation": perturbation,
+                        "share": float(value),
+                        "pair_split_share": float(
+                            value if axis == 0 else 2 * value / run.world.retrieved_per_episode
+                        ),
+                        "estimator": PAIR_ESTIMATORS[estimator],
+                        "gap_mean": float(gaps[:, j].mean()),
+                        "gap_sd": float(gaps[:, j].std(ddof=1)),
+                        "margin": float(margins[j]),
+                        "separated": bool(margins[j] > 0),
+                        "success_lost": float(lost[j]),
+                    }
+                )
+    return rows
+
+
+def confound_rows(result: ConfoundCredit) -> list[dict[str, Any]]:
+    """One row per omission rate: mean and sd over seeds of each estimator's rho with utility,
+    the memories left unscored by the omission effect, and the success lost per episode."""
+    rows = []
+    for j, epsilon in enumerate(result.epsilons):
+        row: dict[str, Any] = {"epsilon": float(epsilon)}
+        for name in ("worth", "omission", "regression", "regression_typed"):
+            values = getattr(result, f"rho_{name}")[:, j]
+            row[f"rho_{name}_mean"], row[f"rho_{name}_sd"] = float(values.mean()), float(values.std(ddof=1))
+        row["unscored_mean"] = float(result.unscored[:, j].mean())
+        row["success_lost"] = float(result.success_lost[:, j].mean())
+        rows.append(row)
+    return rows
