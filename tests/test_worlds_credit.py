@@ -57,12 +57,11 @@ def test_bad_epsilon_is_refused_with_its_name(epsilon):
 
 
 def test_the_threshold_of_memory_worth_is_experiment_4s_own():
-    world = CoRetrievalWorld(n_episodes=3000, diversities=(0.0, 0.25, 0.5, 0.75, 1.0))
+    world = CoRetrievalWorld(n_episodes=10_000, diversities=(0.0, 0.25, 0.5, 0.75, 1.0))
     ours = credit.pair_credit(world, world.diversities, (0.0,), n_seeds=12, seed=2)
     theirs = co_retrieval_experiment(world, n_seeds=12, seed=2)
-    assert credit.first_separated(
-        np.array(world.diversities), ours.worth_gap[:, :, 0]
-    ) == theirs.threshold_at(1.645)
+    threshold = credit.first_separated(np.array(world.diversities), ours.worth_gap[:, :, 0])
+    assert threshold == threshold_or_nan(theirs.threshold_at(1.645)) and 0.0 < threshold < 1.0
     margin = credit.separation_margin(theirs.gap, 1.645)
     assert margin == pytest.approx(theirs.gap.mean(axis=0) - 1.645 * theirs.gap.std(axis=0, ddof=1))
 

@@ -97,6 +97,7 @@ from .theory import (
 )
 
 __all__ = [
+    "credit",
     "SEPARATION_Z",
     "DEFAULT_N_SEEDS",
     "CO_RETRIEVAL_N_SEEDS",
