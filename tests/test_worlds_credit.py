@@ -12,6 +12,7 @@ from forgetting.worlds import (
     co_retrieval_experiment,
     confound_experiment,
     credit,
+    threshold_or_nan,
 )
 
 
