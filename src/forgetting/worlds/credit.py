@@ -121,12 +121,18 @@ class PairCredit:
     success_lost: FloatArray  # (seeds, diversities, epsilons): mean drop of the success probability
 
 
-def _pair_run(world: CoRetrievalWorld, diversity: float, epsilon: float, seed: Any) -> tuple[float, ...]:
+def _pair_run(
+    world: CoRetrievalWorld,
+    episodes: tuple[IntArray, FloatArray],
+    unperturbed: FloatArray,
+    epsilon: float,
+    seed: Any,
+) -> tuple[float, ...]:
+    """One setting of one seed: ``episodes`` are :func:`pair_episodes` at the setting's diversity
+    (retrieved ids, outcome draws), ``unperturbed`` the intact pair episodes' success probability."""
     n, k = world.n_memories, world.retrieved_per_episode
-    utilities = np.random.default_rng(seed).uniform(0.0, 1.0, n)
-    utilities[ANCHOR], utilities[HITCHHIKER] = world.anchor_utility, world.hitchhiker_utility
-    _, retrieved, draws = pair_episodes(world, diversity, seed)
-    _, intact, _ = pair_episodes(world, 0.0, seed)
+    utilities = _pair_utilities(world, seed)
+    retrieved, draws = episodes
     slots = omission_slots(seed, retrieved.shape[0], k, epsilon)
     present = present_mask(slots, k)
     probability = _present_mean(utilities, retrieved, present)
@@ -134,7 +140,6 @@ def _pair_run(world: CoRetrievalWorld, diversity: float, epsilon: float, seed: A
     worth = _worth_of_present(retrieved, present, outcomes, n)
     omission = omission_effects(retrieved, slots, outcomes, n)
     regression = regression_credit(present_ids(retrieved, present, n), outcomes, n + 1)
-    unperturbed = utilities[intact].mean(axis=1)
     return (
         float(worth[ANCHOR] - worth[HITCHHIKER]),
         float(omission.effect[ANCHOR] - omission.effect[HITCHHIKER]),
@@ -143,10 +148,23 @@ def _pair_run(world: CoRetrievalWorld, diversity: float, epsilon: float, seed: A
     )
 
 
+def _pair_utilities(world: CoRetrievalWorld, seed: Any) -> FloatArray:
+    """Experiment 4's utilities of a seed: ``default_rng(seed)``, then the anchor's and the hitchhiker's."""
+    utilities = np.random.default_rng(seed).uniform(0.0, 1.0, world.n_memories)
+    utilities[ANCHOR], utilities[HITCHHIKER] = world.anchor_utility, world.hitchhiker_utility
+    return utilities
+
+
 def _pair_seed(
     world: CoRetrievalWorld, diversities: tuple[float, ...], epsilons: tuple[float, ...], seed: Any
 ) -> list[list[tuple[float, ...]]]:
-    return [[_pair_run(world, d, e, seed) for e in epsilons] for d in diversities]
+    _, intact, _ = pair_episodes(world, 0.0, seed)
+    unperturbed = _pair_utilities(world, seed)[intact].mean(axis=1)
+    rows = []
+    for d in diversities:
+        _, retrieved, draws = pair_episodes(world, d, seed)
+        rows.append([_pair_run(world, (retrieved, draws), unperturbed, e, seed) for e in epsilons])
+    return rows
 
 
 def pair_credit(
