@@ -276,6 +276,26 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
              lambda ss, n: max(ss) < n),
     )),
     # --- end of Experiment 5 ---
+    ChapterSpec("beyond-credit", "Beyond the paper: credit that measures effects", (
+        _p("n_memories", 100, "int", 4, 100_000, help="memories of Experiment 4's world"),
+        _p("retrieved_per_episode", 10, "int", 2, 100_000, help="k, memories retrieved per episode"),
+        _p("n_episodes", 10_000, "int", 1, 10**7, quick=2_000, help="episodes per seed"),
+        _p("diversities", [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], "float-list", 0.0, 1.0,
+           quick=[0.0, 0.5, 1.0], help="shares of pair episodes that break the pair"),
+        _p("epsilons", [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9], "float-list", 0.0, 1.0, quick=[0.0, 0.3, 0.9],
+           help="omission rates: chance an episode withholds one of its memories"),
+        _p("n_seeds", 100, "int", 2, 100_000, quick=6, help="independent worlds of Experiment 4"),
+        _p("seed", 0, "int", 0, 2**63 - 1, help="base seed (per-world streams are its children)"),
+        _p("z", 1.645, "float", 0.0, 10.0, help="separation when mean gap - z sd > 0 (Experiment 4's criterion)"),
+        _p("confound_epsilons", [0.0, 0.1, 0.3, 0.5], "float-list", 0.0, 1.0, quick=[0.0, 0.5],
+           help="omission rates of the Experiment 2 runs"),
+        _p("confound_seeds", 20, "int", 2, 100_000, quick=3, help="independent worlds of Experiment 2"),
+    ), (
+        Rule("retrieved_per_episode <= n_memories - 2", ("retrieved_per_episode", "n_memories"),
+             lambda k, n: k <= n - 2),
+        Rule("confound_epsilons starts at 0 (the prose reads Memory Worth's unperturbed rho there)",
+             ("confound_epsilons",), lambda es: es[0] == 0.0),
+    )),
     ChapterSpec("beyond-governance", "Beyond the sources: governance with both signals", (
         _p("n_seeds", 1000, "int", 1, 100_000, quick=5, help="sessions (seeds seed..seed+n-1)"),
         _p("seed", 0, "int", 0, 2**63 - 1, help="first seed; its session is the traced one"),

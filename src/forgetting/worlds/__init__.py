@@ -12,9 +12,11 @@
 * :mod:`~forgetting.worlds.confound` -- Experiment 2, the task-difficulty confound.
 * :mod:`~forgetting.worlds.hitchhiker` -- Experiment 4, co-retrieval.
 * :mod:`~forgetting.worlds.anchor_decides` -- Experiment 4 when the anchor alone decides the outcome.
+* :mod:`~forgetting.worlds.credit` -- Experiments 2 and 4 with randomized omission, for causal credit.
 """
 
 from ..stats import loop_cost_words
+from . import credit
 from .adaptive import NORMAL_MEAN_ABS, AdaptiveResult, AdaptiveWorld, adaptive_check
 from .anchor_decides import (
     AnchorDecidesResult,
@@ -96,6 +98,7 @@ from .theory import (
 )
 
 __all__ = [
+    "credit",
     "SEPARATION_Z",
     "DEFAULT_N_SEEDS",
     "CO_RETRIEVAL_N_SEEDS",

@@ -1,0 +1,56 @@
+"""beyond-credit's sentences that compare it with Experiments 2 and 4, held to the published
+records of the three chapters (``data/results/``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from forgetting.worlds import ConfoundWorld
+
+RESULTS = Path(__file__).resolve().parents[1] / "data" / "results"
+
+
+def record(chapter: str) -> dict:
+    return json.loads((RESULTS / f"{chapter}.json").read_text(encoding="utf-8"))
+
+
+def test_memory_worths_threshold_is_experiment_4s_at_the_same_settings():
+    credit, exp4 = record("beyond-credit"), record("mw-exp4")
+    for name in ("n_memories", "retrieved_per_episode", "n_episodes", "diversities", "n_seeds", "seed", "z"):
+        assert credit["parameters"][name] == exp4["parameters"][name], name
+    assert credit["values"]["threshold_worth_d"] == exp4["values"]["diversity_threshold"]
+
+
+def test_the_unperturbed_rho_is_experiment_2s_global_rho_in_its_published_world():
+    credit, exp2 = record("beyond-credit"), record("mw-exp2")
+    p = exp2["parameters"]
+    published = dataclasses.asdict(ConfoundWorld())
+    assert published == {
+        "n_generalists": p["n_generalists"],
+        "n_specialists": p["n_specialists"],
+        "retrieved_per_episode": p["retrieved_per_episode"],
+        "n_episodes": p["n_episodes"],
+        "hard_fraction": p["hard_fraction"],
+        "easy_base_rate": p["easy_base_rate"],
+        "hard_base_rate": p["hard_base_rate"],
+        "memory_effect": p["memory_effect"],
+        "generalist_utility": tuple(p["generalist_utility"]),
+        "specialist_utility": tuple(p["specialist_utility"]),
+    }
+    assert (
+        credit["parameters"]["confound_seeds"] == p["n_seeds"] and credit["parameters"]["seed"] == p["seed"]
+    )
+    assert credit["values"]["rho_worth_first"] == exp2["values"]["rho_global"]
+
+
+def test_the_omission_effect_is_centred_but_too_noisy_to_clear_the_criterion():
+    v = record("beyond-credit")["values"]
+    assert abs(v["omission_gap_last"] - v["effect_gap"]) < v["omission_sd_last"]
+    assert (
+        v["omission_gap_last"] - v["z"] * v["omission_sd_last"]
+        < 0
+        < v["omission_sd_last"]
+        < v["omission_gap_last"]
+    )

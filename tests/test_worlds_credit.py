@@ -1,0 +1,74 @@
+"""Experiments 2 and 4 with randomized omission: at epsilon = 0 they are the experiments' own
+runs, the omission draws keep their invariants, and the estimators see what was retrieved."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from forgetting.worlds import (
+    ConfoundWorld,
+    CoRetrievalWorld,
+    co_retrieval_experiment,
+    confound_experiment,
+    credit,
+    threshold_or_nan,
+)
+
+
+def test_without_omission_the_pair_world_is_experiment_4_seed_for_seed():
+    world = CoRetrievalWorld(n_episodes=2000, diversities=(0.0, 0.5))
+    ours = credit.pair_credit(world, world.diversities, (0.0, 0.2), n_seeds=4, seed=3)
+    theirs = co_retrieval_experiment(world, n_seeds=4, seed=3)
+    assert np.array_equal(ours.worth_gap[:, :, 0], theirs.gap)
+    assert np.array_equal(ours.success_lost[:, 0, 0], np.zeros(4))
+    assert np.isnan(ours.regression_gap[:, 0, 0]).all()  # the pair is never broken: not identified
+    assert not np.isnan(ours.regression_gap[:, 1, 0]).any()
+
+
+def test_without_omission_the_confound_world_is_experiment_2_seed_for_seed():
+    world = ConfoundWorld(n_episodes=2000)
+    ours = credit.confound_credit(world, (0.0, 0.3), n_seeds=3, seed=1)
+    assert np.array_equal(ours.rho_worth[:, 0], confound_experiment(world, n_seeds=3, seed=1).rho_global)
+    assert (ours.unscored[:, 0] == world.n_memories).all()  # no omission: no withheld arm anywhere
+    assert (ours.success_lost[:, 1] > 0).all()
+
+
+def test_omission_draws_grow_with_epsilon_and_do_not_depend_on_the_run_length():
+    seed = np.random.SeedSequence(7)
+    low, high = credit.omission_slots(seed, 500, 4, 0.1), credit.omission_slots(seed, 500, 4, 0.4)
+    assert ((low < 0) | (low == high)).all() and (high >= 0).sum() > (low >= 0).sum()
+    assert np.array_equal(credit.omission_slots(seed, 200, 4, 0.4), high[:200])
+    assert high.max() <= 3 and (credit.omission_slots(seed, 500, 4, 0.0) == -1).all()
+
+
+def test_a_withheld_slot_is_shown_as_the_empty_id():
+    retrieved = np.array([[3, 1, 2], [0, 4, 2]], dtype=np.intp)
+    slots = np.array([1, -1], dtype=np.intp)
+    present = credit.present_mask(slots, 3)
+    assert credit.present_ids(retrieved, present, 5).tolist() == [[3, 5, 2], [0, 4, 2]]
+
+
+@pytest.mark.parametrize("epsilon", [-0.1, 1.5, float("nan")])
+def test_bad_epsilon_is_refused_with_its_name(epsilon):
+    with pytest.raises(ValueError, match="epsilon"):
+        credit.omission_slots(0, 10, 3, epsilon)
+    with pytest.raises(ValueError, match=r"epsilons\[1\]"):
+        credit.confound_credit(ConfoundWorld(n_episodes=10), (0.0, epsilon), n_seeds=2)
+
+
+def test_the_threshold_of_memory_worth_is_experiment_4s_own():
+    world = CoRetrievalWorld(n_episodes=10_000, diversities=(0.0, 0.25, 0.5, 0.75, 1.0))
+    ours = credit.pair_credit(world, world.diversities, (0.0,), n_seeds=12, seed=2)
+    theirs = co_retrieval_experiment(world, n_seeds=12, seed=2)
+    threshold = credit.first_separated(np.array(world.diversities), ours.worth_gap[:, :, 0])
+    assert threshold == threshold_or_nan(theirs.threshold_at(1.645)) and 0.0 < threshold < 1.0
+    margin = credit.separation_margin(theirs.gap, 1.645)
+    assert margin == pytest.approx(theirs.gap.mean(axis=0) - 1.645 * theirs.gap.std(axis=0, ddof=1))
+
+
+def test_a_nan_gap_in_any_seed_does_not_separate():
+    gaps = np.array([[0.5, 0.5, 0.5], [0.6, np.nan, 0.6], [0.55, 0.5, 0.55]])
+    assert np.isnan(credit.separation_margin(gaps)[1])
+    assert credit.first_separated(np.array([0.1, 0.2, 0.3]), gaps) == 0.3
+    assert np.isnan(credit.first_separated(np.array([0.1, 0.2, 0.3]), gaps[:, :2]))
