@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -119,6 +120,19 @@ class HeldRetention:
     retention: float
     turn: int | None = None
 
+    def no_lower_than(self, other: HeldRetention) -> bool:
+        """``retention >= other.retention``, decided exactly: retention falls as ``elapsed / S``
+        grows, compared as fractions (``S`` read as the exact value of its float), so the answer
+        does not depend on the last digits of ``exp`` on this CPU."""
+        return Fraction(self.elapsed) / Fraction(self.stability) <= Fraction(other.elapsed) / Fraction(
+            other.stability
+        )
+
+
+def _falling(moment: HeldRetention) -> Fraction:
+    """Sort key, ascending in retention and decided exactly: ``-elapsed / S`` as a fraction."""
+    return -Fraction(moment.elapsed) / Fraction(moment.stability)
+
 
 def _moment(elapsed: int, recalls: int, baseline_stability: float, turn: int | None = None) -> HeldRetention:
     stability = stability_after_recalls(recalls, baseline_stability)
@@ -150,7 +164,7 @@ def lowest_in_trace(
     trace: Trace, fact: str, baseline_stability: float = DEFAULT_BASELINE_STABILITY
 ) -> HeldRetention:
     """The :func:`held_moments` entry of lowest retention (the earliest of equals)."""
-    return min(held_moments(trace, fact, baseline_stability), key=lambda m: m.retention)
+    return min(held_moments(trace, fact, baseline_stability), key=_falling)
 
 
 def held_elapsed(replay: batch.BatchReplay) -> batch.IntArray:
@@ -186,7 +200,7 @@ def _max_elapsed_chunk(
 def _lowest(widest: Sequence[int], baseline_stability: float) -> HeldRetention:
     """Lowest retention over ``k`` of the widest gap ``widest[k]`` after ``k`` recalls (``-1``: none)."""
     moments = [_moment(gap, k, baseline_stability) for k, gap in enumerate(widest) if gap >= 0]
-    return min(moments, key=lambda m: m.retention)
+    return min(moments, key=_falling)
 
 
 def lowest_held_retention(
