@@ -220,10 +220,11 @@ def confound_p_plus(world: ConfoundWorld, utilities: np.ndarray) -> tuple[np.nda
     return overall, by_type
 
 
-def _confound_run(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, ...]:
-    """One seed: utilities from ``default_rng(seed)``; per episode, a task-type uniform, ``n``
-    retrieval keys (only the generalists' count on an easy task) and an outcome uniform, each
-    kind from its own stream (:func:`~forgetting.worlds.model.substream`)."""
+def confound_draws(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One seed's ``(utilities, task, retrieved)``: utilities from ``default_rng(seed)``; per
+    episode, a task-type uniform and ``n`` retrieval keys (only the generalists' count on an easy
+    task), each kind from its own stream (:func:`~forgetting.worlds.model.substream`), so episode
+    ``t`` does not depend on ``n_episodes`` (a shorter run is the start of a longer one)."""
     rng = np.random.default_rng(seed)
     n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
     utilities = np.concatenate(
@@ -232,11 +233,16 @@ def _confound_run(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, ...]:
             rng.uniform(*world.specialist_utility, world.n_specialists),
         ]
     )
-    # one task uniform, n retrieval keys and one outcome uniform per episode, each from its own
-    # stream: episode t does not depend on n_episodes (a shorter run is the start of a longer one)
     task = (substream(seed, TASK_STREAM).random(e) < world.hard_fraction).astype(np.intp)
     pools = np.where(task == HARD, n, world.n_generalists)  # easy tasks see the generalists only
     retrieved = uniform_retrieval(substream(seed, RETRIEVAL_STREAM), e, n, k, pool_limits=pools)
+    return utilities, task, retrieved
+
+
+def _confound_run(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, ...]:
+    """One seed: :func:`confound_draws`, then one outcome uniform per episode from its own stream."""
+    n, e = world.n_memories, world.n_episodes
+    utilities, task, retrieved = confound_draws(world, seed)
     outcomes = substream(seed, OUTCOME_STREAM).random(e) < success_probability(
         utilities, retrieved, world.base_rates()[task], world.memory_effect
     )

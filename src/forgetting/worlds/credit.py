@@ -24,20 +24,17 @@ from .._validate import raise_problems, real_problem
 from ..executor import Executor, each_seed, map_seeds
 from ..worth import add_episodes, memory_worth
 from ..worth.causal import omission_effects, regression_credit
-from .confound import HARD, ConfoundWorld
+from .confound import ConfoundWorld, confound_draws
 from .hitchhiker import ANCHOR, HITCHHIKER, CoRetrievalWorld, pair_episodes
 from .model import (
     OUTCOME_STREAM,
-    RETRIEVAL_STREAM,
     SEPARATION_Z,
-    TASK_STREAM,
     FloatArray,
     IntArray,
     check_n_seeds,
     seed_streams,
     spearman_rho,
     substream,
-    uniform_retrieval,
 )
 
 __all__ = [
@@ -217,17 +214,8 @@ def _rho(estimate: FloatArray, utilities: FloatArray) -> float:
 
 def _confound_credit_run(world: ConfoundWorld, epsilon: float, seed: Any) -> tuple[float, ...]:
     """One seed of :func:`~forgetting.worlds.confound.confound_experiment`'s run, with omission."""
-    rng = np.random.default_rng(seed)
     n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
-    utilities = np.concatenate(
-        [
-            rng.uniform(*world.generalist_utility, world.n_generalists),
-            rng.uniform(*world.specialist_utility, world.n_specialists),
-        ]
-    )
-    task = (substream(seed, TASK_STREAM).random(e) < world.hard_fraction).astype(np.intp)
-    pools = np.where(task == HARD, n, world.n_generalists)
-    retrieved = uniform_retrieval(substream(seed, RETRIEVAL_STREAM), e, n, k, pool_limits=pools)
+    utilities, task, retrieved = confound_draws(world, seed)
     slots = omission_slots(seed, e, k, epsilon)
     present = present_mask(slots, k)
     base = world.base_rates()[task]
