@@ -297,16 +297,17 @@ def locomo_zip(
             tried.append(f"cache {cached} (refused: {str(error).split(': ', 1)[-1]})")
     elif cached is not None:
         tried.append(f"cache {cached} (absent)")
-    if download and os.environ.get(OFFLINE_ENV) == "1":
-        download = False
+    if not download:
+        tried.append("no download (download=False)")
+    elif os.environ.get(OFFLINE_ENV) == "1":
         tried.append(f"no download (${OFFLINE_ENV}=1)")
-    if download and cached is not None:
+    elif cached is None:
+        tried.append("no download (no cache folder outside a checkout)")
+    else:
         failure = _download(url, cached, sha256, members, float(timeout))
         if failure is None:
             return cached.resolve()
         tried.append(f"download {url} ({failure})")
-    elif download:
-        tried.append("no download (no cache folder outside a checkout)")
     if top is not None:
         shared = top / SHARED_COPY
         if shared.is_file():
