@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
                 flush=True,
             )
     else:  # the thread settings CI runs with, so that this command and CI test the same thing
-        run(PYTHON, "-m", "pytest", env={**env, **TEST_THREADS})
+        run(PYTHON, "-m", "pytest", "--durations=25", env={**env, **TEST_THREADS})
     return 0
 
 

@@ -97,3 +97,75 @@ def local_cluster():
         signal.signal(signal.SIGALRM, previous)
     with cluster:
         yield cluster.scheduler_address
+
+
+NOISE = Path(__file__).parent / "other_cpu"
+"""The folder whose ``sitecustomize.py`` perturbs exp, log and pow (see ``tests/test_other_cpu.py``)."""
+FULL_RUN_JOBS = 2
+"""Full-size chapter runs at once (this machine's cores; each kernel runs single-threaded)."""
+SLOW_FIRST = ("decay-postmortems", "mw-exp3", "beyond-governance", "real-conversations", "mw-exp4")
+"""Chapters started first, so that the two workers finish together (the longest at full size)."""
+
+
+def _full_run(root: Path, name: str, noise_log: Path | None):
+    """One chapter at its published parameters, in a process of its own; with ``noise_log``, its
+    kernel loads the perturbing ``sitecustomize`` and logs into that folder."""
+    import os
+
+    from forgetting import pipeline
+
+    if noise_log is not None:
+        os.environ["PYTHONPATH"] = str(NOISE)
+        os.environ["FORGETTING_ULP_NOISE"] = str(noise_log)
+    return pipeline.run_chapter(root, name)
+
+
+@pytest.fixture(scope="session")
+def full_runs(request, tmp_path_factory):
+    """Every chapter the session's selected tests ask for, run at its published parameters twice,
+    ``FULL_RUN_JOBS`` at a time: as is, and with exp, log and pow perturbed by about four ulp.
+
+    Returns ``{"plain" | "perturbed": {name: (root, run or the exception it raised, noise log)}}``;
+    each in a scratch copy of the book. One execution per chapter
+    and kind serves every test that reads it; the run folders are removed at the session's end.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    wanted = {
+        item.callspec.params["name"]
+        for item in request.session.items
+        if "full_runs" in getattr(item, "fixturenames", ()) and hasattr(item, "callspec")
+    }
+    names = sorted(wanted, key=lambda n: (n not in SLOW_FIRST, SLOW_FIRST.index(n) if n in SLOW_FIRST else 0))
+    names = [name for name in names if missing_data(name) is None]
+    # a scratch copy per run: a run's folder is named by its process, which exits after it, so a
+    # later run in the same copy would remove the folder as an orphan's
+    roots = {
+        (kind, name): copy_book(tmp_path_factory.mktemp(f"{kind}-{name}"), share_embeddings=True)
+        for kind in ("plain", "perturbed")
+        for name in names
+    }
+    logs = {name: tmp_path_factory.mktemp(f"ulp-log-{name}") for name in names}
+    context = multiprocessing.get_context("spawn")
+    results: dict[str, dict] = {"plain": {}, "perturbed": {}}
+    with ProcessPoolExecutor(FULL_RUN_JOBS, mp_context=context, max_tasks_per_child=1) as pool:
+        futures = {
+            (kind, name): pool.submit(
+                _full_run, roots[kind, name], name, logs[name] if kind == "perturbed" else None
+            )
+            for kind in ("perturbed", "plain")  # a chapter's two runs apart: the second reuses
+            for name in names  # the embeddings the first one cached
+        }
+        for (kind, name), future in futures.items():
+            error = future.exception()
+            results[kind][name] = (
+                roots[kind, name],
+                error if error is not None else future.result(),
+                logs[name],
+            )
+    yield results
+    for by_name in results.values():
+        for _, run, _ in by_name.values():
+            if not isinstance(run, BaseException):
+                run.discard()
