@@ -7,12 +7,24 @@ limit its own source states. Memory Worth (:mod:`forgetting.worth`) watches outc
 a memory that keeps travelling with failures drifts to ``low-value`` and can be deprecated.
 
 * :mod:`.world` -- the world, its outcome model and one seeded session;
-* :mod:`.policies` -- the three policies played on a session;
+* :mod:`.policies` -- the policies played on a session (the three of the first part, the
+  newest-fact baseline, discounted worth, deprecation on evidence);
+* :mod:`.evidence` -- the effect interval the ``effect`` policy deprecates on;
+* :mod:`.differences` -- per-session differences between policies, sweeps of one rule;
 * :mod:`.intervals` -- 95 % intervals over sessions (Wilson for shares, bootstrap for means);
 * :mod:`.summary` -- estimates over sessions, the cost split, the digest, the chapter's tables;
 * :mod:`.narrative` -- the chapter's counts and clauses from the settings and the traced session.
 """
 
+from .differences import (
+    SESSION_MEASURES,
+    difference_table,
+    paired_difference,
+    rule_sweep,
+    rule_sweep_table,
+    session_value,
+)
+from .evidence import DEFAULT_EFFECT_Z, EffectArms, harmful
 from .intervals import (
     BOOTSTRAP_RESAMPLES,
     Estimate,
@@ -32,6 +44,8 @@ from .narrative import (
     worth_after_shift,
 )
 from .policies import (
+    ALL_POLICIES,
+    EVIDENCE_POLICIES,
     POLICIES,
     FactState,
     GovernanceRun,
@@ -67,6 +81,17 @@ from .world import (
 )
 
 __all__ = [
+    "ALL_POLICIES",
+    "DEFAULT_EFFECT_Z",
+    "EVIDENCE_POLICIES",
+    "SESSION_MEASURES",
+    "EffectArms",
+    "difference_table",
+    "harmful",
+    "paired_difference",
+    "rule_sweep",
+    "rule_sweep_table",
+    "session_value",
     "BOOTSTRAP_RESAMPLES",
     "JITTER",
     "MEASURES",

@@ -1,14 +1,25 @@
-"""The three governance policies, played turn by turn on a :class:`GovernanceSession`.
+"""The governance policies, played turn by turn on a :class:`GovernanceSession`.
+
+The three of the chapter's first part (:data:`POLICIES`):
 
 * ``decay``: the Ebbinghaus engine alone (no outcome signal);
 * ``worth``: Memory Worth deprecation over a store that never evicts;
 * ``combined``: the Ebbinghaus engine for the working set plus Memory Worth deprecation.
 
-Within a turn: registrations, then the deployment task (retrieval, recall of what was
-retrieved, outcome, Memory Worth update), then deprecation of any retrieved fact whose class is
-now ``low-value`` (evidence ``>= min_evidence`` and worth ``<= low_threshold``), then ``step``
-of the engine. A deprecated fact is never retrieved again and no longer counts in the working
-set.
+And three more that also keep the engine's working set (:data:`EVIDENCE_POLICIES`):
+
+* ``newest``: the newest contradicting fact wins, i.e. the stale fact is deprecated the turn the
+  true one is registered (in this world the newest fact is the true one, so this is also what an
+  oracle would do);
+* ``discounted``: ``combined`` with :class:`~forgetting.worth.DiscountedMemoryWorth` (``discount``);
+* ``effect``: deprecation on an interval of the fact's effect (:mod:`.evidence`, ``effect_z``).
+
+Within a turn: registrations (``newest`` deprecates the stale fact as the true one is
+registered), then the deployment task (retrieval, recall of what was retrieved, outcome, Memory
+Worth update), then deprecation of any retrieved fact whose class is now ``low-value``
+(evidence ``>= min_evidence`` and worth ``<= low_threshold``; for ``effect``: either fact whose
+effect's upper bound is below 0 after a contrast task), then ``step`` of the engine. A
+deprecated fact is never retrieved again and no longer counts in the working set.
 """
 
 from __future__ import annotations
@@ -29,15 +40,19 @@ from ..worth import (
     DEFAULT_LOW_THRESHOLD,
     DEFAULT_MIN_EVIDENCE,
     LOW_VALUE,
+    DiscountedMemoryWorth,
     MemoryWorth,
     evidence_volume,
     memory_worth,
     worth_class,
 )
+from .evidence import DEFAULT_EFFECT_Z, EffectArms, effect_z_problem, harmful
 from .world import STALE, TRUE, GovernanceSession, GovernanceWorld, generate_governance_session
 
 __all__ = [
     "POLICIES",
+    "EVIDENCE_POLICIES",
+    "ALL_POLICIES",
     "DEPLOYMENT_FACTS",
     "GovernanceRun",
     "FactState",
@@ -50,6 +65,11 @@ POLICIES = ("decay", "worth", "combined")
 """``decay``: Ebbinghaus engine alone; ``worth``: Memory Worth deprecation over a store that
 never evicts; ``combined``: the Ebbinghaus engine for the working set plus Memory Worth
 deprecation."""
+EVIDENCE_POLICIES = ("newest", "discounted", "effect")
+"""The baseline and the two estimators the chapter measures against the first three (module
+docstring)."""
+ALL_POLICIES = POLICIES + EVIDENCE_POLICIES
+"""Every policy :func:`run_governance` plays."""
 DEPLOYMENT_FACTS = {STALE: "deploy with tool X", TRUE: "deploy with tool Y"}
 """The two contradicting facts and their contents."""
 
@@ -177,31 +197,31 @@ def _read_worth(
     )
 
 
-def _check_rules(
-    session: object, policy: str, eviction_threshold: float, min_evidence: float, low_threshold: float
-) -> None:
+Rules = tuple[float, float, float, float, float]
+"""``(eviction_threshold, min_evidence, low_threshold, discount, effect_z)``."""
+
+
+def _check_rules(session: object, policy: str, rules: Rules) -> None:
     if not isinstance(session, GovernanceSession):
         raise ValueError(f"session must be a GovernanceSession, got {session!r}")
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    if policy not in ALL_POLICIES:
+        raise ValueError(f"policy must be one of {ALL_POLICIES}, got {policy!r}")
+    eviction_threshold, min_evidence, low_threshold, discount, effect_z = rules
     raise_problems(
         [
             real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True),
             real_problem("min_evidence", min_evidence, 1.0),
             real_problem("low_threshold", low_threshold, 0.0, 0.7, high_open=True),
+            real_problem("discount", discount, 0.0, 1.0, low_open=True),
+            effect_z_problem(effect_z),
         ]
     )
 
 
-def _play(
-    session: GovernanceSession,
-    policy: str,
-    eviction_threshold: float,
-    min_evidence: float,
-    low_threshold: float,
-) -> tuple[GovernanceRun, _Store]:
+def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[GovernanceRun, _Store]:
     """Play ``session`` under ``policy``; the run and the store as it is after the last turn."""
-    _check_rules(session, policy, eviction_threshold, min_evidence, low_threshold)
+    _check_rules(session, policy, rules)
+    eviction_threshold, min_evidence, low_threshold, discount, effect_z = rules
     world = session.world
 
     def read(estimator: MemoryWorth, mem_id: str) -> tuple[float, str]:
@@ -209,7 +229,12 @@ def _play(
         return _read_worth(estimator.counters(mem_id), *hyper)
 
     engine: _Store = _NeverEvictingStore() if policy == "worth" else EbbinghausEngine(eviction_threshold)
-    worth = None if policy == "decay" else MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
+    worth: MemoryWorth | None = None
+    if policy in ("worth", "combined"):
+        worth = MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
+    elif policy == "discounted":
+        worth = DiscountedMemoryWorth(discount, min_evidence=min_evidence, low_threshold=low_threshold)
+    arms = {STALE: EffectArms(), TRUE: EffectArms()} if policy == "effect" else None
     deprecated: set[str] = set()
     removed: dict[str, int] = {}
     tasks = {t: i for i, t in enumerate(session.task_turns)}
@@ -223,6 +248,8 @@ def _play(
             engine.register(STALE, DEPLOYMENT_FACTS[STALE], turn, is_foundational=True)
         if turn == world.shift_turn:
             engine.register(TRUE, DEPLOYMENT_FACTS[TRUE], turn)
+            if policy == "newest":  # the newer of two contradicting facts wins
+                deprecated.add(STALE)
         for j in range(world.noise_per_turn):
             engine.register(f"noise-{turn}-{j}", "unrelated detail", turn)
         available = [m for m in (STALE, TRUE) if m not in deprecated and engine.is_present(m)]
@@ -238,6 +265,11 @@ def _play(
                 success = session.draw_outcome[i] < world.outcome.probability(
                     TRUE in retrieved, STALE in retrieved
                 )
+                if arms is not None and len(available) == 2:  # a contrast task
+                    for mem_id, counts in arms.items():
+                        counts.add(mem_id in retrieved, bool(success))
+                        if harmful(counts, effect_z):
+                            deprecated.add(mem_id)
             for mem_id in retrieved:
                 engine.recall(mem_id, turn)
             if worth is not None and retrieved:
@@ -279,8 +311,10 @@ def run_governance(
     eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
     min_evidence: float = DEFAULT_MIN_EVIDENCE,
     low_threshold: float = DEFAULT_LOW_THRESHOLD,
+    discount: float = 1.0,
+    effect_z: float = DEFAULT_EFFECT_Z,
 ) -> GovernanceRun:
-    """Play ``session`` under ``policy`` (one of :data:`POLICIES`); see the module docstring.
+    """Play ``session`` under ``policy`` (one of :data:`ALL_POLICIES`); see the module docstring.
 
     Parameters
     ----------
@@ -292,13 +326,18 @@ def run_governance(
         Evidence ``h+ + h-`` (>= 1) needed before Memory Worth may call a fact low-value.
     low_threshold : float
         Deprecate when ``MW <= low_threshold`` (in ``[0, 0.7)``).
+    discount : float
+        ``gamma`` in ``(0, 1]`` of the ``discounted`` policy's Memory Worth (the others ignore it).
+    effect_z : float
+        ``z`` in ``[0, 10]`` of the ``effect`` policy's interval (:func:`.evidence.harmful`).
 
     Raises
     ------
     ValueError
         A bad session, policy or rule (naming it).
     """
-    return _play(session, policy, eviction_threshold, min_evidence, low_threshold)[0]
+    rules = (eviction_threshold, min_evidence, low_threshold, discount, effect_z)
+    return _play(session, policy, rules)[0]
 
 
 def decay_fact_states(
@@ -310,7 +349,8 @@ def decay_fact_states(
     also one the engine evicted (a fact never recalled, or a threshold it cannot stay above):
     its recalls are counted from the run, its ``evicted_turn`` is the run's removal turn.
     """
-    run, engine = _play(session, "decay", eviction_threshold, DEFAULT_MIN_EVIDENCE, DEFAULT_LOW_THRESHOLD)
+    rules = (eviction_threshold, DEFAULT_MIN_EVIDENCE, DEFAULT_LOW_THRESHOLD, 1.0, DEFAULT_EFFECT_Z)
+    run, engine = _play(session, "decay", rules)
     assert isinstance(engine, EbbinghausEngine)
     last = session.world.session_length
     removed = {STALE: run.stale_removed_turn, TRUE: run.true_removed_turn}
@@ -333,6 +373,8 @@ def run_governance_seeds(
     low_threshold: float = DEFAULT_LOW_THRESHOLD,
     policies: Sequence[str] = POLICIES,
     executor: Executor | None = None,
+    discount: float = 1.0,
+    effect_z: float = DEFAULT_EFFECT_Z,
 ) -> dict[str, list[GovernanceRun]]:
     """Every policy in ``policies`` on the sessions of seeds ``base_seed .. base_seed + n_seeds - 1``.
 
@@ -342,7 +384,7 @@ def run_governance_seeds(
     """
     n_seeds = require_int("n_seeds", n_seeds, 1, allow_numpy=True)
     base_seed = require_int("base_seed", base_seed, 0, allow_numpy=True)
-    rules = (eviction_threshold, min_evidence, low_threshold)
+    rules = (eviction_threshold, min_evidence, low_threshold, discount, effect_z)
     chunk = each_seed(functools.partial(_governance_seed, world, tuple(policies), rules))
     seeds = range(base_seed, base_seed + n_seeds)
     per_seed = map_seeds(chunk, seeds, executor, label=f"governance, {n_seeds} seeds")
@@ -350,7 +392,7 @@ def run_governance_seeds(
 
 
 def _governance_seed(
-    world: GovernanceWorld, policies: tuple[str, ...], rules: tuple[float, float, float], seed: int
+    world: GovernanceWorld, policies: tuple[str, ...], rules: Rules, seed: int
 ) -> list[GovernanceRun]:
     session = generate_governance_session(world, seed)
     return [run_governance(session, p, *rules) for p in policies]

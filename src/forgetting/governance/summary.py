@@ -21,6 +21,7 @@ from .world import GovernanceWorld
 
 __all__ = [
     "POLICY_LABELS",
+    "estimate_columns",
     "MEASURES",
     "summarize_governance",
     "governance_digest",
@@ -37,8 +38,15 @@ __all__ = [
     "describe_decay_fates",
 ]
 
-POLICY_LABELS = {"decay": "decay alone", "worth": "Memory Worth alone", "combined": "combined governance"}
-"""How tables and figures name each policy of :data:`~forgetting.governance.policies.POLICIES`."""
+POLICY_LABELS = {
+    "decay": "decay alone",
+    "worth": "Memory Worth alone",
+    "combined": "combined governance",
+    "newest": "newest fact wins",
+    "discounted": "combined, discounted worth",
+    "effect": "combined, effect interval",
+}
+"""How tables and figures name each policy of :data:`~forgetting.governance.policies.ALL_POLICIES`."""
 MEASURES = {
     "success_after_shift": "success after shift",
     "success_late": "success, late turns",
@@ -151,18 +159,21 @@ def governance_digest(runs: Mapping[str, Sequence[GovernanceRun]]) -> str:
     return digest(body)
 
 
-def _estimate_columns(name: str, estimate: Estimate) -> dict[str, float]:
+def estimate_columns(name: str, estimate: Estimate) -> dict[str, float]:
+    """A table row's columns for one estimate: ``name``, ``name_ci95_low``, ``name_ci95_high``."""
     return {name: estimate.value, f"{name}_ci95_low": estimate.low, f"{name}_ci95_high": estimate.high}
 
 
-def policy_table(runs: Mapping[str, Sequence[GovernanceRun]]) -> list[dict[str, Any]]:
-    """One row per policy and measure: ``policy``, ``measure``, ``value``, ``ci95_low``,
-    ``ci95_high`` and ``sessions`` (how many sessions the value is over; a mean over no
-    session is NaN). ``runs`` maps every policy of :data:`POLICIES` to its runs
+def policy_table(
+    runs: Mapping[str, Sequence[GovernanceRun]], policies: Sequence[str] = POLICIES
+) -> list[dict[str, Any]]:
+    """One row per policy of ``policies`` and measure: ``policy``, ``measure``, ``value``,
+    ``ci95_low``, ``ci95_high`` and ``sessions`` (how many sessions the value is over; a mean
+    over no session is NaN). ``runs`` maps every one of ``policies`` to its runs
     (:func:`run_governance_seeds`); ``ValueError`` names any policy missing."""
-    runs = _check_policy_runs(runs, POLICIES)
+    runs = _check_policy_runs(runs, policies)
     rows = []
-    for p in POLICIES:
+    for p in policies:
         for key, estimate in summarize_governance(runs[p]).items():
             rows.append(
                 {
@@ -236,9 +247,9 @@ def cost_split_table(split: Mapping[str, CostGroup]) -> list[dict[str, Any]]:
         {
             "group": name,
             "sessions": group.sessions,
-            **_estimate_columns("success_combined", group.success_combined),
-            **_estimate_columns("success_decay", group.success_decay),
-            **_estimate_columns("combined_worse", group.combined_worse),
+            **estimate_columns("success_combined", group.success_combined),
+            **estimate_columns("success_decay", group.success_decay),
+            **estimate_columns("combined_worse", group.combined_worse),
         }
         for name, group in split.items()
     ]
@@ -278,9 +289,10 @@ def co_retrieval_sweep(
     n_seeds: int,
     base_seed: int = 0,
     executor: Executor | None = None,
+    policies: Sequence[str] = ("decay", "combined"),
     **rules: float,
 ) -> dict[float, dict[str, dict[str, Estimate]]]:
-    """``decay`` and ``combined`` on the same sessions at each ``co_retrieval`` in ``values``.
+    """``policies`` on the same sessions at each ``co_retrieval`` in ``values``.
 
     ``sweep[value][policy]`` is :func:`summarize_governance` of that policy's runs;
     ``rules`` are the keyword rules of :func:`~forgetting.governance.policies.run_governance`;
@@ -293,11 +305,11 @@ def co_retrieval_sweep(
             replace(world, co_retrieval=value),
             n_seeds,
             base_seed,
-            policies=("decay", "combined"),
+            policies=tuple(policies),
             executor=executor,
             **rules,
         )
-        sweep[value] = {p: summarize_governance(runs[p]) for p in ("decay", "combined")}
+        sweep[value] = {p: summarize_governance(runs[p]) for p in policies}
     return sweep
 
 
@@ -309,7 +321,7 @@ def sweep_table(sweep: Mapping[float, Mapping[str, Mapping[str, Estimate]]]) -> 
         for p, summary in policies.items():
             columns: dict[str, Any] = {"co_retrieval": value, "policy": POLICY_LABELS[p]}
             for key, estimate in summary.items():
-                columns.update(_estimate_columns(key, estimate))
+                columns.update(estimate_columns(key, estimate))
             rows.append(columns)
     return rows
 

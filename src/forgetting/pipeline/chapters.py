@@ -314,6 +314,13 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("low_threshold", 0.3, "float", 0.0, 0.69, help="deprecate when Memory Worth <= this"),
         _p("co_retrievals", [0.0, 0.25, 0.5, 0.75, 1.0], "float-list", 0.0, 1.0, quick=[0.0, 1.0],
            help="co_retrieval values of the sweep"),
+        _p("discount", 0.9, "float", 0.01, 1.0, help="gamma of the discounted policy's Memory Worth"),
+        _p("effect_z", 2.576, "float", 0.0, 10.0,
+           help="z of the effect policy's interval (deprecate when its upper end is below 0)"),
+        _p("effect_zs", [1.0, 1.645, 1.96, 2.576, 3.291], "float-list", 0.0, 10.0, quick=[1.0, 2.576],
+           help="effect_z values of the effect policy's sweep"),
+        _p("discounts", [0.5, 0.8, 0.9, 0.95, 0.99, 1.0], "float-list", 0.01, 1.0, quick=[0.9, 1.0],
+           help="discount values of the discounted policy's sweep"),
     ), (
         Rule("shift_turn < session_length", ("shift_turn", "session_length"), lambda s, n: s < n),
         Rule("co_retrievals includes 0 and 1 (the prose reads both ends of the sweep)", ("co_retrievals",),

@@ -1,0 +1,92 @@
+"""Per-session differences between policies and sweeps of one rule (governance/differences.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from forgetting.governance import (
+    GovernanceWorld,
+    difference_table,
+    mean_estimate,
+    paired_difference,
+    rule_sweep,
+    rule_sweep_table,
+    run_governance_seeds,
+    session_value,
+    summarize_governance,
+)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return run_governance_seeds(GovernanceWorld(), 30, policies=("decay", "combined", "effect"))
+
+
+def test_session_values_read_the_run(runs):
+    for run in runs["combined"]:
+        assert session_value(run, "true_survives") == float(run.true_removed_turn is None)
+        assert session_value(run, "stale_removed") == float(run.stale_removed_turn is not None)
+        assert session_value(run, "success_after_shift") == run.success_after_shift
+
+
+def test_the_paired_difference_is_the_mean_of_the_per_session_differences(runs):
+    estimate = paired_difference(runs["combined"], runs["decay"], "success_after_shift")
+    differences = [
+        a.success_after_shift - b.success_after_shift for a, b in zip(runs["combined"], runs["decay"])
+    ]
+    assert estimate == mean_estimate(differences)
+    assert estimate.value == pytest.approx(sum(differences) / len(differences))
+    assert estimate.low <= estimate.value <= estimate.high
+
+
+def test_a_policy_minus_itself_is_zero_with_a_zero_interval(runs):
+    estimate = paired_difference(runs["effect"], runs["effect"], "true_survives")
+    assert (estimate.value, estimate.low, estimate.high, estimate.n) == (0.0, 0.0, 0.0, 30)
+
+
+def test_the_difference_of_shares_is_the_difference_of_the_shares(runs):
+    shares = {p: summarize_governance(runs[p])["true_survives"].value for p in ("effect", "combined")}
+    difference = paired_difference(runs["effect"], runs["combined"], "true_survives").value
+    assert difference == pytest.approx(shares["effect"] - shares["combined"])
+
+
+def test_the_difference_table_has_a_row_per_pair_and_measure(runs):
+    rows = difference_table(runs, [("combined", "decay"), ("effect", "combined")])
+    assert len(rows) == 6
+    assert {row["minus"] for row in rows} == {"decay alone", "combined governance"}
+    assert all(row["difference_ci95_low"] <= row["difference"] <= row["difference_ci95_high"] for row in rows)
+
+
+def test_different_sessions_and_bad_measures_are_refused(runs):
+    with pytest.raises(ValueError, match="same sessions"):
+        paired_difference(runs["combined"], runs["decay"][1:], "true_survives")
+    with pytest.raises(ValueError, match="same sessions"):
+        paired_difference([], [], "true_survives")
+    with pytest.raises(ValueError, match="measure must be one of"):
+        paired_difference(runs["combined"], runs["decay"], "working_set")
+
+
+def test_a_rule_sweep_runs_the_policy_at_each_value_on_the_same_sessions():
+    world = GovernanceWorld(session_length=120)
+    sweep = rule_sweep(world, "effect", "effect_z", [1.0, 3.0], 10)
+    for z in (1.0, 3.0):
+        direct = run_governance_seeds(world, 10, policies=("effect",), effect_z=z)["effect"]
+        assert sweep[z] == summarize_governance(direct)
+    rows = rule_sweep_table(sweep, "effect_z")
+    assert [row["effect_z"] for row in rows] == [1.0, 3.0]
+    assert not math.isnan(rows[0]["true_survives"])
+
+
+def test_a_swept_rule_may_not_also_be_fixed():
+    with pytest.raises(ValueError, match="effect_z"):
+        rule_sweep(GovernanceWorld(), "effect", "effect_z", [1.0], 2, effect_z=2.0)
+
+
+def test_known_values_of_a_sweep_are_taken_and_equal_a_rerun():
+    world = GovernanceWorld(session_length=120)
+    rerun = rule_sweep(world, "discounted", "discount", [0.8, 1.0], 10)
+    combined = summarize_governance(run_governance_seeds(world, 10, policies=("combined",))["combined"])
+    taken = rule_sweep(world, "discounted", "discount", [0.8, 1.0], 10, known={1.0: combined})
+    assert taken[1.0] is combined and taken == rerun  # gamma = 1 is the cumulative estimator
