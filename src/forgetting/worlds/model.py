@@ -46,7 +46,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import rankdata
 
 from .._validate import int_problem, is_int, is_real, raise_problems, real_problem, require_int, seed_problem
 from ..stats import mean_sd
@@ -126,6 +125,8 @@ def spearman_rho(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1 or a.size < 2:
         raise ValueError(f"x and y must be 1-d of equal length >= 2, got shapes {a.shape} and {b.shape}")
+    from scipy.stats import rankdata  # imported here: scipy.stats takes a second to import
+
     rank_a, rank_b = rankdata(a), rankdata(b)
     if np.all(rank_a == rank_a[0]) or np.all(rank_b == rank_b[0]):
         return 0.0

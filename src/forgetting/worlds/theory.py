@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import binom
-from scipy.stats import t as student_t
 
 from .._validate import raise_problems, require_int
 from ..progress import progress
@@ -186,6 +184,8 @@ def _binomial_mad(r: np.ndarray, p: float) -> np.ndarray:
     ``2 (j + 1) (1 - p) Pr[S = j + 1]``, the probability from ``scipy.stats.binom.pmf`` (see
     :func:`expected_abs_error` for why not ``exp`` of a sum of log-gammas)."""
     j = np.floor(r * p)
+    from scipy.stats import binom  # imported here: scipy.stats takes a second to import
+
     return np.asarray(2 * (j + 1) * (1 - p) * binom.pmf(j + 1, r, p))
 
 
@@ -213,6 +213,8 @@ def expected_abs_error(
     )
     # Pr[R = r], not exp(gammaln(t + 1) - ...): a few ulp of error in log terms of size ~10 t move
     # that exp by ~t * 1e-14 relative, enough to flip a tenth digit on another CPU
+    from scipy.stats import binom
+
     pmf = binom.pmf(r, episodes, retrieval_rate)
     keep = pmf > NEGLIGIBLE
     r, pmf = r[keep], pmf[keep]
@@ -260,6 +262,8 @@ def prediction_check(measured: np.ndarray, expected: np.ndarray, alpha: float = 
     gap = differences.mean(axis=0)
     se = differences.std(axis=0, ddof=1) / math.sqrt(seeds)
     z = np.divide(gap, se, out=np.zeros_like(gap), where=se > 0)
+    from scipy.stats import t as student_t
+
     tolerance = float(student_t.ppf(1 - alpha / (2 * checkpoints), seeds - 1))
     return PredictionCheck(gap, se, z, tolerance, alpha)
 

@@ -28,7 +28,6 @@ from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
-from scipy.signal import lfilter
 
 from .._validate import int_problem, raise_problems, real_problem, shown
 from .batch import block_problems
@@ -224,6 +223,8 @@ def discounted_counter_paths(evidence: npt.ArrayLike, discount: float) -> npt.ND
     Raises ``ValueError`` unless ``discount`` is in (0, 1].
     """
     raise_problems([discount_problem(discount)])
+    from scipy.signal import lfilter  # imported here: scipy.signal takes a second to import
+
     filtered: npt.NDArray[np.float64] = lfilter(
         [1.0], [1.0, -float(discount)], np.asarray(evidence, dtype=np.float64), axis=0
     )
