@@ -191,7 +191,7 @@ def test_the_cite_page_gives_apa_with_the_version_and_links_citation_cff():
     data = _citation()
     assert f"> The forgetting developers. ({data['date-released'].year})." in page
     assert f"(Version {data['version']}) [Computer software]." in page
-    assert "{download}`CITATION.cff <../CITATION.cff>`" in page
+    assert "{download}`CITATION.cff <CITATION.cff>`" in page  # copied into the site
 
 
 def test_the_changelog_has_a_section_for_the_current_version():

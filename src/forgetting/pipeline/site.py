@@ -18,18 +18,22 @@ class BuildFailed(RuntimeError):
 
 #: What the site takes from ``book/`` besides the executed chapters.
 SITE_PAGES = ("*.md", "references.bib", "images/*")
+#: What the site takes from the repository's top folder, for download links (the cite page's).
+ROOT_FILES = ("CITATION.cff",)
 
 
 def prepare_site(root: Path) -> Path:
-    """Copy the book's pages, bibliography and images into the site's source folder."""
+    """Copy the book's pages, bibliography and images, and :data:`ROOT_FILES`, into the site's
+    source folder."""
     site = site_source_dir(root)
-    for pattern in SITE_PAGES:
-        for source in sorted(book_dir(root).glob(pattern)):
-            target = site / source.relative_to(book_dir(root))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            data = source.read_bytes()
-            if not target.exists() or target.read_bytes() != data:
-                target.write_bytes(data)
+    sources = [(s, s.relative_to(book_dir(root))) for p in SITE_PAGES for s in sorted(book_dir(root).glob(p))]
+    sources += [(root / name, Path(name)) for name in ROOT_FILES if (root / name).is_file()]
+    for source, relative in sources:
+        target = site / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = source.read_bytes()
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
     return site
 
 
