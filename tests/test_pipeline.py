@@ -532,3 +532,23 @@ def test_the_site_gets_the_pages_and_the_citation_file_the_cite_page_links(tmp_p
     assert (site / "cite.md").read_text() == "# Cite\n"
     assert (site / "images" / "a.png").read_bytes() == b"png"
     assert (site / "CITATION.cff").read_text() == "cff-version: 1.2.0\n"
+
+
+def test_every_page_footer_gets_the_version_and_the_commit(tmp_path):
+    import yaml
+
+    from forgetting import __version__
+    from forgetting.pipeline.site import site_config, version_line
+
+    assert version_line(tmp_path) == f"forgetting {__version__}, not a git checkout"
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
+    )
+    if head.returncode == 0:
+        assert version_line(ROOT) == f"forgetting {__version__}, commit {head.stdout.strip()}"
+    (tmp_path / "_config.yml").write_text("title: A book\nhtml:\n  extra_footer: '<p>mine</p>'\n")
+    config = yaml.safe_load(site_config(tmp_path).read_text())
+    assert config["title"] == "A book"
+    assert config["html"]["extra_footer"] == (
+        f'<p>mine</p><p class="forgetting-version">forgetting {__version__}, not a git checkout</p>'
+    )
