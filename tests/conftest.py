@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BOOK_FILES = ("_config.yml", "_toc.yml", "book", "data")
+BOOK_FILES = ("_config.yml", "_toc.yml", "CITATION.cff", "book", "data")
 EMBEDDINGS = Path(".cache") / "embeddings"
 
 # A runner started in the background of a non-interactive shell (`cmd &`) inherits SIGINT

@@ -52,6 +52,12 @@ def test_site_has_every_chapter(built_book):
         assert "Reproduce this chapter" in page
     intro = (html / "intro.html").read_text()
     assert "1.000" in intro and "0.911" in intro  # glued from the headline chapter
+    from forgetting import __version__
+
+    for page in ["intro", "cite", *CHAPTERS]:  # the version line of site_config, in every footer
+        assert (
+            f'<p class="forgetting-version">forgetting {__version__}, ' in (html / f"{page}.html").read_text()
+        )
 
 
 @pytest.mark.parametrize("name", list(CHAPTERS))

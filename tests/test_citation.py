@@ -159,3 +159,42 @@ def test_cite_page_agrees_with_references_bib_and_citation_cff():
     assert package.type == "software"
     assert package.fields["version"] == str(_citation()["version"])
     assert package.fields["license"] == _citation()["license"]
+
+
+def test_zenodo_metadata_agree_with_citation_cff():
+    import json
+
+    zenodo = json.loads((ROOT / ".zenodo.json").read_text(encoding="utf-8"))
+    data = _citation()
+    assert zenodo["upload_type"] == "software"
+    assert zenodo["title"] == data["title"]
+    assert zenodo["version"] == str(data["version"])
+    assert zenodo["publication_date"] == str(data["date-released"])
+    assert zenodo["license"] == data["license"]
+    assert zenodo["keywords"] == data["keywords"]
+    assert zenodo["description"] == data["abstract"].strip()
+    assert [c["name"] for c in zenodo["creators"]] == [a["name"] for a in data["authors"]]
+    related = {r["identifier"] for r in zenodo["related_identifiers"]}
+    assert "https://doi.org/10.48550/arXiv.2604.12007" in related  # Memory Worth
+    assert "https://github.com/Emmimal/memory-decay-engine" in related  # the decay engine's code
+
+
+def test_the_license_file_is_the_mit_license_the_metadata_name():
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License\n")
+    assert f"Copyright (c) {_citation()['date-released'].year} The forgetting developers" in text
+    assert 'THE SOFTWARE IS PROVIDED "AS IS"' in text
+
+
+def test_the_cite_page_gives_apa_with_the_version_and_links_citation_cff():
+    page = CITE_PAGE.read_text(encoding="utf-8")
+    data = _citation()
+    assert f"> The forgetting developers. ({data['date-released'].year})." in page
+    assert f"(Version {data['version']}) [Computer software]." in page
+    assert "{download}`CITATION.cff <CITATION.cff>`" in page  # copied into the site
+
+
+def test_the_changelog_has_a_section_for_the_current_version():
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    data = _citation()
+    assert f"\n## {data['version']} ({data['date-released']})\n" in changelog

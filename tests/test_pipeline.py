@@ -517,3 +517,38 @@ def test_a_long_differing_value_is_quoted_cut():
     assert found.startswith('v: "aaa') and "characters) (published" in found and len(found) < 300
     found = pipeline.first_difference("t.csv", f"h\n{long_a}\n".encode(), f"h\n{long_b}\n".encode())
     assert found.startswith("row 1, column h: aaa") and len(found) < 300
+
+
+def test_the_site_gets_the_pages_and_the_citation_file_the_cite_page_links(tmp_path):
+    from forgetting.pipeline.paths import site_source_dir
+    from forgetting.pipeline.site import prepare_site
+
+    (tmp_path / "book" / "images").mkdir(parents=True)
+    (tmp_path / "book" / "cite.md").write_text("# Cite\n")
+    (tmp_path / "book" / "images" / "a.png").write_bytes(b"png")
+    (tmp_path / "CITATION.cff").write_text("cff-version: 1.2.0\n")
+    site = prepare_site(tmp_path)
+    assert site == site_source_dir(tmp_path)
+    assert (site / "cite.md").read_text() == "# Cite\n"
+    assert (site / "images" / "a.png").read_bytes() == b"png"
+    assert (site / "CITATION.cff").read_text() == "cff-version: 1.2.0\n"
+
+
+def test_every_page_footer_gets_the_version_and_the_commit(tmp_path):
+    import yaml
+
+    from forgetting import __version__
+    from forgetting.pipeline.site import site_config, version_line
+
+    assert version_line(tmp_path) == f"forgetting {__version__}, not a git checkout"
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
+    )
+    if head.returncode == 0:
+        assert version_line(ROOT) == f"forgetting {__version__}, commit {head.stdout.strip()}"
+    (tmp_path / "_config.yml").write_text("title: A book\nhtml:\n  extra_footer: '<p>mine</p>'\n")
+    config = yaml.safe_load(site_config(tmp_path).read_text())
+    assert config["title"] == "A book"
+    assert config["html"]["extra_footer"] == (
+        f'<p>mine</p><p class="forgetting-version">forgetting {__version__}, not a git checkout</p>'
+    )

@@ -44,6 +44,7 @@ from ..executor import Executor, executor_from_env
 from ..hashing import digest
 from ..safeio import atomic_write
 from .chapters import ChapterSpec, spec
+from .params import command_value
 from .paths import chapter_run_dir, repo_root, run_figures, run_results
 
 STYLE = "forgetting.mplstyle"
@@ -300,7 +301,7 @@ class Chapter:
         from IPython.display import Markdown
 
         rows = "\n".join(
-            f"| `{k}` | `{json.dumps(v)}` | {self.spec.param(k).help} |" for k, v in self.params.items()
+            f"| `{k}` | `{command_value(v)}` | {self.spec.param(k).help} |" for k, v in self.params.items()
         )
         return Markdown(  # type: ignore[no-untyped-call, unused-ignore]
             f":::{{admonition}} Reproduce this chapter\n:class: tip\n\n"
@@ -361,8 +362,8 @@ def command_option(name: str, value: Any) -> str:
     """The option that gives ``value`` back through the command line (``-p`` as papermill
     reads it; lists, which ``-p`` cannot carry, as ``-y 'name: [...]'``)."""
     if isinstance(value, list):
-        return f"-y {shlex.quote(f'{name}: {json.dumps(value)}')}"
-    return f"-p {name} {shlex.quote(repr(value) if isinstance(value, float) else str(value))}"
+        return f"-y {shlex.quote(f'{name}: {command_value(value)}')}"
+    return f"-p {name} {shlex.quote(command_value(value))}"
 
 
 class _Text(str):

@@ -7,6 +7,7 @@
     forgetting build [--quick] [--jobs N] [--no-execute]   # execute every chapter, render the site
     forgetting pdf                                  # print the built site into one PDF, offline
     forgetting publish --remote R [--branch B]      # push the built site with ghp-import
+    forgetting params CHAPTER                       # a chapter's parameters: defaults, allowed values
 
 Parameters are read exactly as papermill reads them: ``-p NAME VALUE`` (True/False/None,
 then int, then float, else the string), ``-r NAME VALUE`` (raw string), ``-y YAML`` and
@@ -26,18 +27,20 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import re
 import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import pipeline
+from .. import __version__, pipeline
 from .._validate import int_problem, raise_problems
 from ..executor import executor_spec, require_scheduler_reachable
 from ..safeio import is_disk_full
 from . import inputs, pdf, publish
 from .chapters import chapter_names, spec
+from .params import parameter_table
 from .paths import default_output_dir, repo_root
 from .processes import Terminated, terminate_as_interrupt
 
@@ -69,9 +72,12 @@ def parameters(args: argparse.Namespace) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = inputs.OptionValueParser(  # -p NAME -inf: papermill's -p takes any two words
-        prog="forgetting", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="forgetting",
+        description=plain_text(__doc__ or ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
+    parser.add_argument("--version", action="version", version=f"forgetting {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)  # every subparser an OptionValueParser
 
     run = commands.add_parser("run", help="execute one chapter with papermill")
@@ -152,6 +158,9 @@ def _parser() -> argparse.ArgumentParser:
         help="chapters executed at once, each in its own process (default: the number of cores)",
     )
 
+    params = commands.add_parser("params", help="list a chapter's parameters, defaults and allowed values")
+    params.add_argument("chapter", type=inputs.chapter_word, choices=chapter_names())
+
     commands.add_parser(
         "pdf", help="print the built site, in _toc.yml order, to _build/html/forgetting-book.pdf"
     )
@@ -209,7 +218,16 @@ def _fail(args: argparse.Namespace, message: str) -> None:
     print(f"forgetting: error: {message}", file=sys.stderr)
 
 
+def plain_text(text: str) -> str:
+    """``text`` without reStructuredText's inline marks (````literal```` and ``*emphasis*``),
+    as a terminal shows it."""
+    return re.sub(r"\*([^*\s][^*]*)\*", r"\1", text.replace("``", ""))
+
+
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "params":  # the registry alone: no clone needed
+        print(parameter_table(spec(args.chapter)))
+        return 0
     try:
         root = repo_root()
     except FileNotFoundError as error:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -133,3 +134,30 @@ class ChapterSpec:
         if problems:
             raise ValueError(f"chapter {self.name}: " + "; ".join(problems))
         return clean
+
+
+def command_value(value: Any) -> str:
+    """``value`` as the command line takes it back: a list as YAML/JSON (``[1, 5]``, for
+    ``-y``), a float by ``repr`` (every digit), anything else by ``str`` (``True``, not
+    JSON's ``true``, which ``-p`` would read as a string)."""
+    if isinstance(value, list):
+        return json.dumps(value)
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def parameter_table(chapter: ChapterSpec) -> str:
+    """``chapter``'s parameters as ``forgetting params`` prints them: name, published default,
+    quick (smoke) value, allowed values and meaning, one per line, then its cross-parameter rules.
+    Values are shown as the command line takes them (``-p``, or ``-y`` for lists)."""
+    rows = [("parameter", "default", "quick", "allowed", "meaning")]
+    for p in chapter.params:
+        quick = "-" if p.quick is None else command_value(p.quick)
+        rows.append((p.name, command_value(p.default), quick, p.allowed, p.help))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [f"{chapter.name}: {chapter.title}", ""]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4] for row in rows]
+    if chapter.rules:
+        lines += ["", "rules: " + "; ".join(rule.text for rule in chapter.rules)]
+    if chapter.data:
+        lines += ["", "data: " + ", ".join(chapter.data)]
+    return "\n".join(line.rstrip() for line in lines)

@@ -18,24 +18,66 @@ class BuildFailed(RuntimeError):
 
 #: What the site takes from ``book/`` besides the executed chapters.
 SITE_PAGES = ("*.md", "references.bib", "images/*")
+#: What the site takes from the repository's top folder, for download links (the cite page's).
+ROOT_FILES = ("CITATION.cff",)
 
 
 def prepare_site(root: Path) -> Path:
-    """Copy the book's pages, bibliography and images into the site's source folder."""
+    """Copy the book's pages, bibliography and images, and :data:`ROOT_FILES`, into the site's
+    source folder."""
     site = site_source_dir(root)
-    for pattern in SITE_PAGES:
-        for source in sorted(book_dir(root).glob(pattern)):
-            target = site / source.relative_to(book_dir(root))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            data = source.read_bytes()
-            if not target.exists() or target.read_bytes() != data:
-                target.write_bytes(data)
+    sources = [(s, s.relative_to(book_dir(root))) for p in SITE_PAGES for s in sorted(book_dir(root).glob(p))]
+    sources += [(root / name, Path(name)) for name in ROOT_FILES if (root / name).is_file()]
+    for source, relative in sources:
+        target = site / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = source.read_bytes()
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
     return site
+
+
+def version_line(root: Path) -> str:
+    """``"forgetting 0.1.0, commit 1a2b3c4d5e6f"``: the package version and the checkout's
+    commit (``"not a git checkout"`` outside one), as every page's footer shows it."""
+    from .. import __version__
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        done = None
+    commit = (
+        f"commit {done.stdout.strip()}" if done is not None and done.returncode == 0 else "not a git checkout"
+    )
+    return f"forgetting {__version__}, {commit}"
+
+
+def site_config(root: Path) -> Path:
+    """The repository's ``_config.yml`` with :func:`version_line` added to every page's footer
+    (``html.extra_footer``), written to ``_build/_config.site.yml`` for the build."""
+    import html
+
+    import yaml
+
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")) or {}
+    page_html = config.setdefault("html", {})
+    footer = f'<p class="forgetting-version">{html.escape(version_line(root))}</p>'
+    page_html["extra_footer"] = str(page_html.get("extra_footer") or "") + footer
+    target = root / "_build" / "_config.site.yml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return target
 
 
 def build_site(root: Path, builder: str = "html") -> Path:
     """``jupyter-book build -W -n`` of the site's source folder, with the repository's
-    ``_config.yml`` and ``_toc.yml``; its output goes to ``_build/jupyter-book.log``."""
+    ``_config.yml`` (plus the version line, :func:`site_config`) and ``_toc.yml``; its output
+    goes to ``_build/jupyter-book.log``."""
     site = prepare_site(root)
     missing = [n for n in chapter_names() if not (site / f"{n}.ipynb").exists()]
     if missing:
@@ -55,7 +97,7 @@ def build_site(root: Path, builder: str = "html") -> Path:
         "--path-output",
         str(root),
         "--config",
-        str(root / "_config.yml"),
+        str(site_config(root)),
         "--toc",
         str(root / "_toc.yml"),
         "-W",

@@ -1,0 +1,63 @@
+"""The command line's own help: ``--version``, ``params CHAPTER`` and a help text without
+reStructuredText marks; chapter values shown the way the command line takes them back."""
+
+from __future__ import annotations
+
+import pytest
+
+from forgetting import __version__
+from forgetting.pipeline import cli, inputs
+from forgetting.pipeline.chapters import CHAPTERS, spec
+from forgetting.pipeline.params import command_value, parameter_table
+
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"forgetting {__version__}\n"
+
+
+def test_help_shows_no_rst_marks(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and "*not rerun*" not in out
+    assert "-p NAME VALUE" in out and "not rerun" in out
+
+
+@pytest.mark.parametrize("name", list(CHAPTERS))
+def test_params_lists_every_parameter_with_its_default_and_allowed_values(
+    capsys, name, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # the registry alone: no clone needed
+    assert cli.main(["params", name]) == 0
+    out = capsys.readouterr().out
+    chapter = spec(name)
+    assert out == parameter_table(chapter) + "\n"
+    lines = out.splitlines()
+    assert lines[0] == f"{name}: {chapter.title}"
+    for param in chapter.params:
+        row = next(line for line in lines if line.split()[:1] == [param.name])
+        assert command_value(param.default) in row and param.allowed in row and param.help in row
+    for rule in chapter.rules:
+        assert rule.text in out
+
+
+def test_params_refuses_an_unknown_chapter_as_run_does(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["params", "no-such-chapter"])
+    assert done.value.code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("forgetting params: error: argument chapter: unknown chapter 'no-such-chapter'")
+    assert "decay-retention" in last
+
+
+@pytest.mark.parametrize(
+    "value, text", [(True, "True"), (False, "False"), (0.1, "0.1"), (5, "5"), ([1, 2.5], "[1, 2.5]")]
+)
+def test_values_are_shown_as_the_command_line_reads_them_back(value, text):
+    assert command_value(value) == text
+    if not isinstance(value, list):
+        assert inputs.papermill_value(text) == value  # what -p gives back
