@@ -552,3 +552,10 @@ def test_every_page_footer_gets_the_version_and_the_commit(tmp_path):
     assert config["html"]["extra_footer"] == (
         f'<p>mine</p><p class="forgetting-version">forgetting {__version__}, not a git checkout</p>'
     )
+
+
+def test_a_site_without_its_configuration_fails_in_one_line(tmp_path):
+    from forgetting.pipeline.site import BuildFailed, site_config
+
+    with pytest.raises(BuildFailed, match=r"no _config.yml in .*: the site is built with the repository's"):
+        site_config(tmp_path)

@@ -51,10 +51,8 @@ def version_line(root: Path) -> str:
         )
     except (OSError, subprocess.SubprocessError):
         done = None
-    commit = (
-        f"commit {done.stdout.strip()}" if done is not None and done.returncode == 0 else "not a git checkout"
-    )
-    return f"forgetting {__version__}, {commit}"
+    head = (done.stdout or "").strip() if done is not None and done.returncode == 0 else ""
+    return f"forgetting {__version__}, {f'commit {head}' if head else 'not a git checkout'}"
 
 
 def site_config(root: Path) -> Path:
@@ -64,7 +62,10 @@ def site_config(root: Path) -> Path:
 
     import yaml
 
-    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")) or {}
+    source = root / "_config.yml"
+    if not source.is_file():
+        raise BuildFailed(f"no _config.yml in {root}: the site is built with the repository's configuration")
+    config = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
     page_html = config.setdefault("html", {})
     footer = f'<p class="forgetting-version">{html.escape(version_line(root))}</p>'
     page_html["extra_footer"] = str(page_html.get("extra_footer") or "") + footer
