@@ -133,3 +133,27 @@ def test_bad_rules_of_the_new_policies_are_refused_by_name(rules, name):
     session = generate_governance_session(GovernanceWorld(), 0)
     with pytest.raises(ValueError, match=name):
         run_governance(session, "effect", **rules)
+
+
+def test_the_contrast_estimates_the_effect_the_world_implies():
+    """Under decay alone both facts stay available, so every post-shift task is a contrast task:
+    pooled over sessions, in-arm minus out-arm success is the effect the outcome model implies,
+    delta(A) = (c p_conflict + (1-c)/2 p_wrong) / (c + (1-c)/2) - p_ok and
+    delta(B) = (c p_conflict + (1-c)/2 p_ok) / (c + (1-c)/2) - p_wrong."""
+    world = GovernanceWorld(co_retrieval=0.5)
+    o, c = world.outcome, world.co_retrieval
+    expected = {
+        STALE: (c * o.p_conflict + (1 - c) / 2 * o.p_wrong) / (c + (1 - c) / 2) - o.p_ok,
+        TRUE: (c * o.p_conflict + (1 - c) / 2 * o.p_ok) / (c + (1 - c) / 2) - o.p_wrong,
+    }
+    arms = {STALE: EffectArms(), TRUE: EffectArms()}
+    for run in run_governance_seeds(world, 200, policies=("decay",))["decay"]:
+        for turn, retrieved, success in zip(run.task_turns, run.retrieved, run.successes):
+            if turn > world.shift_turn:
+                for fact, counts in arms.items():
+                    counts.add(fact in retrieved, success)
+    for fact, counts in arms.items():
+        p1, p0 = counts.k1 / counts.n1, counts.k0 / counts.n0
+        se = math.sqrt(p1 * (1 - p1) / counts.n1 + p0 * (1 - p0) / counts.n0)
+        assert abs(counts.estimate - expected[fact]) < 4 * se, (fact, counts.estimate, expected[fact], se)
+    assert expected[STALE] < 0 < expected[TRUE]
