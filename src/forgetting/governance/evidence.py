@@ -70,6 +70,10 @@ class EffectArms:
             self.n0 += 1
             self.k0 += success
 
+    def upper_bound_below_zero(self, effect_z: float) -> bool:
+        """:func:`harmful` without checking ``effect_z`` (for a caller that checked it once)."""
+        return _harmful(self.n1, self.k1, self.n0, self.k0, float(effect_z))
+
     @property
     def estimate(self) -> float:
         """``k1/n1 - k0/n0`` (NaN while an arm is empty)."""
@@ -84,7 +88,7 @@ def harmful(arms: EffectArms, effect_z: float = DEFAULT_EFFECT_Z) -> bool:
     Raises ``ValueError`` for a bad ``effect_z`` (a real number in ``[0, 10]``).
     """
     raise_problems([effect_z_problem(effect_z)])
-    return _harmful(arms.n1, arms.k1, arms.n0, arms.k0, float(effect_z))
+    return arms.upper_bound_below_zero(effect_z)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -46,7 +46,8 @@ from ..worth import (
     memory_worth,
     worth_class,
 )
-from .evidence import DEFAULT_EFFECT_Z, EffectArms, effect_z_problem, harmful
+from ..worth.discounted import discount_problem
+from .evidence import DEFAULT_EFFECT_Z, EffectArms, effect_z_problem
 from .world import STALE, TRUE, GovernanceSession, GovernanceWorld, generate_governance_session
 
 __all__ = [
@@ -212,7 +213,7 @@ def _check_rules(session: object, policy: str, rules: Rules) -> None:
             real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True),
             real_problem("min_evidence", min_evidence, 1.0),
             real_problem("low_threshold", low_threshold, 0.0, 0.7, high_open=True),
-            real_problem("discount", discount, 0.0, 1.0, low_open=True),
+            discount_problem(discount),
             effect_z_problem(effect_z),
         ]
     )
@@ -268,7 +269,7 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
                 if arms is not None and len(available) == 2:  # a contrast task
                     for mem_id, counts in arms.items():
                         counts.add(mem_id in retrieved, bool(success))
-                        if harmful(counts, effect_z):
+                        if counts.upper_bound_below_zero(effect_z):  # effect_z checked once, above
                             deprecated.add(mem_id)
             for mem_id in retrieved:
                 engine.recall(mem_id, turn)
