@@ -137,7 +137,7 @@ def full_runs(request, tmp_path_factory):
         for item in request.session.items
         if "full_runs" in getattr(item, "fixturenames", ()) and hasattr(item, "callspec")
     }
-    names = sorted(wanted, key=lambda n: (n not in SLOW_FIRST, SLOW_FIRST.index(n) if n in SLOW_FIRST else 0))
+    names = [n for n in SLOW_FIRST if n in wanted] + sorted(wanted - set(SLOW_FIRST))
     names = [name for name in names if missing_data(name) is None]
     # a scratch copy per run: a run's folder is named by its process, which exits after it, so a
     # later run in the same copy would remove the folder as an orphan's
