@@ -20,8 +20,12 @@ products (``../shared/tools/other-cpu-check`` varies OpenBLAS's kernels for real
 ``np.dot`` would also move matplotlib's own transforms, which no real CPU moves by four ulp).
 
 ``FORGETTING_ULP_NOISE_ONLY`` (comma-separated, e.g. ``numpy.log,math.exp``) narrows the set, to
-find which function a difference comes from. At exit each process writes ``<pid>.json`` into the
-folder (whole, by a rename): how many results it perturbed, per function, so a test can tell that the perturbation ran.
+find which function a difference comes from. Each process writes ``<pid>.json`` into the folder
+(whole, by a rename): how many results it perturbed, per function, so a test can tell that the
+perturbation ran. It writes it at exit, and also each time a function's number of perturbed calls
+reaches a power of two (1, 2, 4, ...): a kernel that jupyter_client stops with SIGTERM, as it does
+one that takes more than half its ``shutdown_wait_time`` to exit (a loaded machine), runs no
+``atexit`` code, and its report still names every function it perturbed.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import threading
 from collections import Counter
 
 RELATIVE = 1e-15
@@ -45,16 +50,23 @@ def _install(folder: str) -> None:
 
     rng = np.random.default_rng(SEED)
     counts: Counter[str] = Counter()
+    calls: Counter[str] = Counter()
+
+    def perturbed(name: str, results: int) -> None:
+        counts[name] += results
+        calls[name] += 1
+        if calls[name] & (calls[name] - 1) == 0:  # a power of two: about log2(calls) writes
+            report()
 
     def moved(name: str, value):  # type: ignore[no-untyped-def]
         if isinstance(value, np.ndarray) and value.dtype == np.float64:
             whole = np.isfinite(value) & (value == np.round(value))
             noise = 1.0 + RELATIVE * rng.uniform(-1.0, 1.0, value.shape)
             np.multiply(value, np.where(whole, 1.0, noise), out=value, casting="unsafe")
-            counts[name] += int(value.size - whole.sum())
+            perturbed(name, int(value.size - whole.sum()))
             return value
         if isinstance(value, (float, np.float64)) and math.isfinite(value) and value != round(value):
-            counts[name] += 1
+            perturbed(name, 1)
             return type(value)(value * (1.0 + RELATIVE * rng.uniform(-1.0, 1.0)))
         return value
 
@@ -79,9 +91,10 @@ def _install(folder: str) -> None:
 
     def report() -> None:  # written whole or not at all: a reader never sees a half-written file
         path = os.path.join(folder, f"{os.getpid()}.json")
-        with open(f"{path}.partial", "w") as handle:
+        partial = f"{path}.{threading.get_ident()}.partial"  # two threads never share one
+        with open(partial, "w") as handle:
             json.dump(dict(counts), handle)
-        os.replace(f"{path}.partial", path)
+        os.replace(partial, path)
 
     atexit.register(report)
 
