@@ -139,7 +139,11 @@ def test_sigterm_while_a_chapter_runs_ends_in_one_line_and_leaves_nothing(tmp_pa
         "the chapter's kernel",
     )
     command.send_signal(signal.SIGTERM)
-    out, err = command.communicate(timeout=60)
+    try:
+        out, err = command.communicate(timeout=60)
+    finally:  # a command that hangs is killed, so that it cannot outlive this test
+        command.kill()
+        command.wait()
     assert command.returncode == 143
     assert err.count("\n") == 1 and err.startswith("forgetting: error: stopped by SIGTERM"), err
     time.sleep(1.0)
@@ -182,6 +186,45 @@ def test_a_signal_during_the_imports_ends_in_one_line(name, code):
     )
     assert done.returncode == code
     assert done.stderr.count("\n") == 1 and "before it started; nothing was done" in done.stderr, done.stderr
+
+
+STOPPED_WHERE_FINALIZATION_HANGS = textwrap.dedent(
+    """
+    import atexit, os, signal, sys, time
+    sys.path.insert(0, {src!r})
+    from forgetting.pipeline import cli, launch
+    from forgetting.pipeline.processes import Terminated
+
+    atexit.register(time.sleep, 120)  # plays a destructor that waits forever at exit
+
+    def stopped(argv):
+        {body}
+
+    cli.main = stopped
+    sys.exit(launch.main([]))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ("return 143  # cli.main caught SIGTERM and cleaned up", 143),
+        ("return 130  # cli.main caught Ctrl-C and cleaned up", 130),
+        ("raise Terminated(signal.SIGTERM)  # before cli.main could catch it", 143),
+        ("raise KeyboardInterrupt  # before cli.main could catch it", 130),
+        ("return 1  # a failure ends through the normal exit", None),
+    ],
+    ids=["SIGTERM caught", "Ctrl-C caught", "SIGTERM early", "Ctrl-C early", "failure (the control)"],
+)
+def test_a_stopped_command_ends_even_where_python_s_exit_would_hang(body, code):
+    script = STOPPED_WHERE_FINALIZATION_HANGS.format(src=str(SRC), body=body)
+    if code is None:
+        with pytest.raises(subprocess.TimeoutExpired, match="timed out after 5"):
+            subprocess.run([sys.executable, "-c", script], timeout=5, capture_output=True)
+        return
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == code, done.stderr
 
 
 def test_a_signal_the_caller_ignores_stays_ignored():

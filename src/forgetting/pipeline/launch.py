@@ -4,15 +4,22 @@ Importing the command line takes a moment (numpy, pandas, papermill, ...). Until
 imported, Ctrl-C, SIGTERM and SIGHUP end the command at once with one line (nothing has been
 done yet); then :func:`forgetting.pipeline.cli.main` takes over, where they stop the work
 and clean up. This module imports only the standard library and :mod:`.processes`.
+
+A stopped command then ends without Python's finalization (:func:`_end_stopped`): a stop
+abandons papermill's coroutine half-way, and its ZeroMQ sockets can outlive their context at
+interpreter exit, whose destructor then waits for them forever. CI saw that once: the command's
+main thread in ``poll``, ZeroMQ's four threads in ``epoll_wait``, the kernel still running.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from types import FrameType
+from typing import NoReturn
 
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
@@ -23,6 +30,19 @@ def _stop_before_start(signum: int, frame: FrameType | None) -> None:
         os.write(2, f"forgetting: {how} before it started; nothing was done\n".encode())
     finally:
         os._exit(EXIT_INTERRUPTED if signum == signal.SIGINT else EXIT_TERMINATED)
+
+
+def _end_stopped(code: int) -> NoReturn:
+    """End a stopped command with ``code`` now, as the signal's default action would end it.
+
+    Every cleanup has run by then (run folders and journals in ``finally`` blocks; kernels and
+    local workers die with this process), so only the interpreter's finalization is skipped:
+    ``atexit`` handlers and object destructors, of which ZeroMQ's can hang (module docstring).
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed or broken stream: nothing to say
+            stream.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,13 +62,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(
                 s, raise_terminated if s != signal.SIGINT and handler is signal.SIG_DFL else handler
             )
-        return cli_main(argv)
+        code = cli_main(argv)
     except KeyboardInterrupt:  # one that came before cli.main could catch it
         print("forgetting: error: interrupted before any work; nothing was done", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        _end_stopped(EXIT_INTERRUPTED)
     except Terminated as stop:
         print(f"forgetting: error: stopped by {stop} before any work; nothing was done", file=sys.stderr)
-        return EXIT_TERMINATED
+        _end_stopped(EXIT_TERMINATED)
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        _end_stopped(code)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover
