@@ -3,6 +3,7 @@ published results and figures, and the published files under races, interrupts a
 
 import hashlib
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from conftest import ROOT, copy_book, missing_data
 from forgetting import pipeline
 from forgetting.pipeline.chapters import CHAPTERS, spec
 from forgetting.pipeline.paths import figures_dir, results_dir, runs_dir
+from forgetting.pipeline.tables import TABLE_CLASS, raw_tables
 
 pytestmark = pytest.mark.book
 FORGETTING = str(Path(sys.executable).parent / "forgetting")
@@ -58,6 +60,44 @@ def test_site_has_every_chapter(built_book):
         assert (
             f'<p class="forgetting-version">forgetting {__version__}, ' in (html / f"{page}.html").read_text()
         )
+
+
+TABLE = re.compile(
+    rf'<table class="{TABLE_CLASS}[^"]*" id="(?P<id>table-[a-z0-9-]+)">\s*'
+    r'<caption><span class="caption-number">Table (?P<number>\d+) </span>(?P<caption>.*?)</caption>',
+    re.S,
+)
+
+
+def test_every_table_is_numbered_captioned_and_links_its_csv(built_book):
+    """No chapter leaves a DataFrame or a Styler as a cell's result; every table on a chapter's
+    page (the "Reproduce this chapter" box's aside) is the book's: numbered in book order, with a
+    caption, anchored, and linked to its CSV, which the site serves at ``results/<file>``."""
+    root, _ = built_book
+    html = root / "_build" / "html"
+    numbers = []
+    for name in CHAPTERS:
+        notebook = json.loads((root / "_executed" / "site" / f"{name}.ipynb").read_text())
+        assert raw_tables(notebook) == [], f"{name}: cells {raw_tables(notebook)} show a raw table"
+        page = (html / f"{name}.html").read_text()
+        box = page.count("Reproduce this chapter</p>")
+        tables = list(TABLE.finditer(page))
+        assert len(tables) == page.count("<table") - box - PROSE_TABLES.get(name, 0), name
+        for table in tables:
+            csv = re.search(r'href="(results/[^"]+)"', table["caption"])[1]
+            assert f"results/{table['id'].removeprefix('table-')}.csv" == csv and csv.startswith(
+                f"results/{name}-"
+            )
+            assert (html / csv).read_bytes() == (root / "_executed" / "site" / csv).read_bytes()
+            assert len(re.sub("<[^>]+>", "", table["caption"])) > len(" Data: ") + len(csv) + 20, table[
+                "caption"
+            ]
+            numbers.append(int(table["number"]))
+    assert numbers == list(range(1, len(numbers) + 1))  # numbered through the book, in its order
+
+
+#: Tables written as Markdown in a chapter's prose (definitions, not results).
+PROSE_TABLES = {"mw-theory": 1, "beyond-credit": 1}
 
 
 @pytest.mark.parametrize("name", list(CHAPTERS))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from forgetting.pipeline.chapter import PUBLISHED_DIGITS
 from forgetting.pipeline.comparison import first_difference
+from forgetting.pipeline.values import PUBLISHED_DIGITS
 
 
 def record(**values):

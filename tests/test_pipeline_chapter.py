@@ -140,7 +140,7 @@ def test_glued_text_renders_exactly_as_given(text: str) -> None:
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from forgetting.pipeline.chapter import PUBLISHED_DIGITS, published_value  # noqa: E402
+from forgetting.pipeline.values import PUBLISHED_DIGITS, published_value  # noqa: E402
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False))
@@ -170,7 +170,7 @@ def test_a_few_ulp_of_cpu_noise_rarely_reach_a_published_float(value: float, ulp
 def test_glue_and_tables_publish_at_the_stated_precision(chapter: Chapter, tmp_path: Path) -> None:
     chapter.run_dir = tmp_path
     assert chapter.glue("x", 1.9809006893831547) == chapter.glue("y", 1.9809006893831544) == 1.980900689
-    chapter.table([{"a": 0.12345678901234, "b": 3, "c": "t"}], "t", display=False)
+    chapter.table([{"a": 0.12345678901234, "b": 3, "c": "t"}], "t")
     assert (tmp_path / "results" / f"{chapter.name}-t.csv").read_text() == "a,b,c\n0.123456789,3,t\n"
     assert chapter.glue("big", 10**20) == 10**20 and chapter.glue("nan", float("nan")) != 0
 

@@ -161,7 +161,7 @@ def test_re_gluing_and_re_tabling_the_published_results_gives_back_the_committed
         assert chapter.glue(key, value) == value or value != value
     for table in json.loads((PUBLISHED / f"{name}.json").read_text())["tables"]:
         frame = chapter.published_table(table)
-        chapter.table(frame, table, display=False)
+        chapter.table(frame, table)
         written = run_results(tmp_path) / f"{name}-{table}.csv"
         assert written.read_bytes() == (PUBLISHED / f"{name}-{table}.csv").read_bytes()
     assert chapter.save().read_bytes() == (PUBLISHED / f"{name}.json").read_bytes()
@@ -174,7 +174,7 @@ def test_text_that_pandas_would_read_as_missing_comes_back_as_written(tmp_path):
         {"a": "NA", "b": None, "c": 0.1234567890123, "d": True},
         {"a": "None", "b": 2, "c": 1.0, "d": False},
     ]
-    chapter.table(rows, "t", display=False)
+    chapter.table(rows, "t")
     (tmp_path / "data" / "results").mkdir(parents=True)
     shutil.copy(run_results(chapter.run_dir) / "decay-retention-t.csv", tmp_path / "data" / "results")
     frame = chapter.published_table("t")

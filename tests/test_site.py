@@ -32,8 +32,11 @@ from typing import Any
 import pytest
 import yaml
 
+from forgetting.pipeline.chapters import CHAPTERS
+
 # The same offline browser the PDF is printed with (no host resolves; requests go to a dead proxy).
-from forgetting.pipeline.pdf import CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS
+from forgetting.pipeline.pdf import A4_CM, CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS, MARGIN_CM
+from forgetting.pipeline.tables import TABLE_CLASS
 
 pytestmark = pytest.mark.book
 
@@ -343,3 +346,29 @@ def test_query_typed_into_the_search_box_finds_pages(site, browser):
     assert f"q={SEARCH_QUERY}" in browser.current_url
     assert _search_hits(browser) > 0
     assert [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+#: The printed page's text width in CSS pixels: A4 less the PDF's margins (``forgetting.pipeline.pdf``).
+A4_TEXT_WIDTH_PX = round((A4_CM[0] - 2 * MARGIN_CM) / 2.54 * 96)
+
+
+def test_every_table_fits_the_printed_page(site, browser):
+    """Laid out for print at the PDF's text width, no table of the book is wider than the text
+    around it, so the PDF cuts none off (on screen a wider one would scroll)."""
+    measure = (
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".map(t => [t.id, t.scrollWidth, t.parentElement.clientWidth]);"
+    )
+    size = browser.get_window_size()
+    browser.set_window_size(A4_TEXT_WIDTH_PX, 1200)
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        tables = []
+        for name in CHAPTERS:
+            browser.get((site / f"{name}.html").as_uri())
+            tables += browser.execute_script(measure, f"table.{TABLE_CLASS}")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        browser.set_window_size(size["width"], size["height"])
+    assert len(tables) > 10
+    assert [t for t in tables if t[1] > t[2]] == []

@@ -31,7 +31,6 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
-import io
 import json
 import math
 import shlex
@@ -45,7 +44,8 @@ from ..hashing import digest
 from ..safeio import atomic_write
 from .chapters import ChapterSpec, spec
 from .params import command_value
-from .paths import chapter_run_dir, repo_root, run_figures, run_results
+from .paths import SITE_RESULTS, chapter_run_dir, repo_root, run_figures, run_results
+from .values import csv_text, glue_value, publishable, published_value
 
 STYLE = "forgetting.mplstyle"
 FIGURE_FORMATS = ("png", "pdf", "svg")
@@ -54,13 +54,6 @@ FIGURE_FORMATS = ("png", "pdf", "svg")
 BOX_STEP_INCHES = 0.01
 ONE_COLUMN = (3.5, 2.6)  # inches: one column of a two-column paper
 TWO_COLUMN = (7.2, 3.0)  # full text width
-#: Significant digits of every float a chapter publishes: glued values (and so the JSON record and
-#: the prose) and table cells. float64 carries 15-17; two CPUs that run other SIMD code for
-#: ``exp``/``log`` or sum in another order differ in the last one to three of them (a few ulp,
-#: or about ``n * 1e-16`` relative for a sum of ``n`` terms). Ten digits keep five or more below
-#: the published ones, so such noise changes a published value only when it lies within that
-#: noise of a rounding boundary. See the reproducibility page.
-PUBLISHED_DIGITS = 10
 #: Where a checked number that is not a source's comes from, as the failure message says it.
 CHECK_ORIGINS = {
     "derived": "derived from a formula, independently of the simulation:",
@@ -193,7 +186,7 @@ class Chapter:
         """Glue ``value`` (as a plain int/float/str) for the prose and record it."""
         from myst_nb import glue
 
-        plain = _plain(value)
+        plain = glue_value(value)
         self.values[key] = plain
         glue(key, _Text(plain) if isinstance(plain, str) else plain, display=False)
         return plain
@@ -259,17 +252,54 @@ class Chapter:
         glue(name, fig, display=False)
         plt.close(fig)
 
-    def table(self, rows: Sequence[Mapping[str, Any]] | Any, name: str, display: bool = True) -> Any:
-        """Write ``rows`` (or a DataFrame) as ``<chapter>-<name>.csv`` in the run folder; return a DataFrame."""
+    def table(self, rows: Sequence[Mapping[str, Any]] | Any, name: str) -> Any:
+        """Write ``rows`` (or a DataFrame) as ``<chapter>-<name>.csv`` in the run folder; return a
+        DataFrame (for the cell's own use: a cell never ends with it, :meth:`show_table` shows a table)."""
         import pandas as pd
 
-        frame = _publishable(rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows)))
+        frame = publishable(rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows)))
         text = csv_text(frame)
         folder = run_results(self.run_dir)
         folder.mkdir(parents=True, exist_ok=True)
         atomic_write(folder / f"{self.name}-{name}.csv", lambda handle: handle.write(text.encode()))
         self.tables[name] = hashlib.sha256(text.encode()).hexdigest()
         return frame
+
+    def show_table(
+        self,
+        rows: Sequence[Mapping[str, Any]] | Any,
+        name: str,
+        caption: str,
+        *,
+        publish: bool = True,
+        **formats: Any,
+    ) -> Any:
+        """Publish ``rows`` as :meth:`table` does and show them as the book's numbered table
+        ``#table-<chapter>-<name>``, captioned, with a link to the CSV (:mod:`.tables`; ``formats``
+        go to :func:`~forgetting.pipeline.tables.myst_table`). Cells show the published values.
+
+        With ``publish=False`` the rows are only shown, as a view of table ``name``, which this
+        run must have published already (the link goes to its CSV)."""
+        from IPython.display import Markdown
+
+        from .tables import myst_table, rows_of
+
+        if publish:
+            self.table(rows, name)
+        elif name not in self.tables:
+            raise ValueError(
+                f"table {name!r} was not published by this run; published: {sorted(self.tables)}"
+            )
+        columns, cells = rows_of(rows)
+        shown = [dict(zip(columns, (published_value(v) for v in row))) for row in cells]
+        text = myst_table(
+            shown,
+            label=f"table-{self.name}-{name}",
+            caption=caption,
+            csv=f"{SITE_RESULTS}/{self.name}-{name}.csv",
+            **formats,
+        )
+        return Markdown(text)  # type: ignore[no-untyped-call, unused-ignore]
 
     # --- the record ----------------------------------------------------------
     def record(self) -> dict[str, Any]:
@@ -381,34 +411,3 @@ class _Text(str):
         except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
             return text
         return repr(text)
-
-
-def _publishable(frame: Any) -> Any:
-    return frame.apply(lambda column: column.map(published_value) if column.dtype == object else column)
-
-
-def csv_text(frame: Any) -> str:
-    """A table's CSV as the book publishes it: floats at :data:`PUBLISHED_DIGITS`, ``\\n`` ends, no index."""
-    buffer = io.StringIO()
-    _publishable(frame).to_csv(
-        buffer, index=False, lineterminator="\n", float_format=f"%.{PUBLISHED_DIGITS}g"
-    )
-    return buffer.getvalue()
-
-
-def published_value(value: Any) -> Any:
-    """A float as the book publishes it: rounded to :data:`PUBLISHED_DIGITS` significant digits
-    (``nan`` and infinities as they are); anything else unchanged."""
-    if isinstance(value, float) and math.isfinite(value):
-        return float(f"{value:.{PUBLISHED_DIGITS}g}")
-    return value
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, bool):
-        return value
-    if hasattr(value, "item"):  # numpy scalar
-        value = value.item()
-    if isinstance(value, (int, float, str)):
-        return published_value(value)
-    raise TypeError(f"glue only plain numbers or strings, got {value!r}")

@@ -145,7 +145,7 @@ def _relative(new: Any, old: Any) -> str:
     """For two numbers, their relative difference; and, when both are published at the stated
     precision and differ by one unit of their last digit, that this is float noise (another
     CPU's last bits pushed a value over a rounding boundary), not a changed result."""
-    from .chapter import PUBLISHED_DIGITS, published_value
+    from .values import PUBLISHED_DIGITS, published_value
 
     a, b = _number(new), _number(old)
     if a is None or b is None or b == 0:

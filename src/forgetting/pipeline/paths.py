@@ -56,6 +56,16 @@ def site_source_dir(root: Path) -> Path:
     return root / "_executed" / "site"
 
 
+#: Where the site serves the result files of the runs it renders, relative to its top:
+#: ``<site>/results/<chapter>-<name>.csv`` (an address that changes only with the name).
+SITE_RESULTS = "results"
+
+
+def site_results_dir(root: Path) -> Path:
+    """The result files of the runs the site renders, which the build copies to ``<site>/results``."""
+    return site_source_dir(root) / SITE_RESULTS
+
+
 def site_output_dir(root: Path, builder: str = "html") -> Path:
     return root / "_build" / builder
 

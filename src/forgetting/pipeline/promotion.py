@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from ..safeio import atomic_write_bytes, check_inside, exclusive_lock, no_interrupts, write_temp
 from .comparison import owner, published_files, strays
-from .paths import figures_dir, results_dir, site_input_dir, site_source_dir
+from .paths import figures_dir, results_dir, site_input_dir, site_results_dir, site_source_dir
 
 if TYPE_CHECKING:
     from .run import ChapterRun
@@ -59,7 +59,7 @@ def journal_path(root: Path) -> Path:
 def published_folders(root: Path) -> tuple[Path, ...]:
     """Every folder a publication writes to (where temp files may be left)."""
     site = site_source_dir(root)
-    return (results_dir(root), figures_dir(root), site, site / "figures")
+    return (results_dir(root), figures_dir(root), site, site / "figures", site_results_dir(root))
 
 
 def _writer(data: bytes) -> Callable[[BinaryIO], object]:
@@ -218,7 +218,11 @@ def publish_run(root: Path, run: ChapterRun, results: bool = True, site: bool = 
     if results:
         plan += [(results_dir(root), run.results), (figures_dir(root), run.figures)]
     if site:
-        plan += [(site_source_dir(root) / "figures", run.figures), (site_source_dir(root), [run.notebook])]
+        plan += [
+            (site_source_dir(root) / "figures", run.figures),
+            (site_results_dir(root), run.results),
+            (site_source_dir(root), [run.notebook]),
+        ]
     switch_sets(root, run.name, plan, strays_too=results)
 
 

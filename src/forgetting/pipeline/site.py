@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from .chapters import chapter_names
-from .paths import book_dir, site_output_dir, site_source_dir
+from .paths import SITE_RESULTS, book_dir, site_output_dir, site_source_dir
 
 
 class BuildFailed(RuntimeError):
@@ -17,7 +18,10 @@ class BuildFailed(RuntimeError):
 
 
 #: What the site takes from ``book/`` besides the executed chapters.
-SITE_PAGES = ("*.md", "references.bib", "images/*")
+SITE_PAGES = ("*.md", "references.bib", "images/*", "_static/*")
+#: Folders of the site's source served as they are, at ``<site>/<folder>/<file>``: addresses
+#: named for the file, which a citation can use (Sphinx's own downloads change with the content).
+STABLE_FOLDERS = ("figures", SITE_RESULTS)
 #: What the site takes from the repository's top folder, for download links (the cite page's).
 ROOT_FILES = ("CITATION.cff",)
 
@@ -119,4 +123,16 @@ def build_site(root: Path, builder: str = "html") -> Path:
             lines[-1] if lines else "no output",
         )
         raise BuildFailed(f"jupyter-book build failed ({first.strip()}); full log: {log}")
+    if builder == "html":
+        serve_stable_folders(root)
     return site_output_dir(root, builder) / "index.html"
+
+
+def serve_stable_folders(root: Path) -> None:
+    """Copy each of :data:`STABLE_FOLDERS` of the site's source into the built site, replacing
+    what an earlier build left there (so a file the site no longer renders is not served)."""
+    for name in STABLE_FOLDERS:
+        source, target = site_source_dir(root) / name, site_output_dir(root) / name
+        shutil.rmtree(target, ignore_errors=True)
+        if source.is_dir():
+            shutil.copytree(source, target)
