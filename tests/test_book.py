@@ -96,6 +96,34 @@ def test_every_table_is_numbered_captioned_and_links_its_csv(built_book):
     assert numbers == list(range(1, len(numbers) + 1))  # numbered through the book, in its order
 
 
+FIGURE = re.compile(
+    r'<figure class="[^"]*" id="(?P<id>fig-[^"]+)">\s*<img alt="(?P<alt>[^"]*)"(?P<rest>.*?)</figure>', re.S
+)
+
+
+def test_every_figure_has_alt_text_and_links_to_its_files_at_stable_addresses(built_book):
+    """Each chapter shows every figure it saves, once; each has alt text (not its file name) and
+    links to its PNG, PDF and SVG at ``figures/<chapter>-<name>.<ext>``, which the site serves."""
+    root, _ = built_book
+    html = root / "_build" / "html"
+    for name in CHAPTERS:
+        page = (html / f"{name}.html").read_text()
+        figures = list(FIGURE.finditer(page))
+        assert len(figures) == page.count("<figure"), name
+        linked = []
+        for figure in figures:
+            assert len(figure["alt"]) > 20 and not figure["alt"].endswith(".png"), (name, figure["alt"])
+            stems = set(re.findall(r'href="figures/([a-z0-9-]+)\.(?:png|pdf|svg)"', figure["rest"]))
+            assert len(stems) == 1, (name, figure["id"], stems)
+            stem = stems.pop()
+            for ext in ("png", "pdf", "svg"):
+                assert f'href="figures/{stem}.{ext}"' in figure["rest"], (name, stem, ext)
+                assert (html / "figures" / f"{stem}.{ext}").is_file(), (name, stem, ext)
+            linked.append(stem)
+        saved = sorted({p.stem for p in (root / "_executed" / "site" / "figures").glob(f"{name}-*.png")})
+        assert sorted(linked) == saved, name
+
+
 #: Tables written as Markdown in a chapter's prose (definitions, not results).
 PROSE_TABLES = {"mw-theory": 1, "beyond-credit": 1}
 

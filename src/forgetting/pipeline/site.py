@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -26,9 +27,37 @@ STABLE_FOLDERS = ("figures", SITE_RESULTS)
 ROOT_FILES = ("CITATION.cff",)
 
 
+#: The line of ``book/list-of-figures.md`` that :func:`figure_list` replaces in the site's copy.
+FIGURE_LIST_MARK = "<!-- forgetting: list of figures -->"
+FIGURE_BLOCK = re.compile(r"```\{glue:figure\} (?P<key>\S+)\n(?P<options>(?::[^\n]*\n)*)", re.S)
+
+
+def figure_list(site: Path) -> str:
+    """One line per figure of the executed chapters, in the table of contents' order: its
+    number (a reference to its ``:name:``), its chapter, its ``:alt:`` text and its files."""
+    lines = []
+    for name in chapter_names():
+        notebook = json.loads((site / f"{name}.ipynb").read_text(encoding="utf-8"))
+        for cell in notebook["cells"]:
+            if cell["cell_type"] != "markdown":
+                continue
+            for block in FIGURE_BLOCK.finditer("".join(cell["source"])):
+                options = dict(re.findall(r"^:(\w+): ?(.*)$", block["options"], re.M))
+                stem = f"{name}-{block['key']}"
+                if not {"name", "alt"} <= set(options):
+                    raise BuildFailed(
+                        f"figure {stem} of {name}.ipynb needs both :name: and :alt: (it has {sorted(options)})"
+                    )
+                files = " · ".join(
+                    f'<a href="figures/{stem}.{ext}">{ext.upper()}</a>' for ext in ("png", "pdf", "svg")
+                )
+                lines.append(f"- {{numref}}`{options['name']}` ({{doc}}`{name}`): {options['alt']}. {files}")
+    return "\n".join(lines) + "\n"
+
+
 def prepare_site(root: Path) -> Path:
     """Copy the book's pages, bibliography and images, and :data:`ROOT_FILES`, into the site's
-    source folder."""
+    source folder; the list of figures gets its list (:func:`figure_list`)."""
     site = site_source_dir(root)
     sources = [(s, s.relative_to(book_dir(root))) for p in SITE_PAGES for s in sorted(book_dir(root).glob(p))]
     sources += [(root / name, Path(name)) for name in ROOT_FILES if (root / name).is_file()]
@@ -36,6 +65,10 @@ def prepare_site(root: Path) -> Path:
         target = site / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         data = source.read_bytes()
+        if relative == Path("list-of-figures.md") and all(
+            (site / f"{n}.ipynb").is_file() for n in chapter_names()
+        ):
+            data = data.replace(FIGURE_LIST_MARK.encode(), figure_list(site).encode())
         if not target.exists() or target.read_bytes() != data:
             target.write_bytes(data)
     return site
