@@ -61,3 +61,21 @@ def test_values_are_shown_as_the_command_line_reads_them_back(value, text):
     assert command_value(value) == text
     if not isinstance(value, list):
         assert inputs.papermill_value(text) == value  # what -p gives back
+
+
+@pytest.mark.book  # runs a chapter twice
+def test_an_identical_verify_leaves_a_site_that_shows_the_chapter_as_it_was(tmp_path, capsys, monkeypatch):
+    """`verify` shows a chapter in the site only where the site has none: a verify that comes out
+    identical must not make a built site stale (`forgetting pdf` refuses a stale one)."""
+    from conftest import copy_book
+    from forgetting.pipeline.paths import site_source_dir
+
+    root = copy_book(tmp_path)
+    monkeypatch.chdir(root)
+    notebook = site_source_dir(root) / "decay-retention.ipynb"
+    assert cli.main(["verify", "decay-retention"]) == 0
+    assert notebook.is_file()  # the site had none: it shows this run
+    before = notebook.read_bytes(), notebook.stat().st_mtime_ns
+    assert cli.main(["verify", "decay-retention"]) == 0
+    assert "identical" in capsys.readouterr().out
+    assert (notebook.read_bytes(), notebook.stat().st_mtime_ns) == before

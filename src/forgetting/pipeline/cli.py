@@ -41,7 +41,7 @@ from ..safeio import is_disk_full
 from . import inputs, pdf, publish
 from .chapters import chapter_names, spec
 from .params import parameter_table
-from .paths import default_output_dir, repo_root
+from .paths import default_output_dir, repo_root, site_source_dir
 from .processes import Terminated, terminate_as_interrupt
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
@@ -351,8 +351,13 @@ def _verify(root: Path, names: Sequence[str], update: bool) -> int:
             else:
                 status[name] = "DIFFERS" if problems else "identical"
                 failed = failed or bool(problems)
-            if update or not problems:  # the published set and the site's copy in one step
-                pipeline.publish_run(root, run, results=bool(problems) and update, site=True)
+            # the published set and the site's copy in one step; an identical run leaves a site
+            # that shows the chapter alone, so that a built site stays current for `forgetting pdf`
+            shown = (site_source_dir(root) / f"{name}.ipynb").is_file()
+            if update and problems:
+                pipeline.publish_run(root, run, results=True, site=True)
+            elif not problems and not shown:
+                pipeline.publish_run(root, run, results=False, site=True)
         finally:
             run.discard()
         runs.append(run)
