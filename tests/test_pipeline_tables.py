@@ -115,6 +115,10 @@ def test_columns_choose_and_order_what_is_shown():
     assert cells(parsed(text)) == [["C", "A"], ["3", "1"]]
 
 
+def test_a_line_break_in_a_cell_is_a_space():
+    assert cells(parsed(myst_table([{"a": "two\nlines"}], label="t", caption="c"))) == [["A"], ["two lines"]]
+
+
 def test_rows_with_different_keys_give_every_column_in_first_seen_order():
     text = myst_table([{"a": 1}, {"b": 2.0, "a": 3}], label="t", caption="c")
     assert cells(parsed(text)) == [["A", "B"], ["1", MISSING], ["3", "2.000"]]

@@ -100,8 +100,9 @@ def _check_spec(label: str, column: str, spec: Any) -> None:
 
 
 def escape(text: str) -> str:
-    """``text`` with every ASCII punctuation mark backslash-escaped: read as Markdown, it is itself."""
-    return _MARKDOWN.sub(r"\\\1", text)
+    """``text`` on one line, every ASCII punctuation mark backslash-escaped: read as Markdown in a
+    table cell, it is itself."""
+    return _MARKDOWN.sub(r"\\\1", " ".join(text.splitlines()))
 
 
 def rows_of(table: Sequence[Mapping[str, Any]] | Any) -> tuple[list[str], list[list[Any]]]:
@@ -129,7 +130,7 @@ def myst_table(
     label: str,
     caption: str,
     csv: str | None = None,
-    precision: int = 3,
+    precision: int | str = 3,
     digits: Mapping[str, int | str] | None = None,
     headers: Mapping[str, str] | None = None,
     missing: str = MISSING,
