@@ -43,6 +43,49 @@ def test_no_science_module_imports_the_pipeline():
         assert "pipeline" not in re.findall(r"^\s*(?:from|import) [\w.]*", text, re.M).__str__(), path
 
 
+def sibling_imports(package: Path) -> dict[str, set[str]]:
+    """Each module of ``package`` and the sibling modules it imports, anywhere in it (inside
+    functions and under ``TYPE_CHECKING`` too)."""
+    import ast
+
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    graph = {}
+    for name in modules:
+        found = set()
+        for node in ast.walk(ast.parse((package / f"{name}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                found |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
+        graph[name] = found & modules
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every module that can reach itself, with the path it takes (depth-first)."""
+    found = []
+    for start in sorted(graph):
+        stack = [(start, [start])]
+        seen = set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(graph[node]):
+                if nxt == start:
+                    found.append([*path, start])
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))
+    return found
+
+
+def test_cycles_finds_a_cycle_through_three_modules():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})[0] == ["a", "b", "c", "a"]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_pipeline_reads_top_to_bottom():
+    """No module of ``pipeline/`` imports, even for type checking, one that imports it back."""
+    assert cycles(sibling_imports(SRC / "pipeline")) == []
+
+
 def test_every_pytest_raises_says_what_it_expects():
     """CONTRIBUTING.md: a ``pytest.raises`` gives ``match=`` or names the exception it catches
     (``as error``) and reads it afterwards in the same test."""

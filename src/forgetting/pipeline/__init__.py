@@ -24,6 +24,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (which t
 if TYPE_CHECKING:  # the same names, for type checkers
     from typing import Any
 
+    from .chapter_run import ChapterRun
     from .comparison import (
         IDENTICAL,
         ResultsChanged,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from .promotion import PublishIncomplete, promote, publish_run, recover, show_in_site, switch_sets
     from .run import (
         ChapterFailed,
-        ChapterRun,
         not_rerun_line,
         remove_orphans,
         run_all,
@@ -88,7 +88,7 @@ _NAMES = {
     "check_output": "output",
     "export": "output",
     "ChapterFailed": "run",
-    "ChapterRun": "run",
+    "ChapterRun": "chapter_run",
     "not_rerun_line": "run",
     "remove_orphans": "run",
     "run_all": "run",

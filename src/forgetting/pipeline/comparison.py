@@ -12,14 +12,12 @@ import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._validate import SHOWN_CHARS
+from .chapter_run import ChapterRun
 from .chapters import chapter_names
 from .paths import results_dir
-
-if TYPE_CHECKING:
-    from .run import ChapterRun
 
 IDENTICAL = "identical"
 

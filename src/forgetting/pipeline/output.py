@@ -27,13 +27,10 @@ import re
 import secrets
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .._validate import shown
 from ..safeio import no_interrupts
-
-if TYPE_CHECKING:
-    from .run import ChapterRun
+from .chapter_run import ChapterRun
 
 #: The file that marks a folder as written by a run: ``{"chapter": ..., "files": [...]}``.
 MARKER = ".forgetting-run.json"

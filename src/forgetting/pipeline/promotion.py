@@ -30,14 +30,12 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from ..safeio import atomic_write_bytes, check_inside, exclusive_lock, no_interrupts, write_temp
+from .chapter_run import ChapterRun
 from .comparison import owner, published_files, strays
 from .paths import figures_dir, results_dir, site_input_dir, site_results_dir, site_source_dir
-
-if TYPE_CHECKING:
-    from .run import ChapterRun
 
 #: Hidden temp files of :func:`forgetting.safeio.temp_path`: ``.<name>.<16 hex>.tmp``.
 TEMP_FILE = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp$")

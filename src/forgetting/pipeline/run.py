@@ -32,7 +32,6 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from .._lifetime import die_with_parent
 from .._validate import int_problem, raise_problems
 from ..executor import EXECUTOR_ENV, executor_from_spec
 from ..progress import PROGRESS_ENV
+from .chapter_run import ChapterRun
 from .chapters import chapter_names, spec
 from .paths import RUN_DIR_ENV, run_figures, run_results, runs_dir
 from .promotion import publish_run
@@ -57,38 +57,6 @@ KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel d
 
 class ChapterFailed(RuntimeError):
     """A chapter's notebook raised; the message names the cell's error in one line."""
-
-
-@dataclass
-class ChapterRun:
-    """One finished run: where its files are and whether it may be published.
-
-    ``not_rerun`` is the one-line reason a chapter could not be computed again (its data was
-    unavailable, see :meth:`forgetting.pipeline.chapter.Chapter.require_data`); such a run shows
-    the published results and is never ``published``, whatever its parameters.
-    """
-
-    name: str
-    seconds: float
-    folder: Path
-    published: bool
-    not_rerun: str | None = None
-
-    @property
-    def notebook(self) -> Path:
-        return self.folder / f"{self.name}.ipynb"
-
-    @property
-    def results(self) -> list[Path]:
-        """Record, tables and figure manifest, sorted by name."""
-        return sorted(run_results(self.folder).glob("*"))
-
-    @property
-    def figures(self) -> list[Path]:
-        return sorted(run_figures(self.folder).glob("*"))
-
-    def discard(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 @contextlib.contextmanager
