@@ -41,6 +41,7 @@ def cells(table: nodes.table) -> list[list[str]]:
         ("mean__sd", "Mean sd"),
         ("rho_mean", "ρ mean"),
         ("stale_p_plus_after", "Stale p⁺ after"),
+        ("p_plus_min", "p⁺ min"),
         ("terminal_frr_ci95", "Terminal FRR 95 % CI"),
     ],
 )

@@ -58,7 +58,8 @@ def header_text(name: str) -> str:
         name = name.replace(phrase, symbol)
     words = [WORDS.get(word, word) for word in name.split("_") if word]
     text = " ".join(words)
-    keep = words[0] in WORDS.values() or words[0] != words[0].lower() if words else True
+    symbols = {*WORDS.values(), *PHRASES.values()}
+    keep = words[0] in symbols or words[0] != words[0].lower() if words else True
     return text if keep else text[:1].upper() + text[1:]
 
 
