@@ -85,13 +85,9 @@ def cell_text(value: Any, precision: int | str, missing: str = MISSING) -> str:
 
 def _check_spec(label: str, column: str, spec: Any) -> None:
     """A float's decimals (an int >= 0) or a format spec that formats a float."""
-    if isinstance(spec, bool) or not isinstance(spec, (int, str)):
+    if isinstance(spec, bool) or not isinstance(spec, (int, str)) or (isinstance(spec, int) and spec < 0):
         raise ValueError(
             f"table {label!r}: {column}={spec!r}; allowed: an integer >= 0 or a format spec such as '.1e'"
-        )
-    if isinstance(spec, int) and spec < 0:
-        raise ValueError(
-            f"table {label!r}: {column}={spec}; allowed: an integer >= 0 or a format spec such as '.1e'"
         )
     if isinstance(spec, str):
         try:
