@@ -54,3 +54,23 @@ def test_the_omission_effect_is_centred_but_too_noisy_to_clear_the_criterion():
         < v["omission_sd_last"]
         < v["omission_gap_last"]
     )
+
+
+def test_the_feedback_runs_are_experiment_3s_at_the_same_settings():
+    credit, exp3 = record("beyond-credit"), record("mw-exp3")
+    mine, theirs = credit["parameters"], exp3["parameters"]
+    for name in ("n_memories", "retrieved_per_episode", "n_episodes", "seed", "temperature"):
+        assert mine[name] == theirs[name], name
+    assert mine["feedback_temperatures"] == theirs["temperatures"]
+    assert mine["feedback_seeds"] == theirs["n_seeds"]
+    # "Experiment 3's own value", at its headline temperature and at the coldest of its sweep
+    assert credit["values"]["feedback_rho_worth"] == exp3["values"]["rho_policy"]
+    assert credit["values"]["feedback_cold_worth"] == exp3["values"]["rho_coldest"]
+
+
+def test_experiment_3s_worth_blind_episodes_raise_rho_at_the_coldest_temperature():
+    v = record("mw-exp3")["values"]
+    assert (
+        v["mix_coldest_small_rho_mean"] > v["rho_coldest"]
+        and v["mix_coldest_large_rho_mean"] > v["rho_coldest"]
+    )

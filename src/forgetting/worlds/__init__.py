@@ -13,10 +13,11 @@
 * :mod:`~forgetting.worlds.hitchhiker` -- Experiment 4, co-retrieval.
 * :mod:`~forgetting.worlds.anchor_decides` -- Experiment 4 when the anchor alone decides the outcome.
 * :mod:`~forgetting.worlds.credit` -- Experiments 2 and 4 with randomized omission, for causal credit.
+* :mod:`~forgetting.worlds.feedback_credit` -- the same inside Experiment 3's feedback loop.
 """
 
 from ..stats import loop_cost_words
-from . import credit
+from . import credit, feedback_credit
 from .adaptive import NORMAL_MEAN_ABS, AdaptiveResult, AdaptiveWorld, adaptive_check
 from .anchor_decides import (
     AnchorDecidesResult,
@@ -99,6 +100,7 @@ from .theory import (
 
 __all__ = [
     "credit",
+    "feedback_credit",
     "SEPARATION_Z",
     "DEFAULT_N_SEEDS",
     "CO_RETRIEVAL_N_SEEDS",

@@ -47,6 +47,7 @@ __all__ = [
     "pair_credit",
     "ConfoundCredit",
     "confound_credit",
+    "ranked_rho",
     "separation_margin",
     "first_separated",
 ]
@@ -192,7 +193,7 @@ def pair_credit(
 class ConfoundCredit:
     """Experiment 2 with omission, over seeds and omission rates: Spearman rho with utility of
     Memory Worth, of the omission effect and of regression credit (without and with the task type),
-    over all memories; NaN estimates are ranked last (a memory the estimator could not score).
+    over all memories (:func:`ranked_rho`: NaN where an estimator scored no memory).
     ``unscored[s, j]`` counts the memories whose omission effect is NaN, ``withheld[s, j]`` the
     episodes that withheld a memory, averaged over memories."""
 
@@ -207,9 +208,12 @@ class ConfoundCredit:
     withheld: FloatArray  # (seeds, epsilons): episodes that withheld a memory, mean over memories
 
 
-def _rho(estimate: FloatArray, utilities: FloatArray) -> float:
-    scored = np.where(np.isnan(estimate), -np.inf, estimate)
-    return spearman_rho(scored, utilities)
+def ranked_rho(estimate: FloatArray, utilities: FloatArray) -> float:
+    """Spearman rho of an estimate with utility, a NaN estimate ranked last (a memory the
+    estimator could not score); NaN when it scored no memory at all (no ranking to compare)."""
+    if np.isnan(estimate).all():
+        return float("nan")
+    return spearman_rho(np.where(np.isnan(estimate), -np.inf, estimate), utilities)
 
 
 def _confound_credit_run(world: ConfoundWorld, epsilon: float, seed: Any) -> tuple[float, ...]:
@@ -229,9 +233,9 @@ def _confound_credit_run(world: ConfoundWorld, epsilon: float, seed: Any) -> tup
     full = base + world.memory_effect * (utilities[retrieved].mean(axis=1) - 0.5)
     return (
         spearman_rho(worth, utilities),
-        _rho(omission.effect, utilities),
-        _rho(plain.beta[:n], utilities),
-        _rho(typed.beta[:n], utilities),
+        ranked_rho(omission.effect, utilities),
+        ranked_rho(plain.beta[:n], utilities),
+        ranked_rho(typed.beta[:n], utilities),
         float(np.isnan(omission.effect).sum()),
         float((full - probability).mean()),
         float(omission.withheld.mean()),

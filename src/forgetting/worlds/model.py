@@ -221,12 +221,15 @@ def uniform_retrieval(
     return np.concatenate(rows) if rows else np.empty((0, k), dtype=np.intp)
 
 
-def softmax_retrieval(worth: np.ndarray, gumbel: np.ndarray, temperature: float, k: int) -> np.ndarray:
+def softmax_retrieval(
+    worth: np.ndarray, gumbel: np.ndarray, temperature: float | np.ndarray, k: int
+) -> np.ndarray:
     """Sample ``k`` memories without replacement with probabilities ``softmax(worth / temperature)``.
 
     Gumbel-top-k: the ``k`` largest of ``worth / temperature + G`` (``G`` i.i.d. standard
     Gumbel) are distributed exactly as ``k`` sequential softmax draws without replacement.
     ``worth`` and ``gumbel`` have shape (..., n_memories); returns shape (..., k).
+    ``temperature`` is a scalar or one per row, shape (..., 1): each key is one division either way.
     """
     keys = worth / temperature + gumbel
     top = np.argpartition(-keys, k - 1, axis=-1)[..., :k]

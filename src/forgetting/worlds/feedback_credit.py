@@ -1,0 +1,170 @@
+"""Causal credit inside Experiment 3's feedback loop: randomized omission while the worth decides.
+
+Experiment 3 (:class:`~forgetting.worlds.controlled.PolicyWorld`) retrieves by a softmax over
+the current Memory Worth, so what is learnt decides what is tried next. Here the same loop runs
+with one change: with probability ``epsilon`` an episode withholds one of the memories the
+softmax chose (:func:`~forgetting.worlds.credit.omission_slots`, the same two streams as in
+Experiments 2 and 4). The withheld memory leaves its slot empty, so the success probability is
+the sum of the *present* utilities over ``k`` and including ``m`` raises it by ``u_m / k``; the
+loop's Memory Worth learns only from the memories an episode actually used.
+
+Every setting (softmax temperature, omission rate) runs on the same draws, one row per setting
+side by side: the seed's utilities, its Gumbel keys and its outcome coins are Experiment 3's, so
+at ``epsilon = 0`` the run *is* Experiment 3's run of that seed at that temperature, worth for
+worth. At ``epsilon > 0`` the loop itself changes (another worth retrieves other memories), so
+runs are compared as wholes, not episode by episode. At the end each estimator ranks the
+memories and is compared with their utility.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validate import raise_problems, real_problem
+from ..executor import Executor, each_seed, map_seeds
+from ..worth import memory_worth
+from ..worth.causal import omission_effects, regression_credit
+from .controlled import PolicyWorld
+from .credit import omission_slots, present_ids, ranked_rho
+from .model import (
+    BLOCK_EPISODES,
+    OUTCOME_STREAM,
+    RETRIEVAL_STREAM,
+    FloatArray,
+    check_n_seeds,
+    seed_streams,
+    softmax_retrieval,
+    spearman_rho,
+    substream,
+)
+
+__all__ = ["FeedbackCredit", "feedback_credit", "feedback_rows", "FEEDBACK_ESTIMATORS"]
+
+FEEDBACK_ESTIMATORS = {
+    "worth": "Memory Worth",
+    "omission": "omission effect",
+    "regression": "regression credit",
+}
+"""The estimators compared in the loop, by the suffix of :class:`FeedbackCredit`'s ``rho_`` fields."""
+
+
+@dataclass(frozen=True)
+class FeedbackCredit:
+    """Experiment 3 with omission, over seeds ``s``, temperatures ``i`` and omission rates ``j``.
+
+    ``rho_*[s, i, j]``: Spearman rho with utility of the loop's own Memory Worth, of the omission
+    effect and of regression credit (:func:`~forgetting.worlds.credit.ranked_rho`);
+    ``unscored``: memories whose omission effect is NaN; ``success``: the mean success
+    probability of the run's episodes; ``coverage``: the share of memories retrieved at least once.
+    """
+
+    world: PolicyWorld
+    temperatures: FloatArray
+    epsilons: FloatArray
+    rho_worth: FloatArray  # (seeds, temperatures, epsilons)
+    rho_omission: FloatArray
+    rho_regression: FloatArray
+    unscored: FloatArray
+    success: FloatArray
+    coverage: FloatArray
+
+
+def _feedback_seed(
+    world: PolicyWorld, temperatures: tuple[float, ...], epsilons: tuple[float, ...], seed: Any
+) -> list[list[tuple[float, ...]]]:
+    """One seed at every setting: row ``i * len(epsilons) + j`` is the loop at
+    ``(temperatures[i], epsilons[j])``; a row's keys ``MW / temperature + G`` are the scalar
+    temperature's, bit for bit (one division per element either way)."""
+    n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
+    grid = [(t, epsilon) for t in temperatures for epsilon in epsilons]
+    utilities = np.random.default_rng(seed).uniform(0.0, 1.0, n)
+    keys, coins = substream(seed, RETRIEVAL_STREAM), substream(seed, OUTCOME_STREAM)
+    slots = np.stack([omission_slots(seed, e, k, epsilon) for _, epsilon in grid])  # (rows, e)
+    scale = np.array([t for t, _ in grid])[:, None]
+    rows = np.arange(len(grid))[:, None]
+    successes, failures = np.zeros((len(grid), n)), np.zeros((len(grid), n))
+    retrieved = np.empty((len(grid), e, k), dtype=np.intp)
+    present = np.ones((len(grid), e, k), dtype=bool)
+    withheld = np.flatnonzero(slots.ravel() >= 0)
+    present.reshape(-1, k)[withheld, slots.ravel()[withheld]] = False
+    outcomes = np.empty((len(grid), e), dtype=bool)
+    probability = np.empty((len(grid), e))
+    for start in range(0, e, BLOCK_EPISODES):
+        size = min(BLOCK_EPISODES, e - start)
+        gumbel, draws = keys.gumbel(size=(size, n)), coins.random(size)
+        for step in range(size):
+            t = start + step
+            chosen = softmax_retrieval(memory_worth(successes, failures), gumbel[step], scale, k)
+            used = present[:, t]
+            # Experiment 3's outcome model, 0.5 + (mean utility - 0.5), with an empty slot adding 0
+            p = 0.5 + ((utilities[chosen] * used).sum(axis=1) / k - 0.5)
+            ok = draws[step] < p
+            successes[rows, chosen] += used & ok[:, None]
+            failures[rows, chosen] += used & ~ok[:, None]
+            retrieved[:, t], outcomes[:, t], probability[:, t] = chosen, ok, p
+    results: list[tuple[float, ...]] = []
+    for r in range(len(grid)):
+        omission = omission_effects(retrieved[r], slots[r], outcomes[r], n)
+        regression = regression_credit(present_ids(retrieved[r], present[r], n), outcomes[r], n + 1)
+        results.append(
+            (
+                spearman_rho(memory_worth(successes[r], failures[r]), utilities),
+                ranked_rho(omission.effect, utilities),
+                ranked_rho(regression.beta[:n], utilities),
+                float(np.isnan(omission.effect).sum()),
+                float(probability[r].mean()),
+                float((successes[r] + failures[r] > 0).mean()),
+            )
+        )
+    return [results[i * len(epsilons) : (i + 1) * len(epsilons)] for i in range(len(temperatures))]
+
+
+def feedback_credit(
+    world: PolicyWorld,
+    epsilons: tuple[float, ...],
+    n_seeds: int,
+    seed: int = 0,
+    executor: Executor | None = None,
+    temperatures: tuple[float, ...] | None = None,
+) -> FeedbackCredit:
+    """Experiment 3's loop at every (temperature, omission rate); ``temperatures`` defaults to
+    the world's own. Seed ``s`` is child ``s`` of ``SeedSequence(seed)``, as in
+    :func:`~forgetting.worlds.controlled.policy_experiment`, so at ``epsilon = 0`` Memory Worth's
+    rho is Experiment 3's at that temperature, seed for seed. ``executor`` (default: this
+    process) runs chunks of seeds; the result does not depend on it."""
+    check_n_seeds(n_seeds, minimum=2)
+    temperatures = (world.temperature,) if temperatures is None else tuple(temperatures)
+    problems = [real_problem(f"epsilons[{i}]", e, 0.0, 1.0) for i, e in enumerate(epsilons)]
+    problems += [real_problem(f"temperatures[{i}]", t, 1e-6, 1e6) for i, t in enumerate(temperatures)]
+    raise_problems(problems)
+    for name, values in (("epsilons", epsilons), ("temperatures", temperatures)):
+        if not values:
+            raise ValueError(f"{name} must name at least one value, got ()")
+    settings = (tuple(float(t) for t in temperatures), tuple(float(e) for e in epsilons))
+    chunk = each_seed(functools.partial(_feedback_seed, world, *settings))
+    runs = np.array(map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds"))
+    return FeedbackCredit(world, np.array(settings[0]), np.array(settings[1]), *np.moveaxis(runs, -1, 0))
+
+
+def feedback_rows(result: FeedbackCredit) -> list[dict[str, Any]]:
+    """One row per (temperature, omission rate): each estimator's rho with utility (mean and sd
+    over seeds), the memories the omission effect left unscored, the loop's coverage, and the
+    success lost against the same seeds' loop at the same temperature and the first rate (mean
+    over seeds of the per-seed difference)."""
+    rows = []
+    for i, temperature in enumerate(result.temperatures):
+        for j, epsilon in enumerate(result.epsilons):
+            row: dict[str, Any] = {"temperature": float(temperature), "epsilon": float(epsilon)}
+            for name in FEEDBACK_ESTIMATORS:
+                values = getattr(result, f"rho_{name}")[:, i, j]
+                row[f"rho_{name}_mean"] = float(values.mean())
+                row[f"rho_{name}_sd"] = float(values.std(ddof=1))
+            row["unscored_mean"] = float(result.unscored[:, i, j].mean())
+            row["coverage_mean"] = float(result.coverage[:, i, j].mean())
+            row["success_lost"] = float((result.success[:, i, 0] - result.success[:, i, j]).mean())
+            rows.append(row)
+    return rows

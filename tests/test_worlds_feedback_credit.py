@@ -1,0 +1,70 @@
+"""Experiment 3's feedback loop with randomized omission: at epsilon = 0 it is Experiment 3's own
+run, each rate's run reads only its own draws, and bad rates are refused by name."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from forgetting.executor import InProcess
+from forgetting.worlds import PolicyWorld, feedback_credit, policy_experiment
+
+WORLD = PolicyWorld(n_memories=30, retrieved_per_episode=4, n_episodes=1500)
+
+
+@pytest.mark.parametrize("temperatures", [None, (0.2, 0.05)])
+def test_without_omission_the_loop_is_experiment_3_seed_for_seed(temperatures):
+    ours = feedback_credit.feedback_credit(WORLD, (0.0, 0.4), n_seeds=3, seed=5, temperatures=temperatures)
+    for i, temperature in enumerate(ours.temperatures):
+        theirs = policy_experiment(replace(WORLD, temperature=float(temperature)), n_seeds=3, seed=5)
+        assert np.array_equal(ours.rho_worth[:, i, 0], theirs.rho)
+        assert np.array_equal(ours.coverage[:, i, 0], theirs.coverage)
+        # mean success probability = expected share of successes: close to what the counters realised
+        assert np.abs(ours.success[:, i, 0] - theirs.success_rate).max() < 0.03
+    assert (ours.unscored[:, :, 0] == WORLD.n_memories).all()  # no omission: no withheld arm anywhere
+    assert np.isnan(ours.rho_omission[:, :, 0]).all()  # so no ranking either
+    assert not np.array_equal(ours.rho_worth[:, 0, 1], ours.rho_worth[:, 0, 0])  # omission changes the loop
+
+
+def test_a_rate_s_run_does_not_depend_on_the_other_rates_or_on_the_chunks():
+    together = feedback_credit.feedback_credit(
+        WORLD, (0.0, 0.2, 0.5), n_seeds=4, seed=1, temperatures=(0.5, 0.1)
+    )
+    alone = feedback_credit.feedback_credit(
+        WORLD, (0.5,), n_seeds=4, seed=1, executor=InProcess(), temperatures=(0.1,)
+    )
+    for name in ("rho_worth", "rho_omission", "rho_regression", "unscored", "success", "coverage"):
+        assert np.array_equal(getattr(together, name)[:, 1, 2], getattr(alone, name)[:, 0, 0]), name
+
+
+def test_the_rows_average_over_seeds_and_price_omission_against_the_first_rate():
+    result = feedback_credit.feedback_credit(WORLD, (0.0, 0.9), n_seeds=3, seed=2)
+    rows = feedback_credit.feedback_rows(result)
+    assert [(row["temperature"], row["epsilon"]) for row in rows] == [(0.2, 0.0), (0.2, 0.9)]
+    assert rows[0]["success_lost"] == 0.0
+    lost = float((result.success[:, 0, 0] - result.success[:, 0, 1]).mean())
+    assert rows[1]["success_lost"] == pytest.approx(lost)
+    assert rows[1]["rho_omission_mean"] == pytest.approx(float(result.rho_omission[:, 0, 1].mean()))
+    assert rows[1]["rho_regression_sd"] == pytest.approx(float(result.rho_regression[:, 0, 1].std(ddof=1)))
+    # withholding one of k memories in 90 % of episodes removes about 0.9 * E[u] / k of success
+    assert 0.5 * 0.9 * 0.5 / WORLD.retrieved_per_episode < rows[1]["success_lost"]
+
+
+@pytest.mark.parametrize("epsilons", [(0.0, -0.1), (0.0, 1.5), (0.0, float("nan"))])
+def test_a_bad_rate_is_refused_with_its_position(epsilons):
+    with pytest.raises(ValueError, match=r"epsilons\[1\]"):
+        feedback_credit.feedback_credit(WORLD, epsilons, n_seeds=2)
+
+
+def test_a_bad_temperature_is_refused_with_its_position():
+    with pytest.raises(ValueError, match=r"temperatures\[0\]"):
+        feedback_credit.feedback_credit(WORLD, (0.0,), n_seeds=2, temperatures=(0.0,))
+
+
+@pytest.mark.parametrize(("name", "arguments"), [("epsilons", ((),)), ("temperatures", ((0.0,), ()))])
+def test_an_empty_setting_is_refused_by_name(name, arguments):
+    epsilons, *rest = arguments
+    with pytest.raises(ValueError, match=f"{name} must name at least one value"):
+        feedback_credit.feedback_credit(WORLD, epsilons, n_seeds=2, temperatures=rest[0] if rest else None)
