@@ -72,3 +72,15 @@ def test_a_nan_gap_in_any_seed_does_not_separate():
     assert np.isnan(credit.separation_margin(gaps)[1])
     assert credit.first_separated(np.array([0.1, 0.2, 0.3]), gaps) == 0.3
     assert np.isnan(credit.first_separated(np.array([0.1, 0.2, 0.3]), gaps[:, :2]))
+
+
+def test_estimates_equal_but_for_their_last_bits_tie_in_the_ranking():
+    utilities = np.array([0.1, 0.2, 0.3, 0.4])
+    exact = np.array([1 / 6, 1 / 6, 0.5, np.nan])
+    noisy = np.array([1 / 3 - 1 / 6, 2 / 3 - 1 / 2, 0.5, np.nan])  # the same effect, other last bits
+    assert noisy[0] != noisy[1]
+    assert credit.ranked_rho(noisy, utilities) == credit.ranked_rho(exact, utilities)
+    assert credit.ranked_rho(exact, utilities) != credit.ranked_rho(
+        np.array([1 / 6, 0.2, 0.5, np.nan]), utilities
+    )
+    assert np.isnan(credit.ranked_rho(np.full(4, np.nan), utilities))  # nothing scored: no ranking

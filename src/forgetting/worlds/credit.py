@@ -48,6 +48,7 @@ __all__ = [
     "ConfoundCredit",
     "confound_credit",
     "ranked_rho",
+    "RANK_DECIMALS",
     "separation_margin",
     "first_separated",
 ]
@@ -208,12 +209,20 @@ class ConfoundCredit:
     withheld: FloatArray  # (seeds, epsilons): episodes that withheld a memory, mean over memories
 
 
+RANK_DECIMALS = 9
+"""Decimals at which :func:`ranked_rho` compares estimates. Two memories whose estimates are equal
+in exact arithmetic (a symmetric design gives equal least-squares effects; ``1/3 - 1/6`` and
+``2/3 - 1/2`` are the same effect) can differ in the last bits, and by how much depends on the
+BLAS kernel; compared at 1e-9, far below any effect these worlds can estimate, they tie."""
+
+
 def ranked_rho(estimate: FloatArray, utilities: FloatArray) -> float:
-    """Spearman rho of an estimate with utility, a NaN estimate ranked last (a memory the
-    estimator could not score); NaN when it scored no memory at all (no ranking to compare)."""
+    """Spearman rho of an estimate with utility, compared at :data:`RANK_DECIMALS`, a NaN
+    estimate ranked last (a memory the estimator could not score); NaN when it scored no memory
+    at all (no ranking to compare)."""
     if np.isnan(estimate).all():
         return float("nan")
-    return spearman_rho(np.where(np.isnan(estimate), -np.inf, estimate), utilities)
+    return spearman_rho(np.where(np.isnan(estimate), -np.inf, np.round(estimate, RANK_DECIMALS)), utilities)
 
 
 def _confound_credit_run(world: ConfoundWorld, epsilon: float, seed: Any) -> tuple[float, ...]:
