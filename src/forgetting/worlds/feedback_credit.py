@@ -29,7 +29,7 @@ from ..executor import Executor, each_seed, map_seeds
 from ..worth import memory_worth
 from ..worth.causal import omission_effects, regression_credit
 from .controlled import PolicyWorld
-from .credit import omission_slots, present_ids, ranked_rho
+from .credit import _present_mean, omission_slots, present_ids, present_mask, ranked_rho
 from .model import (
     BLOCK_EPISODES,
     OUTCOME_STREAM,
@@ -88,9 +88,7 @@ def _feedback_seed(
     rows = np.arange(len(grid))[:, None]
     successes, failures = np.zeros((len(grid), n)), np.zeros((len(grid), n))
     retrieved = np.empty((len(grid), e, k), dtype=np.intp)
-    present = np.ones((len(grid), e, k), dtype=bool)
-    withheld = np.flatnonzero(slots.ravel() >= 0)
-    present.reshape(-1, k)[withheld, slots.ravel()[withheld]] = False
+    present = present_mask(slots.ravel(), k).reshape(len(grid), e, k)
     outcomes = np.empty((len(grid), e), dtype=bool)
     probability = np.empty((len(grid), e))
     for start in range(0, e, BLOCK_EPISODES):
@@ -101,7 +99,7 @@ def _feedback_seed(
             chosen = softmax_retrieval(memory_worth(successes, failures), gumbel[step], scale, k)
             used = present[:, t]
             # Experiment 3's outcome model, 0.5 + (mean utility - 0.5), with an empty slot adding 0
-            p = 0.5 + ((utilities[chosen] * used).sum(axis=1) / k - 0.5)
+            p = 0.5 + (_present_mean(utilities, chosen, used) - 0.5)
             ok = draws[step] < p
             successes[rows, chosen] += used & ok[:, None]
             failures[rows, chosen] += used & ~ok[:, None]
