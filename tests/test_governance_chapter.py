@@ -27,7 +27,7 @@ ONCE_CRASHED = [  # KeyError 'B' / 'A' in the traced session's decay replay
     [
         *ONCE_CRASHED,
         {"eviction_threshold": 0.999, "low_threshold": 0.69, "min_evidence": 1.0},
-        {"session_length": 3, "shift_turn": 2, "co_retrievals": [1.0, 0.0]},
+        {"session_length": 3, "shift_turn": 2, "co_retrievals": [1.0, 0.0], "crowdings": [0.0, 1000.0]},
         {"p_ok": 0.0, "p_conflict": 1.0, "p_wrong": 1.0, "p_none": 0.0, "noise_per_turn": 0},
     ],
 )
@@ -42,6 +42,10 @@ def test_the_registry_allows_edge_values_the_chapter_can_run(overrides):
         ({"session_length": 40}, "shift_turn < session_length"),
         ({"co_retrievals": [0.0, 0.5]}, "co_retrievals includes 0 and 1"),
         ({"co_retrievals": [0.5, 1.0]}, "co_retrievals includes 0 and 1"),
+        ({"crowdings": [0.01, 0.03]}, "crowdings starts at 0"),
+        ({"crowdings": [0.0, 0.03, 0.01]}, "crowdings starts at 0 and strictly increases"),
+        ({"crowdings": [0.0, 0.0]}, "strictly increases"),
+        ({"crowdings": [0.0]}, "at least two values"),
     ],
 )
 def test_the_registry_refuses_what_the_chapter_cannot_run_before_any_kernel(

@@ -6,10 +6,13 @@ tool X"), tasks keep retrieving both, so the engine reinforces both and keeps bo
 limit its own source states. Memory Worth (:mod:`forgetting.worth`) watches outcomes instead:
 a memory that keeps travelling with failures drifts to ``low-value`` and can be deprecated.
 
-* :mod:`.world` -- the world, its outcome model and one seeded session;
+* :mod:`.world` -- the world, its outcome model, the noise's retrieval cost and one seeded
+  session;
 * :mod:`.policies` -- the policies played on a session (the three of the first part, the
-  newest-fact baseline, discounted worth, deprecation on evidence);
-* :mod:`.evidence` -- the effect interval the ``effect`` policy deprecates on;
+  newest-fact baseline, discounted worth, deprecation on an effect interval or a sequential
+  test); :mod:`.runs` -- what a policy did in one session;
+* :mod:`.evidence` -- the effect interval and the sequential test the ``effect`` and
+  ``sequential`` policies deprecate on;
 * :mod:`.differences` -- per-session differences between policies, sweeps of one rule;
 * :mod:`.intervals` -- 95 % intervals over sessions (Wilson for shares, bootstrap for means);
 * :mod:`.summary` -- estimates over sessions, the cost split, the digest, the chapter's tables;
@@ -19,12 +22,13 @@ a memory that keeps travelling with failures drifts to ``low-value`` and can be 
 from .differences import (
     SESSION_MEASURES,
     difference_table,
+    null_level_rows,
     paired_difference,
     rule_sweep,
     rule_sweep_table,
     session_value,
 )
-from .evidence import DEFAULT_EFFECT_Z, EffectArms, harmful
+from .evidence import DEFAULT_ALPHA, DEFAULT_EFFECT_Z, EffectArms, HarmTest, harmful, retrieval_chance
 from .intervals import (
     BOOTSTRAP_RESAMPLES,
     Estimate,
@@ -47,6 +51,7 @@ from .policies import (
     ALL_POLICIES,
     EVIDENCE_POLICIES,
     POLICIES,
+    SEQUENTIAL,
     FactState,
     GovernanceRun,
     decay_fact_states,
@@ -61,6 +66,7 @@ from .summary import (
     co_retrieval_sweep,
     cost_split,
     cost_split_table,
+    crowding_summary,
     describe_decay_fates,
     governance_digest,
     late_window,
@@ -69,6 +75,7 @@ from .summary import (
     same_removals,
     summarize_governance,
     sweep_table,
+    world_sweep,
 )
 from .world import (
     JITTER,
@@ -77,12 +84,19 @@ from .world import (
     GovernanceOutcome,
     GovernanceSession,
     GovernanceWorld,
+    crowded_out,
+    crowding_probability,
     generate_governance_session,
+    null_world,
 )
 
 __all__ = [
     "ALL_POLICIES",
     "DEFAULT_EFFECT_Z",
+    "DEFAULT_ALPHA",
+    "HarmTest",
+    "retrieval_chance",
+    "SEQUENTIAL",
     "EVIDENCE_POLICIES",
     "SESSION_MEASURES",
     "EffectArms",
@@ -110,6 +124,7 @@ __all__ = [
     "bootstrap_interval",
     "cost_split",
     "cost_split_table",
+    "crowding_summary",
     "describe_decay_fates",
     "loss_order",
     "mean_estimate",
@@ -127,6 +142,10 @@ __all__ = [
     "co_retrieval_sweep",
     "decay_fact_states",
     "generate_governance_session",
+    "crowded_out",
+    "crowding_probability",
+    "null_world",
+    "null_level_rows",
     "governance_digest",
     "late_window",
     "policy_table",
@@ -134,4 +153,5 @@ __all__ = [
     "run_governance_seeds",
     "summarize_governance",
     "sweep_table",
+    "world_sweep",
 ]

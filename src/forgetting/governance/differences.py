@@ -10,12 +10,14 @@ same sessions.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..executor import Executor
 from .intervals import Estimate, mean_estimate
-from .policies import GovernanceRun, run_governance_seeds
+from .policies import run_governance_seeds
+from .runs import GovernanceRun
 from .summary import POLICY_LABELS, estimate_columns, summarize_governance
 from .world import GovernanceWorld
 
@@ -26,6 +28,7 @@ __all__ = [
     "difference_table",
     "rule_sweep",
     "rule_sweep_table",
+    "null_level_rows",
 ]
 
 SESSION_MEASURES = {
@@ -131,4 +134,31 @@ def rule_sweep_table(sweep: Mapping[float, Mapping[str, Estimate]], rule: str) -
         for key, estimate in summary.items():
             row.update(estimate_columns(key, estimate))
         rows.append(row)
+    return rows
+
+
+def null_level_rows(
+    effect_sweep: Mapping[float, Mapping[str, Estimate]], alpha_sweep: Mapping[float, Mapping[str, Estimate]]
+) -> list[dict[str, Any]]:
+    """One row per swept rule of the two tests in a world where no fact matters
+    (:func:`~.world.null_world`): the test, its setting, the chance per fact it promises for a
+    whole session (``alpha``; NaN for the interval, which promises none), and the share of
+    sessions that deprecated the true and the stale fact, each with its 95 % interval."""
+    rows = []
+    for test, symbol, sweep in (
+        ("effect interval", "z", effect_sweep),
+        ("sequential test", "alpha", alpha_sweep),
+    ):
+        for value, summary in sweep.items():
+            row: dict[str, Any] = {
+                "test": test,
+                "setting": f"{symbol} = {value:g}",
+                "promised": value if symbol == "alpha" else math.nan,
+            }
+            lost, removed = summary["true_survives"], summary["stale_removed"]
+            row.update(
+                estimate_columns("true_lost", Estimate(1 - lost.value, 1 - lost.high, 1 - lost.low, lost.n))
+            )
+            row.update(estimate_columns("stale_lost", removed))
+            rows.append(row)
     return rows

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._validate import raise_problems, require_int
-from .policies import GovernanceRun
+from .runs import GovernanceRun
 from .summary import late_window
 from .world import JITTER, STALE, GovernanceWorld
 

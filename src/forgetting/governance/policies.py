@@ -14,9 +14,13 @@ And three more that also keep the engine's working set (:data:`EVIDENCE_POLICIES
 * ``discounted``: ``combined`` with :class:`~forgetting.worth.DiscountedMemoryWorth` (``discount``);
 * ``effect``: deprecation on an interval of the fact's effect (:mod:`.evidence`, ``effect_z``).
 
+And ``sequential`` (:data:`SEQUENTIAL`): deprecation when a sequential test of the fact's effect
+(:class:`~.evidence.HarmTest`, level ``alpha``) rejects "it does not harm", over the contrast
+tasks the noise did not crowd out.
+
 Within a turn: registrations (``newest`` deprecates the stale fact as the true one is
-registered), then the deployment task (retrieval, recall of what was retrieved, outcome, Memory
-Worth update), then deprecation of any retrieved fact whose class is now ``low-value``
+registered), then the deployment task (retrieval, which noise may crowd out, recall of what
+was retrieved, outcome, Memory Worth update), then deprecation of any retrieved fact whose class is now ``low-value``
 (evidence ``>= min_evidence`` and worth ``<= low_threshold``; for ``effect``: either fact whose
 effect's upper bound is below 0 after a contrast task), then ``step`` of the engine. A
 deprecated fact is never retrieved again and no longer counts in the working set.
@@ -25,13 +29,9 @@ deprecated fact is never retrieved again and no longer counts in the working set
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
-
-import numpy as np
 
 from .._validate import raise_problems, real_problem, require_int
 from ..decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
@@ -47,12 +47,21 @@ from ..worth import (
     worth_class,
 )
 from ..worth.discounted import discount_problem
-from .evidence import DEFAULT_EFFECT_Z, EffectArms, effect_z_problem
-from .world import STALE, TRUE, GovernanceSession, GovernanceWorld, generate_governance_session
+from .evidence import DEFAULT_ALPHA, DEFAULT_EFFECT_Z, EffectArms, HarmTest, alpha_problem, effect_z_problem
+from .runs import FactState, GovernanceRun
+from .world import (
+    STALE,
+    TRUE,
+    GovernanceSession,
+    GovernanceWorld,
+    crowded_out,
+    generate_governance_session,
+)
 
 __all__ = [
     "POLICIES",
     "EVIDENCE_POLICIES",
+    "SEQUENTIAL",
     "ALL_POLICIES",
     "DEPLOYMENT_FACTS",
     "GovernanceRun",
@@ -69,83 +78,12 @@ deprecation."""
 EVIDENCE_POLICIES = ("newest", "discounted", "effect")
 """The baseline and the two estimators the chapter measures against the first three (module
 docstring)."""
-ALL_POLICIES = POLICIES + EVIDENCE_POLICIES
+SEQUENTIAL = "sequential"
+"""The policy that deprecates on a sequential test of the fact's effect (module docstring)."""
+ALL_POLICIES = (*POLICIES, *EVIDENCE_POLICIES, SEQUENTIAL)
 """Every policy :func:`run_governance` plays."""
 DEPLOYMENT_FACTS = {STALE: "deploy with tool X", TRUE: "deploy with tool Y"}
 """The two contradicting facts and their contents."""
-
-
-@dataclass(frozen=True)
-class GovernanceRun:
-    """What one policy did in one session.
-
-    Attributes
-    ----------
-    policy : str
-        One of :data:`POLICIES`.
-    seed, shift_turn : int
-    task_turns : tuple of int
-        The deployment-task turns (the session's).
-    successes : tuple of bool
-        Outcome of each task.
-    retrieved : tuple of tuple of str
-        Deployment facts each task retrieved.
-    working_set : tuple of int
-        Working-set size after each turn ``1 .. session_length`` (deprecated items excluded).
-    worth_trace : tuple of (float, float), or None
-        Memory Worth of ``(A, B)`` after each task (``None`` for ``decay``).
-    stale_removed_turn, true_removed_turn : int or None
-        First turn the fact was no longer in the working set (deprecated or evicted),
-        ``None`` if it never left.
-    """
-
-    policy: str
-    seed: int
-    shift_turn: int
-    task_turns: tuple[int, ...]
-    successes: tuple[bool, ...]
-    retrieved: tuple[tuple[str, ...], ...]
-    working_set: tuple[int, ...]
-    worth_trace: tuple[tuple[float, float], ...] | None
-    stale_removed_turn: int | None
-    true_removed_turn: int | None
-
-    @property
-    def success_after_shift(self) -> float:
-        """Success rate of the deployment tasks after the shift (NaN if there were none)."""
-        after = [s for t, s in zip(self.task_turns, self.successes) if t > self.shift_turn]
-        return float(np.mean(after)) if after else math.nan
-
-    def success_between(self, first_turn: int, last_turn: int) -> float:
-        """Success rate of the deployment tasks in turns ``first_turn .. last_turn`` (NaN if none).
-
-        Raises ``ValueError`` unless both turns are ints >= 0.
-        """
-        require_int("first_turn", first_turn, 0, allow_numpy=True)
-        require_int("last_turn", last_turn, 0, allow_numpy=True)
-        chosen = [s for t, s in zip(self.task_turns, self.successes) if first_turn <= t <= last_turn]
-        return float(np.mean(chosen)) if chosen else math.nan
-
-    @property
-    def mean_working_set(self) -> float:
-        """Mean working-set size over the turns after the shift."""
-        return float(np.mean(self.working_set[self.shift_turn :]))
-
-
-@dataclass(frozen=True)
-class FactState:
-    """A deployment fact in the decay engine at the end of a session.
-
-    ``recalls``: successful recalls after registration; ``evicted_turn``: the turn the engine
-    evicted it (``None`` if it is still present at the last turn). For a present fact,
-    ``stability`` is its ``S`` and ``retention`` is ``exp(-(last turn - last touch) / S)`` at
-    the last turn; both are ``None`` for an evicted fact.
-    """
-
-    recalls: int
-    evicted_turn: int | None
-    stability: float | None
-    retention: float | None
 
 
 class _Store(Protocol):
@@ -198,8 +136,8 @@ def _read_worth(
     )
 
 
-Rules = tuple[float, float, float, float, float]
-"""``(eviction_threshold, min_evidence, low_threshold, discount, effect_z)``."""
+Rules = tuple[float, float, float, float, float, float]
+"""``(eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha)``."""
 
 
 def _check_rules(session: object, policy: str, rules: Rules) -> None:
@@ -207,7 +145,7 @@ def _check_rules(session: object, policy: str, rules: Rules) -> None:
         raise ValueError(f"session must be a GovernanceSession, got {session!r}")
     if policy not in ALL_POLICIES:
         raise ValueError(f"policy must be one of {ALL_POLICIES}, got {policy!r}")
-    eviction_threshold, min_evidence, low_threshold, discount, effect_z = rules
+    eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha = rules
     raise_problems(
         [
             real_problem("eviction_threshold", eviction_threshold, 0.0, 1.0, low_open=True, high_open=True),
@@ -215,6 +153,7 @@ def _check_rules(session: object, policy: str, rules: Rules) -> None:
             real_problem("low_threshold", low_threshold, 0.0, 0.7, high_open=True),
             discount_problem(discount),
             effect_z_problem(effect_z),
+            alpha_problem(alpha),
         ]
     )
 
@@ -222,7 +161,7 @@ def _check_rules(session: object, policy: str, rules: Rules) -> None:
 def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[GovernanceRun, _Store]:
     """Play ``session`` under ``policy``; the run and the store as it is after the last turn."""
     _check_rules(session, policy, rules)
-    eviction_threshold, min_evidence, low_threshold, discount, effect_z = rules
+    eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha = rules
     world = session.world
 
     def read(estimator: MemoryWorth, mem_id: str) -> tuple[float, str]:
@@ -236,6 +175,7 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
     elif policy == "discounted":
         worth = DiscountedMemoryWorth(discount, min_evidence=min_evidence, low_threshold=low_threshold)
     arms = {STALE: EffectArms(), TRUE: EffectArms()} if policy == "effect" else None
+    tests = {m: HarmTest(world.co_retrieval, alpha) for m in (STALE, TRUE)} if policy == SEQUENTIAL else {}
     deprecated: set[str] = set()
     removed: dict[str, int] = {}
     tasks = {t: i for i, t in enumerate(session.task_turns)}
@@ -243,6 +183,7 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
     retrieved_log: list[tuple[str, ...]] = []
     sizes: list[int] = []
     trace: list[tuple[float, float]] = []
+    crowded: list[bool] = []
 
     for turn in range(1, world.session_length + 1):
         if turn == 1:
@@ -256,13 +197,20 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
         available = [m for m in (STALE, TRUE) if m not in deprecated and engine.is_present(m)]
         i = tasks.get(turn)
         if i is not None:
-            if turn < world.shift_turn:  # one deployment fact: the search always finds it
-                retrieved = [STALE] if STALE in available else []
+            retrieved = available
+            if len(retrieved) == 2 and session.draw_both[i] >= world.co_retrieval:
+                retrieved = [STALE] if session.draw_which[i] < 0.5 else [TRUE]
+            noise = (
+                engine.working_set_size() - sum(engine.is_present(m) for m in (STALE, TRUE))
+                if world.crowding
+                else 0
+            )
+            crowded.append(crowded_out(session.draw_crowd[i], world.crowding, noise))
+            if crowded[-1]:
+                retrieved = []
+            if turn < world.shift_turn:  # before the shift A is the true fact
                 success = session.draw_outcome[i] < world.outcome.probability(bool(retrieved), False)
             else:
-                retrieved = available
-                if len(retrieved) == 2 and session.draw_both[i] >= world.co_retrieval:
-                    retrieved = [STALE] if session.draw_which[i] < 0.5 else [TRUE]
                 success = session.draw_outcome[i] < world.outcome.probability(
                     TRUE in retrieved, STALE in retrieved
                 )
@@ -270,6 +218,11 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
                     for mem_id, counts in arms.items():
                         counts.add(mem_id in retrieved, bool(success))
                         if counts.upper_bound_below_zero(effect_z):  # effect_z checked once, above
+                            deprecated.add(mem_id)
+                if len(available) == 2 and not crowded[-1]:  # a contrast task of the sequential test
+                    for mem_id, test in tests.items():
+                        test.add(mem_id in retrieved, bool(success))
+                        if test.harmful():
                             deprecated.add(mem_id)
             for mem_id in retrieved:
                 engine.recall(mem_id, turn)
@@ -302,6 +255,7 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
         None if worth is None else tuple(trace),
         removed.get(STALE),
         removed.get(TRUE),
+        tuple(crowded),
     )
     return run, engine
 
@@ -314,6 +268,7 @@ def run_governance(
     low_threshold: float = DEFAULT_LOW_THRESHOLD,
     discount: float = 1.0,
     effect_z: float = DEFAULT_EFFECT_Z,
+    alpha: float = DEFAULT_ALPHA,
 ) -> GovernanceRun:
     """Play ``session`` under ``policy`` (one of :data:`ALL_POLICIES`); see the module docstring.
 
@@ -331,13 +286,15 @@ def run_governance(
         ``gamma`` in ``(0, 1]`` of the ``discounted`` policy's Memory Worth (the others ignore it).
     effect_z : float
         ``z`` in ``[0, 10]`` of the ``effect`` policy's interval (:func:`.evidence.harmful`).
+    alpha : float
+        Level in ``(0, 1)`` of the ``sequential`` policy's test (:class:`.evidence.HarmTest`).
 
     Raises
     ------
     ValueError
         A bad session, policy or rule (naming it).
     """
-    rules = (eviction_threshold, min_evidence, low_threshold, discount, effect_z)
+    rules = (eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha)
     return _play(session, policy, rules)[0]
 
 
@@ -350,7 +307,14 @@ def decay_fact_states(
     also one the engine evicted (a fact never recalled, or a threshold it cannot stay above):
     its recalls are counted from the run, its ``evicted_turn`` is the run's removal turn.
     """
-    rules = (eviction_threshold, DEFAULT_MIN_EVIDENCE, DEFAULT_LOW_THRESHOLD, 1.0, DEFAULT_EFFECT_Z)
+    rules = (
+        eviction_threshold,
+        DEFAULT_MIN_EVIDENCE,
+        DEFAULT_LOW_THRESHOLD,
+        1.0,
+        DEFAULT_EFFECT_Z,
+        DEFAULT_ALPHA,
+    )
     run, engine = _play(session, "decay", rules)
     assert isinstance(engine, EbbinghausEngine)
     last = session.world.session_length
@@ -376,6 +340,7 @@ def run_governance_seeds(
     executor: Executor | None = None,
     discount: float = 1.0,
     effect_z: float = DEFAULT_EFFECT_Z,
+    alpha: float = DEFAULT_ALPHA,
 ) -> dict[str, list[GovernanceRun]]:
     """Every policy in ``policies`` on the sessions of seeds ``base_seed .. base_seed + n_seeds - 1``.
 
@@ -385,7 +350,7 @@ def run_governance_seeds(
     """
     n_seeds = require_int("n_seeds", n_seeds, 1, allow_numpy=True)
     base_seed = require_int("base_seed", base_seed, 0, allow_numpy=True)
-    rules = (eviction_threshold, min_evidence, low_threshold, discount, effect_z)
+    rules = (eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha)
     chunk = each_seed(functools.partial(_governance_seed, world, tuple(policies), rules))
     seeds = range(base_seed, base_seed + n_seeds)
     per_seed = map_seeds(chunk, seeds, executor, label=f"governance, {n_seeds} seeds")

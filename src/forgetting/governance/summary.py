@@ -7,8 +7,9 @@ Every share is a :func:`~.intervals.share_estimate` (Wilson) and every mean a
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -16,7 +17,8 @@ from .._validate import require_int, shown
 from ..executor import Executor
 from ..hashing import digest
 from .intervals import NO_SESSION, Estimate, mean_estimate, share_estimate
-from .policies import POLICIES, FactState, GovernanceRun, run_governance_seeds
+from .policies import POLICIES, run_governance_seeds
+from .runs import FactState, GovernanceRun
 from .world import GovernanceWorld
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "estimate_columns",
     "MEASURES",
     "summarize_governance",
+    "crowding_summary",
     "governance_digest",
     "late_window",
     "policy_table",
@@ -33,6 +36,7 @@ __all__ = [
     "MEASURE_DIGITS",
     "loss_order",
     "same_removals",
+    "world_sweep",
     "co_retrieval_sweep",
     "sweep_table",
     "describe_decay_fates",
@@ -45,6 +49,7 @@ POLICY_LABELS = {
     "newest": "newest fact wins",
     "discounted": "combined, discounted worth",
     "effect": "combined, effect interval",
+    "sequential": "combined, sequential test",
 }
 """How tables and figures name each policy of :data:`~forgetting.governance.policies.ALL_POLICIES`."""
 MEASURES = {
@@ -146,6 +151,15 @@ def summarize_governance(runs: Sequence[GovernanceRun]) -> dict[str, Estimate]:
         "true_left_first": _share([_true_left_first(r) for r in runs]),
         "both_at_end": _share([r.stale_removed_turn is None and r.true_removed_turn is None for r in runs]),
         "working_set": _mean([r.mean_working_set for r in runs]),
+    }
+
+
+def crowding_summary(runs: Sequence[GovernanceRun]) -> dict[str, Estimate]:
+    """:func:`summarize_governance` and ``crowded_out``: the mean over sessions of the share of
+    post-shift tasks whose search noise crowded out (bootstrap interval)."""
+    return {
+        **summarize_governance(runs),
+        "crowded_out": _mean([r.crowded_after_shift for r in _check_runs(runs)]),
     }
 
 
@@ -283,6 +297,54 @@ def same_removals(first: Sequence[GovernanceRun], second: Sequence[GovernanceRun
     )
 
 
+def world_sweep(
+    world: GovernanceWorld,
+    field: str,
+    values: Sequence[float],
+    n_seeds: int,
+    base_seed: int = 0,
+    executor: Executor | None = None,
+    policies: Sequence[str] = ("decay", "combined"),
+    *,
+    known: Mapping[str, Mapping[str, Estimate]] | None = None,
+    summarize: Callable[[Sequence[GovernanceRun]], dict[str, Estimate]] = summarize_governance,
+    rules: Mapping[str, float] | None = None,
+) -> dict[float, dict[str, dict[str, Estimate]]]:
+    """``policies`` on the same sessions at each value of one field of ``world``.
+
+    ``sweep[value][policy]`` is ``summarize`` (:func:`summarize_governance` or
+    :func:`crowding_summary`) of that policy's runs in the world
+    with ``field`` set to ``value`` (``co_retrieval``, ``crowding``, ...: none of them changes a
+    session's draws, :func:`~.world.generate_governance_session`); ``rules`` holds keyword
+    rules of :func:`~forgetting.governance.policies.run_governance`; ``executor`` runs the seeds
+    (the results do not depend on it). ``known`` holds the summaries, by policy, that the caller
+    already has at ``world``'s own value of ``field`` (same sessions and rules): those policies
+    are taken there, not rerun.
+
+    Raises ``ValueError`` for a field ``world`` does not have (or ``outcome``), a bad value
+    (from :class:`~.world.GovernanceWorld`) or a bad ``n_seeds``, before any run.
+    """
+    require_int("n_seeds", n_seeds, 1, allow_numpy=True)
+    fields = [f.name for f in dataclasses.fields(world) if f.name != "outcome"]
+    if field not in fields:
+        raise ValueError(f"field must be one of {fields}, got {field!r}")
+    changes: list[dict[str, Any]] = [{field: value} for value in values]
+    worlds = {change[field]: replace(world, **change) for change in changes}
+    sweep = {}
+    for value, swept in worlds.items():
+        have = dict(known or {}) if value == getattr(world, field) else {}
+        missing = tuple(p for p in policies if p not in have)
+        runs = (
+            run_governance_seeds(
+                swept, n_seeds, base_seed, policies=missing, executor=executor, **(rules or {})
+            )
+            if missing
+            else {}
+        )
+        sweep[value] = {p: dict(have[p]) if p in have else summarize(runs[p]) for p in policies}
+    return sweep
+
+
 def co_retrieval_sweep(
     world: GovernanceWorld,
     values: Sequence[float],
@@ -292,34 +354,19 @@ def co_retrieval_sweep(
     policies: Sequence[str] = ("decay", "combined"),
     **rules: float,
 ) -> dict[float, dict[str, dict[str, Estimate]]]:
-    """``policies`` on the same sessions at each ``co_retrieval`` in ``values``.
-
-    ``sweep[value][policy]`` is :func:`summarize_governance` of that policy's runs;
-    ``rules`` are the keyword rules of :func:`~forgetting.governance.policies.run_governance`;
-    ``executor`` runs the seeds (the results do not depend on it).
-    """
-    require_int("n_seeds", n_seeds, 1, allow_numpy=True)
-    sweep = {}
-    for value in values:
-        runs = run_governance_seeds(
-            replace(world, co_retrieval=value),
-            n_seeds,
-            base_seed,
-            policies=tuple(policies),
-            executor=executor,
-            **rules,
-        )
-        sweep[value] = {p: summarize_governance(runs[p]) for p in policies}
-    return sweep
+    """:func:`world_sweep` of ``co_retrieval``: ``policies`` on the same sessions at each value."""
+    return world_sweep(world, "co_retrieval", values, n_seeds, base_seed, executor, policies, rules=rules)
 
 
-def sweep_table(sweep: Mapping[float, Mapping[str, Mapping[str, Estimate]]]) -> list[dict[str, Any]]:
-    """One row per value and policy of :func:`co_retrieval_sweep`: ``co_retrieval``, ``policy``
-    (its label), and each measure with ``_ci95_low`` / ``_ci95_high`` columns."""
+def sweep_table(
+    sweep: Mapping[float, Mapping[str, Mapping[str, Estimate]]], field: str = "co_retrieval"
+) -> list[dict[str, Any]]:
+    """One row per value and policy of :func:`world_sweep`: the value under ``field``,
+    ``policy`` (its label), and each measure with ``_ci95_low`` / ``_ci95_high`` columns."""
     rows = []
     for value, policies in sweep.items():
         for p, summary in policies.items():
-            columns: dict[str, Any] = {"co_retrieval": value, "policy": POLICY_LABELS[p]}
+            columns: dict[str, Any] = {field: value, "policy": POLICY_LABELS[p]}
             for key, estimate in summary.items():
                 columns.update(estimate_columns(key, estimate))
             rows.append(columns)

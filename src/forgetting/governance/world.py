@@ -9,19 +9,25 @@
   ``task_rate``. A task finds every deployment fact still in the working set; when both are
   there it retrieves both with probability ``co_retrieval`` and otherwise one of them, each
   equally likely.
-* Every turn ``noise_per_turn`` never-recalled items arrive (they only load the working set).
+* Every turn ``noise_per_turn`` never-recalled items arrive. They load the working set, and
+  with ``crowding > 0`` they cost retrieval: each noise item in the working set is a distractor
+  of weight ``crowding`` against the weight 1 of what the task should find, and the search
+  returns what it should with probability ``1 / (1 + crowding * n)`` (``n`` noise items
+  present), otherwise a distractor and no deployment fact (:func:`crowded_out`). At the default
+  ``crowding = 0`` the working set's size changes no outcome.
 
 All randomness of a session is drawn up front (:func:`generate_governance_session`), so every
 policy faces exactly the same tasks and the same uniform draws (common random numbers). Each
 kind of draw has its own stream (:func:`~forgetting.worlds.model.substream` of the seed:
 :data:`GAP_STREAM`, :data:`TASK_STREAM`, :data:`BOTH_STREAM`, :data:`WHICH_STREAM`,
-:data:`OUTCOME_STREAM`), read a fixed amount per recall, turn or task in turn order, so the
+:data:`OUTCOME_STREAM`, :data:`CROWD_STREAM`), read a fixed amount per recall, turn or task in turn order, so the
 tasks and draws up to any turn do not depend on how long the session runs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -37,6 +43,10 @@ __all__ = [
     "BOTH_STREAM",
     "WHICH_STREAM",
     "OUTCOME_STREAM",
+    "CROWD_STREAM",
+    "crowded_out",
+    "crowding_probability",
+    "null_world",
     "GovernanceOutcome",
     "GovernanceWorld",
     "GovernanceSession",
@@ -65,6 +75,43 @@ below 1/2, else the true one)."""
 OUTCOME_STREAM = 4
 """Index of a session's outcome stream: one uniform per task (success when it is below the
 outcome probability)."""
+CROWD_STREAM = 5
+"""Index of a session's crowding stream: one uniform per task (the search is crowded out by
+the noise when it is at or above ``1 / (1 + crowding * n)``, :func:`crowded_out`)."""
+_CROWD_MARGIN = 1e-9
+"""A float product this far from 1 decides :func:`crowded_out` as the exact one would."""
+
+
+def crowding_probability(crowding: float, noise_items: int) -> float:
+    """``crowding * n / (1 + crowding * n)``: the chance that noise crowds out a task's search
+    among ``n = noise_items`` noise items (:func:`crowded_out` of a uniform draw).
+
+    Raises ``ValueError`` unless ``crowding`` is a real number in ``[0, 1000]`` and
+    ``noise_items`` an int >= 0.
+    """
+    raise_problems(
+        [real_problem("crowding", crowding, 0.0, 1000.0), _int_problem("noise_items", noise_items, 0)]
+    )
+    weight = crowding * noise_items
+    return weight / (1.0 + weight)
+
+
+def crowded_out(draw: float, crowding: float, noise_items: int) -> bool:
+    """Whether a task's search returns a distractor instead of the deployment facts.
+
+    ``True`` when ``draw >= 1 / (1 + crowding * noise_items)``, i.e. with probability
+    ``crowding * n / (1 + crowding * n)`` for a uniform ``draw``: the Luce choice between the
+    facts (weight 1) and ``n`` distractors (weight ``crowding`` each). Decided as in exact
+    rational arithmetic (a float fast path far from the boundary, :class:`~fractions.Fraction`
+    near it), so no rounding can move it. No check of the arguments (the policies call it
+    once per task with a validated world).
+    """
+    if crowding == 0 or noise_items == 0:
+        return False
+    product = draw * (1.0 + crowding * noise_items)
+    if abs(product - 1.0) > _CROWD_MARGIN:
+        return product > 1.0
+    return Fraction(draw) * (1 + Fraction(crowding) * noise_items) >= 1
 
 
 def _probability_problem(name: str, value: object) -> str | None:
@@ -133,6 +180,9 @@ class GovernanceWorld:
         Chance that a task retrieves both facts when both are in the working set.
     noise_per_turn : int, default 2
         Never-recalled items registered every turn (>= 0).
+    crowding : float, default 0
+        Weight of each noise item in the working set as a distractor of a task's search
+        (:func:`crowded_out`; a real number in ``[0, 1000]``, 0: no retrieval cost).
     first_gap : int, default 2
         First gap of *A*'s spaced pre-shift recalls (>= 1).
     outcome : GovernanceOutcome
@@ -151,6 +201,7 @@ class GovernanceWorld:
     noise_per_turn: int = 2
     first_gap: int = 2
     outcome: GovernanceOutcome = field(default_factory=GovernanceOutcome)
+    crowding: float = 0.0
 
     def __post_init__(self) -> None:
         problems = [
@@ -160,6 +211,7 @@ class GovernanceWorld:
             _probability_problem("co_retrieval", self.co_retrieval),
             _int_problem("noise_per_turn", self.noise_per_turn, 0),
             _int_problem("first_gap", self.first_gap, 1),
+            real_problem("crowding", self.crowding, 0.0, 1000.0),
         ]
         if not any(problems[:2]) and self.shift_turn >= self.session_length:
             problems.append(
@@ -181,10 +233,11 @@ class GovernanceSession:
     seed : int
     task_turns : tuple of int
         Every deployment-task turn (before and after the shift, increasing).
-    draw_both, draw_which, draw_outcome : tuple of float
+    draw_both, draw_which, draw_outcome, draw_crowd : tuple of float
         Per task ``i``: both facts come back if ``draw_both[i] < co_retrieval``; otherwise the
         stale one alone if ``draw_which[i] < 1/2``; the task succeeds if
-        ``draw_outcome[i] <`` the outcome probability.
+        ``draw_outcome[i] <`` the outcome probability; ``draw_crowd[i]`` decides
+        :func:`crowded_out`.
     """
 
     world: GovernanceWorld
@@ -193,6 +246,7 @@ class GovernanceSession:
     draw_both: tuple[float, ...]
     draw_which: tuple[float, ...]
     draw_outcome: tuple[float, ...]
+    draw_crowd: tuple[float, ...]
 
 
 def generate_governance_session(world: GovernanceWorld, seed: int) -> GovernanceSession:
@@ -204,12 +258,12 @@ def generate_governance_session(world: GovernanceWorld, seed: int) -> Governance
       in ``[1 - JITTER, 1 + JITTER]`` (the last one reaches the shift and places no task);
     * :data:`TASK_STREAM`: one uniform per post-shift turn ``shift_turn + 1 .. session_length``,
       in turn order (a task when it is below ``task_rate``);
-    * :data:`BOTH_STREAM`, :data:`WHICH_STREAM`, :data:`OUTCOME_STREAM`: one uniform each per
-      task, in task order (pre-shift tasks first).
+    * :data:`BOTH_STREAM`, :data:`WHICH_STREAM`, :data:`OUTCOME_STREAM`, :data:`CROWD_STREAM`:
+      one uniform each per task, in task order (pre-shift tasks first).
 
     Each stream is read a fixed amount per gap, turn or task, so the tasks up to turn ``T`` and
     their draws are the same in a session of any length ``>= T`` (same other settings), and
-    ``co_retrieval`` changes no draw (common random numbers across the sweep).
+    neither ``co_retrieval`` nor ``crowding`` changes a draw (common random numbers across the sweep).
 
     Raises
     ------
@@ -230,6 +284,20 @@ def generate_governance_session(world: GovernanceWorld, seed: int) -> Governance
     after = np.arange(world.shift_turn + 1, world.session_length + 1)
     turns += [int(t) for t in after[substream(seed, TASK_STREAM).random(after.size) < world.task_rate]]
     draws = [
-        substream(seed, stream).random(len(turns)) for stream in (BOTH_STREAM, WHICH_STREAM, OUTCOME_STREAM)
+        substream(seed, stream).random(len(turns))
+        for stream in (BOTH_STREAM, WHICH_STREAM, OUTCOME_STREAM, CROWD_STREAM)
     ]
     return GovernanceSession(world, seed, tuple(turns), *(tuple(float(x) for x in row) for row in draws))
+
+
+def null_world(world: GovernanceWorld, success: float) -> GovernanceWorld:
+    """``world`` with every task succeeding with probability ``success`` whatever it retrieves:
+    no fact has an effect, so any deprecation in it is a false one.
+
+    Raises ``ValueError`` unless ``world`` is a :class:`GovernanceWorld` and ``success`` a
+    probability in ``[0, 1]``.
+    """
+    if not isinstance(world, GovernanceWorld):
+        raise ValueError(f"world must be a GovernanceWorld, got {world!r}")
+    raise_problems([_probability_problem("success", success)])
+    return replace(world, outcome=GovernanceOutcome(success, success, success, success))

@@ -332,10 +332,22 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
            help="effect_z values of the effect policy's sweep"),
         _p("discounts", [0.5, 0.8, 0.9, 0.95, 0.99, 1.0], "float-list", 0.01, 1.0, quick=[0.9, 1.0],
            help="discount values of the discounted policy's sweep"),
+        _p("crowdings", [0.0, 0.003, 0.01, 0.03], "float-list", 0.0, 1000.0, quick=[0.0, 0.01],
+           help="weights of a noise item as a distractor of the search (retrieval-cost sweep)"),
+        _p("alpha", 0.01, "float", 1e-9, 0.999,
+           help="level of the sequential policy's test (chance per fact of ever deprecating a harmless one)"),
+        _p("alphas", [0.001, 0.01, 0.05, 0.1, 0.3], "float-list", 1e-9, 0.999, quick=[0.01, 0.3],
+           help="alpha values of the sequential policy's sweep"),
+        _p("null_success", 0.5, "float", 0.0, 1.0,
+           help="success probability of every task in the world where no fact matters"),
     ), (
         Rule("shift_turn < session_length", ("shift_turn", "session_length"), lambda s, n: s < n),
         Rule("co_retrievals includes 0 and 1 (the prose reads both ends of the sweep)", ("co_retrievals",),
              lambda cs: 0.0 in cs and 1.0 in cs),
+        Rule("crowdings starts at 0 and strictly increases, with at least two values (the prose reads both ends)",
+             ("crowdings",), lambda cs: cs[0] == 0.0 and list(cs) == sorted(set(cs)) and len(cs) >= 2),
+        Rule("alpha is one of alphas", ("alpha", "alphas"), lambda a, alphas: a in alphas),
+        Rule("effect_z is one of effect_zs", ("effect_z", "effect_zs"), lambda z, zs: z in zs),
     )),
     # --- real conversations (LoCoMo) ---
     ChapterSpec("real-conversations", "Real conversations: forgetting on LoCoMo", (
