@@ -273,3 +273,24 @@ def test_decay_could_not_evict_the_stale_fact_within_the_published_session_even_
         last_recall = max(t for t in session.task_turns if t < world.shift_turn)
         delay = decay_eviction_delay(stale.stability, DEFAULT_EVICTION_THRESHOLD)
         assert delay is None or last_recall + delay > world.session_length, (seed, last_recall, delay)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(st.integers(0, 60).map(float), st.floats(0.0, 1e6)),
+    st.one_of(st.integers(0, 60).map(float), st.floats(0.0, 1e6), st.just(1.7e308)),
+    st.floats(0.0, 1.0),
+    st.floats(1.0, 50.0),
+    st.floats(0.0, 0.69),
+)
+def test_the_policies_read_worth_exactly_as_the_validated_formulas(positive, negative, prior, min_evidence, low):
+    """The policies' scalar reading of a fact's worth and class is the estimator's own, value for
+    value and label for label (no cache, no numpy: the same float operations)."""
+    from forgetting.governance.policies import _read_worth
+    from forgetting.worth import evidence_volume, memory_worth, worth_class
+
+    rate, label = _read_worth((positive, negative), prior, min_evidence, 0.7, low)
+    expected = float(memory_worth(positive, negative, prior=prior))
+    assert rate == expected
+    if math.isfinite(positive + negative):
+        assert label == worth_class(expected, evidence_volume(positive, negative), min_evidence, 0.7, low)

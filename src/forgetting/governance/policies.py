@@ -29,8 +29,8 @@ deprecated fact is never retrieved again and no longer counts in the working set
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Protocol
 
 from .._validate import raise_problems, real_problem, require_int
@@ -39,7 +39,10 @@ from ..executor import Executor, each_seed, map_seeds
 from ..worth import (
     DEFAULT_LOW_THRESHOLD,
     DEFAULT_MIN_EVIDENCE,
+    HIGH_VALUE,
     LOW_VALUE,
+    MIXED,
+    UNCERTAIN,
     DiscountedMemoryWorth,
     MemoryWorth,
     evidence_volume,
@@ -116,7 +119,6 @@ class _NeverEvictingStore:
         return len(self._ids)
 
 
-@lru_cache(maxsize=1 << 16)
 def _read_worth(
     counters: tuple[float, float],
     prior: float,
@@ -127,13 +129,30 @@ def _read_worth(
     """Worth and class of a memory with ``counters = (h+, h-)``, exactly as
     :meth:`MemoryWorth.worth` and :meth:`MemoryWorth.classify` read them.
 
-    Memoized on the counters: a class changes only when the counters do, the same few pairs
-    recur in every session, and reading through the validated formulas dominated the run time.
+    The same float operations as :func:`~forgetting.worth.memory_worth`,
+    :func:`~forgetting.worth.evidence_volume` and :func:`~forgetting.worth.worth_class`, on
+    Python floats: ``h+ / (h+ + h-)`` (``prior`` at no evidence), then the taxonomy's
+    comparisons in order. The estimator has validated the counters (finite, ``>= 0``) and the
+    thresholds; a sum that overflows goes through the validated formulas, as the estimator's
+    own reading would.
+    Reading through them every time dominated the run time of the discounted policy, whose
+    float counters rarely recur.
     """
-    rate = float(memory_worth(*counters, prior=prior))
-    return rate, str(
-        worth_class(rate, evidence_volume(*counters), min_evidence, high_threshold, low_threshold)
-    )
+    positive, negative = counters
+    total = positive + negative
+    if math.isinf(total):
+        rate = float(memory_worth(positive, negative, prior=prior))
+        return rate, str(
+            worth_class(
+                rate, evidence_volume(positive, negative), min_evidence, high_threshold, low_threshold
+            )
+        )
+    rate = positive / total if total > 0 else float(prior)
+    if total < min_evidence:
+        return rate, UNCERTAIN
+    if rate >= high_threshold:
+        return rate, HIGH_VALUE
+    return rate, LOW_VALUE if rate <= low_threshold else MIXED
 
 
 Rules = tuple[float, float, float, float, float, float]
