@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from fractions import Fraction
 
 import pytest
 from hypothesis import assume, given, settings
@@ -157,3 +158,40 @@ def test_the_contrast_estimates_the_effect_the_world_implies():
         se = math.sqrt(p1 * (1 - p1) / counts.n1 + p0 * (1 - p0) / counts.n0)
         assert abs(counts.estimate - expected[fact]) < 4 * se, (fact, counts.estimate, expected[fact], se)
     assert expected[STALE] < 0 < expected[TRUE]
+
+
+def _exact_harmful(n1, k1, n0, k0, z):
+    p1, p0 = Fraction(k1 + 1, n1 + 2), Fraction(k0 + 1, n0 + 2)
+    d = p1 - p0
+    var = p1 * (1 - p1) / (n1 + 2) + p0 * (1 - p0) / (n0 + 2)
+    return d < 0 and d * d > Fraction(z) ** 2 * var
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.integers(0, 100_000).flatmap(lambda n1: st.tuples(st.just(n1), st.integers(0, n1))),
+    st.integers(0, 100_000).flatmap(lambda n0: st.tuples(st.just(n0), st.integers(0, n0))),
+    st.one_of(st.floats(0.0, 10.0), st.sampled_from([0.0, 1.0, 1.645, 1.96, 2.576, 3.291])),
+)
+def test_the_float_fast_path_decides_as_exact_rational_arithmetic(first, second, z):
+    (n1, k1), (n0, k0) = first, second
+    assert harmful(EffectArms(n1, k1, n0, k0), z) == _exact_harmful(n1, k1, n0, k0, z)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 40])
+def test_equal_arms_are_never_harmful_and_the_boundary_is_exact(n):
+    """Equal arms give a zero difference: never harmful at any z, even 0 (``d < 0`` fails)."""
+    for k in range(n + 1):
+        assert not harmful(EffectArms(n, k, n, k), 0.0)
+        assert not harmful(EffectArms(n, k, n, k), 2.576)
+
+
+def test_every_small_count_decides_as_exact_rational_arithmetic():
+    """All arms of at most 12 tasks each, at the chapter's z values and at 0: where float noise
+    would sit, right at small counts, the decision is the exact one."""
+    for z in (0.0, 1.0, 1.645, 1.96, 2.576, 3.291):
+        for n1 in range(13):
+            for n0 in range(13):
+                for k1 in range(n1 + 1):
+                    for k0 in range(n0 + 1):
+                        assert harmful(EffectArms(n1, k1, n0, k0), z) == _exact_harmful(n1, k1, n0, k0, z)
