@@ -283,7 +283,9 @@ def test_decay_could_not_evict_the_stale_fact_within_the_published_session_even_
     st.floats(1.0, 50.0),
     st.floats(0.0, 0.69),
 )
-def test_the_policies_read_worth_exactly_as_the_validated_formulas(positive, negative, prior, min_evidence, low):
+def test_the_policies_read_worth_exactly_as_the_validated_formulas(
+    positive, negative, prior, min_evidence, low
+):
     """The policies' scalar reading of a fact's worth and class is the estimator's own, value for
     value and label for label (no cache, no numpy: the same float operations)."""
     from forgetting.governance.policies import _read_worth
