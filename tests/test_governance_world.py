@@ -102,7 +102,7 @@ def test_a_shorter_session_is_the_start_of_a_longer_one(short_length):
         tasks = len(short.task_turns)
         assert long.task_turns[:tasks] == short.task_turns
         assert all(t > short_length for t in long.task_turns[tasks:])
-        for field in ("draw_both", "draw_which", "draw_outcome"):
+        for field in ("draw_both", "draw_which", "draw_outcome", "draw_crowd"):
             assert getattr(long, field)[:tasks] == getattr(short, field), field
         for policy in POLICIES:
             a, b = run_governance(short, policy), run_governance(long, policy)

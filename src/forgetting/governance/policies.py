@@ -134,9 +134,8 @@ def _read_worth(
     Python floats: ``h+ / (h+ + h-)`` (``prior`` at no evidence), then the taxonomy's
     comparisons in order. The estimator has validated the counters (finite, ``>= 0``) and the
     thresholds; a sum that overflows goes through the validated formulas, as the estimator's
-    own reading would.
-    Reading through them every time dominated the run time of the discounted policy, whose
-    float counters rarely recur.
+    own reading would. (Reading through them every time, behind a cache that discounted
+    counters rarely hit, dominated the discounted policy's run time.)
     """
     positive, negative = counters
     total = positive + negative

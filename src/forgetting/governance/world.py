@@ -20,8 +20,8 @@ All randomness of a session is drawn up front (:func:`generate_governance_sessio
 policy faces exactly the same tasks and the same uniform draws (common random numbers). Each
 kind of draw has its own stream (:func:`~forgetting.worlds.model.substream` of the seed:
 :data:`GAP_STREAM`, :data:`TASK_STREAM`, :data:`BOTH_STREAM`, :data:`WHICH_STREAM`,
-:data:`OUTCOME_STREAM`, :data:`CROWD_STREAM`), read a fixed amount per recall, turn or task in turn order, so the
-tasks and draws up to any turn do not depend on how long the session runs.
+:data:`OUTCOME_STREAM`, :data:`CROWD_STREAM`), read a fixed amount per recall, turn or task in
+turn order, so the tasks and draws up to any turn do not depend on how long the session runs.
 """
 
 from __future__ import annotations
@@ -263,7 +263,8 @@ def generate_governance_session(world: GovernanceWorld, seed: int) -> Governance
 
     Each stream is read a fixed amount per gap, turn or task, so the tasks up to turn ``T`` and
     their draws are the same in a session of any length ``>= T`` (same other settings), and
-    neither ``co_retrieval`` nor ``crowding`` changes a draw (common random numbers across the sweep).
+    neither ``co_retrieval`` nor ``crowding`` changes a draw (common random numbers across the
+    sweeps).
 
     Raises
     ------
