@@ -253,3 +253,19 @@ def test_published_ebbinghaus_formula_ranks_first_by_every_measure_and_the_worst
         ranked = sorted(fits, key=lambda family: fits[family][measure])
         assert ranked[0] == "ebbinghaus_log", (measure, ranked)
         assert ranked[-1] == ("two_exponential" if measure == "aicc" else "exponential"), (measure, ranked)
+
+
+def test_standard_errors_keep_three_significant_digits_and_parameters_six():
+    """The rounding the docstring states: a standard error to STANDARD_ERROR_DIGITS digits, whose
+    sixth digit an exp four ulp off once moved; parameters to PARAMETER_DIGITS."""
+    from forgetting.decay.curve_fits import PARAMETER_DIGITS, STANDARD_ERROR_DIGITS
+
+    assert STANDARD_ERROR_DIGITS == 3 < PARAMETER_DIGITS == 6
+    savings = predict("two_exponential", [0.4, 1.0, 0.3, 1500.0], HOURS)
+    noisy = [s + 0.01 * (-1) ** i for i, s in enumerate(savings)]
+    fit = fit_family("two_exponential", "noisy", HOURS, noisy)
+    for value in fit.standard_errors.values():
+        if math.isfinite(value):
+            assert value == float(f"{value:.3g}")
+    assert any(value != float(f"{value:.3g}") for value in fit.parameters.values())
+    assert all(value == float(f"{value:.6g}") for value in fit.parameters.values())

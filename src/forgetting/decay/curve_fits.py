@@ -22,8 +22,9 @@ with the maximum-likelihood residual variance ``sigma^2 = max(RSS / n, sigma_min
 ``+ 1`` counts it as a parameter), the small-sample ``AICc = AIC + 2 K (K + 1) / (n - K - 1)``
 with the same count ``K = k + 1`` (:func:`aicc`; undefined, NaN, when ``n - K - 1 <= 0``), and the
 leave-one-out RMSE refits without each point in turn and predicts it. Parameter standard errors
-are ``sqrt(diag(s^2 (J^T J)^-1))``, ``s^2 = max(RSS / (n - k), sigma_min^2)``. Published values
-are rounded to :data:`PUBLISHED_DECIMALS` decimals, so that no reported digit depends on the last
+are ``sqrt(diag(s^2 (J^T J)^-1))``, ``s^2 = max(RSS / (n - k), sigma_min^2)``, kept to
+:data:`STANDARD_ERROR_DIGITS` significant digits. Published values are rounded to
+:data:`PUBLISHED_DECIMALS` decimals, so that no reported digit depends on the last
 bits of a LAPACK kernel; :func:`rankings` orders the families by each measure.
 
 A perfect fit is a result: :func:`residual_variance_floor` gives
@@ -53,6 +54,7 @@ from .families import FSRS_TARGET_RETENTION
 
 __all__ = [
     "PUBLISHED_DECIMALS",
+    "STANDARD_ERROR_DIGITS",
     "Family",
     "FAMILIES",
     "FitResult",
@@ -75,6 +77,13 @@ PARAMETER_DIGITS = 6
 """Parameters and their standard errors are kept to this many significant digits: the solver
 stops within its tolerance of the optimum, and BLAS kernels that differ between CPUs move the
 digits beyond it (a time scale of about 800 hours moved in its eighth digit)."""
+STANDARD_ERROR_DIGITS = 3
+"""Standard errors are kept to this many significant digits. They come from ``(J^T J)^-1`` with
+the solver's finite-difference Jacobian, which divides rounding in the model's values by a step
+of about ``1e-8``; on the two-exponential fit ``cond(J^T J)`` is about ``2e9``, and an exp or
+log that rounds four ulp differently (``tests/test_other_cpu.py``) moved a standard error by a
+relative ``2.6e-7``, across a rounding boundary of its sixth digit. A standard error over eight
+points is itself uncertain by tens of percent, so three digits say all it can."""
 SOLVER_TOLERANCE = 1e-15
 """``ftol``, ``xtol`` and ``gtol`` of the least-squares solver: as tight as float64 allows."""
 
@@ -169,9 +178,9 @@ def _rounded(value: float) -> float:
     return round(float(value), PUBLISHED_DECIMALS) if math.isfinite(value) else float("nan")
 
 
-def _significant(value: float) -> float:
-    """``value`` at :data:`PARAMETER_DIGITS` significant digits (NaN stays NaN)."""
-    return float(f"{float(value):.{PARAMETER_DIGITS}g}") if math.isfinite(value) else float("nan")
+def _significant(value: float, digits: int = PARAMETER_DIGITS) -> float:
+    """``value`` at ``digits`` significant digits (NaN stays NaN)."""
+    return float(f"{float(value):.{digits}g}") if math.isfinite(value) else float("nan")
 
 
 def _best_fit(family: Family, t: np.ndarray, y: np.ndarray) -> Any:
@@ -297,7 +306,9 @@ def fit_family(
         family=family_name,
         dataset=dataset,
         parameters={name: _significant(v) for name, v in zip(family.parameters, fit.x)},
-        standard_errors={name: _significant(e) for name, e in zip(family.parameters, errors)},
+        standard_errors={
+            name: _significant(e, STANDARD_ERROR_DIGITS) for name, e in zip(family.parameters, errors)
+        },
         rmse=_rounded(math.sqrt(rss / n)),
         aic=_rounded(aic),
         aicc=_rounded(aicc(aic, n, k)),
