@@ -74,3 +74,33 @@ def test_experiment_3s_worth_blind_episodes_raise_rho_at_the_coldest_temperature
         v["mix_coldest_small_rho_mean"] > v["rho_coldest"]
         and v["mix_coldest_large_rho_mean"] > v["rho_coldest"]
     )
+
+
+def test_the_real_text_runs_are_experiment_5s_published_world_and_seeds():
+    """ "its published world runs again ... with the seeds of that chapter's spread ... at
+    epsilon = 0 each run is Experiment 5's own": the world's defaults are Experiment 5's
+    published parameters, the seed counts agree, and the stale memory's mean end worth without
+    omission is Experiment 5's published mean over its seeds."""
+    from forgetting.text.exp5 import RealTextWorld
+
+    credit, exp5 = record("beyond-credit"), record("mw-exp5")
+    world, p = RealTextWorld(), exp5["parameters"]
+    assert (world.n_episodes, world.shift_episode, world.k, world.seed) == (
+        p["n_episodes"],
+        p["shift_episode"],
+        p["k"],
+        p["seed"],
+    )
+    outcome = world.outcome
+    assert (outcome.p_all, outcome.p_none, outcome.p_stale, outcome.stale_misleads_any_task) == (
+        p["p_all"],
+        p["p_none"],
+        p["p_stale"],
+        p["stale_misleads_any_task"],
+    )
+    assert credit["parameters"]["text_seeds"] == p["n_seeds"]
+    assert credit["values"]["stale_cumulative_value_none"] == exp5["values"]["stale_mw_after_mean"]
+    assert (
+        credit["values"]["text_episodes"] == p["n_episodes"]
+        and credit["values"]["text_shift"] == p["shift_episode"]
+    )

@@ -297,6 +297,9 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("feedback_epsilons", [0.0, 0.1, 0.3, 0.5], "float-list", 0.0, 1.0, quick=[0.0, 0.5],
            help="omission rates of the Experiment 3 runs"),
         _p("feedback_seeds", 20, "int", 2, 100_000, quick=3, help="independent worlds of Experiment 3"),
+        _p("text_epsilons", [0.0, 0.05, 0.1, 0.2, 0.3, 0.5], "float-list", 0.0, 1.0, quick=[0.0, 0.3],
+           help="omission rates of the Experiment 5 runs (real text, its published world)"),
+        _p("text_seeds", 20, "int", 2, 100_000, quick=3, help="seeds of the Experiment 5 runs (0 .. n - 1)"),
     ), (
         Rule("retrieved_per_episode <= n_memories - 2", ("retrieved_per_episode", "n_memories"),
              lambda k, n: k <= n - 2),
@@ -306,6 +309,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
              ("feedback_epsilons",), lambda es: es[0] == 0.0),
         Rule("temperature is one of feedback_temperatures", ("temperature", "feedback_temperatures"),
              lambda t, ts: t in ts),
+        Rule("text_epsilons starts at 0 and strictly increases, with at least two values (the prose reads both ends)",
+             ("text_epsilons",), lambda es: es[0] == 0.0 and list(es) == sorted(set(es)) and len(es) >= 2),
     )),
     ChapterSpec("beyond-governance", "Beyond the sources: governance with both signals", (
         _p("n_seeds", 1000, "int", 1, 100_000, quick=5, help="sessions (seeds seed..seed+n-1)"),

@@ -9,7 +9,8 @@ Modules, in the order a reader meets them:
   (:func:`load_corpus`; the path is always given);
 * :mod:`.similarity` -- cosines rounded so that no machine's last digits change a decision;
 * :mod:`.outcome`, :mod:`.retrieval`, :mod:`.exp5` -- the world, retrieval and the episodes;
-* :mod:`.summary`, :mod:`.tables` -- the numbers and table rows the chapter shows.
+* :mod:`.summary`, :mod:`.tables` -- the numbers and table rows the chapter shows;
+* :mod:`.credit` -- randomized omission and each memory's exact effect (the credit chapter).
 """
 
 from .cache import EmbeddingCache, encode_cached

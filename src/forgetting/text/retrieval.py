@@ -31,7 +31,15 @@ from .similarity import (
     rank_candidates,
 )
 
-__all__ = ["CorpusEmbeddings", "Retrieval", "embed_corpus", "retrieval_problems", "retrieve", "robustness"]
+__all__ = [
+    "CorpusEmbeddings",
+    "Retrieval",
+    "embed_corpus",
+    "retrieval_problems",
+    "retrieve",
+    "robustness",
+    "set_outcome",
+]
 
 
 @dataclass(frozen=True)
@@ -210,22 +218,32 @@ def retrieve(
         else:
             fragile[row] = True  # unrounded: any change of the last digits may reorder
     scores = np.take_along_axis(similarity, top, axis=1)
-    index = {m: i for i, m in enumerate(corpus.memory_ids)}
-    valid = np.array([m.true_in(phase) for m in corpus.memories])
     fraction = np.empty(len(corpus.queries))
     misled = np.zeros(len(corpus.queries), dtype=bool)
-    for row, query in enumerate(corpus.queries):
-        needed = {index[m] for m in query.needs[phase]}
-        fraction[row] = len(needed & set(top[row].tolist())) / len(needed)
-        if outcome.stale_misleads_any_task:
-            misled[row] = not valid[top[row]].all()
-            continue
-        relevant = {index[m] for m in query.needed_ever()}
-        for memory in top[row]:  # rank order: the first memory that bears on the task decides
-            if memory in relevant:
-                misled[row] = not valid[memory]
-                break
+    for row in range(len(corpus.queries)):
+        fraction[row], misled[row] = set_outcome(corpus, phase, row, top[row].tolist(), outcome)
     return Retrieval(phase, top, scores, fraction, misled, outcome.probability(fraction, misled), fragile)
+
+
+def set_outcome(
+    corpus: Corpus, phase: str, query: int, memories: list[int], outcome: OutcomeModel = DEFAULT_OUTCOME
+) -> tuple[float, bool]:
+    """``(fraction_needed, misled)`` of query ``query`` in ``phase`` when the agent uses
+    ``memories`` (indices, best first), by the outcome model's misleading rule: the share of the
+    memories the query needs now that are among them, and whether a memory wrong now misleads
+    (any of them, or the first that bears on the task; none misleads an empty list)."""
+    index = {m: i for i, m in enumerate(corpus.memory_ids)}
+    task = corpus.queries[query]
+    needed = {index[m] for m in task.needs[phase]}
+    fraction = len(needed & set(memories)) / len(needed)
+    wrong = [not corpus.memories[m].true_in(phase) for m in memories]
+    if outcome.stale_misleads_any_task:
+        return fraction, any(wrong)
+    relevant = {index[m] for m in task.needed_ever()}
+    for memory, bad in zip(memories, wrong):  # rank order: the first memory that bears on the task decides
+        if memory in relevant:
+            return fraction, bad
+    return fraction, False
 
 
 def robustness(

@@ -43,6 +43,8 @@ __all__ = [
     "omission_slots",
     "present_mask",
     "present_ids",
+    "present_mean",
+    "worth_of_present",
     "PairCredit",
     "pair_credit",
     "ConfoundCredit",
@@ -90,12 +92,13 @@ def present_ids(retrieved: IntArray, present: np.ndarray, n_memories: int) -> In
     return ids
 
 
-def _present_mean(utilities: FloatArray, retrieved: IntArray, present: np.ndarray) -> FloatArray:
+def present_mean(utilities: FloatArray, retrieved: IntArray, present: np.ndarray) -> FloatArray:
+    """Per episode, the sum of the present memories' utilities over ``k``: a withheld slot adds nothing."""
     value: FloatArray = (utilities[retrieved] * present).sum(axis=1) / retrieved.shape[1]
     return value
 
 
-def _worth_of_present(retrieved: IntArray, present: np.ndarray, outcomes: np.ndarray, n: int) -> FloatArray:
+def worth_of_present(retrieved: IntArray, present: np.ndarray, outcomes: np.ndarray, n: int) -> FloatArray:
     """Memory Worth of what the episodes actually retrieved (a withheld memory gets no update)."""
     successes, failures = np.zeros(n), np.zeros(n)
     for column in range(retrieved.shape[1]):
@@ -134,9 +137,9 @@ def _pair_run(
     retrieved, draws = episodes
     slots = omission_slots(seed, retrieved.shape[0], k, epsilon)
     present = present_mask(slots, k)
-    probability = _present_mean(utilities, retrieved, present)
+    probability = present_mean(utilities, retrieved, present)
     outcomes = draws < probability
-    worth = _worth_of_present(retrieved, present, outcomes, n)
+    worth = worth_of_present(retrieved, present, outcomes, n)
     omission = omission_effects(retrieved, slots, outcomes, n)
     regression = regression_credit(present_ids(retrieved, present, n), outcomes, n + 1)
     return (
@@ -232,9 +235,9 @@ def _confound_credit_run(world: ConfoundWorld, epsilon: float, seed: Any) -> tup
     slots = omission_slots(seed, e, k, epsilon)
     present = present_mask(slots, k)
     base = world.base_rates()[task]
-    probability = base + world.memory_effect * (_present_mean(utilities, retrieved, present) - 0.5)
+    probability = base + world.memory_effect * (present_mean(utilities, retrieved, present) - 0.5)
     outcomes = substream(seed, OUTCOME_STREAM).random(e) < probability
-    worth = _worth_of_present(retrieved, present, outcomes, n)
+    worth = worth_of_present(retrieved, present, outcomes, n)
     omission = omission_effects(retrieved, slots, outcomes, n)
     shown = present_ids(retrieved, present, n)
     plain = regression_credit(shown, outcomes, n + 1)

@@ -29,7 +29,7 @@ from ..executor import Executor, each_seed, map_seeds
 from ..worth import memory_worth
 from ..worth.causal import omission_effects, regression_credit
 from .controlled import PolicyWorld
-from .credit import _present_mean, omission_slots, present_ids, present_mask, ranked_rho
+from .credit import omission_slots, present_ids, present_mask, present_mean, ranked_rho
 from .model import (
     BLOCK_EPISODES,
     OUTCOME_STREAM,
@@ -99,7 +99,7 @@ def _feedback_seed(
             chosen = softmax_retrieval(memory_worth(successes, failures), gumbel[step], scale, k)
             used = present[:, t]
             # Experiment 3's outcome model, 0.5 + (mean utility - 0.5), with an empty slot adding 0
-            p = 0.5 + (_present_mean(utilities, chosen, used) - 0.5)
+            p = 0.5 + (present_mean(utilities, chosen, used) - 0.5)
             ok = draws[step] < p
             successes[rows, chosen] += used & ok[:, None]
             failures[rows, chosen] += used & ~ok[:, None]
