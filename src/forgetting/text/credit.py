@@ -119,12 +119,22 @@ def omission_run(
     raise_problems([real_problem("epsilon", epsilon, 0.0, 1.0)])
     run = run_episodes(corpus, vectors, world)
     table = withheld or {p: withheld_probabilities(corpus, run.retrieval[p], world.outcome) for p in PHASES}
-    e, k = run.n_episodes, world.k
-    slots = omission_slots(world.seed, e, k, epsilon)
+    return _omit(run, epsilon, table, _outcome_draws(run))
+
+
+def _outcome_draws(run: RealTextRun) -> FloatArray:
+    """The outcome uniform of every episode, as :func:`~forgetting.text.exp5.run_episodes` drew it."""
+    draws: FloatArray = np.random.default_rng(run.world.seed).random((run.n_episodes, 3))[:, 2]
+    return draws
+
+
+def _omit(run: RealTextRun, epsilon: float, table: dict[str, FloatArray], draws: FloatArray) -> _OmissionRun:
+    """``run`` with randomized omission at ``epsilon`` (see :func:`omission_run`)."""
+    e, k = run.n_episodes, run.world.k
+    slots = omission_slots(run.world.seed, e, k, epsilon)
     without = np.where(run.after[:, None], table[AFTER][run.query], table[BEFORE][run.query])
     p = np.where(slots >= 0, without[np.arange(e), np.maximum(slots, 0)], run.p_success)
-    outcome_draws = np.random.default_rng(world.seed).random((e, 3))[:, 2]  # run_episodes' own
-    return _OmissionRun(run, slots, p, outcome_draws < p)
+    return _OmissionRun(run, slots, p, draws < p)
 
 
 def _estimates(o: _OmissionRun, phase: str, n_types: int) -> dict[str, FloatArray]:
@@ -199,9 +209,10 @@ def text_credit(
     lost = np.zeros(shape[::2])
     others = np.setdiff1d(np.flatnonzero(~np.isnan(effects[AFTER])), [stale])
     for s in range(n_seeds):
-        seeded = replace(world, seed=s)
+        run = run_episodes(corpus, vectors, replace(world, seed=s))  # once per seed: the same at every rate
+        draws = _outcome_draws(run)
         for j, epsilon in enumerate(rates_given):
-            o = omission_run(corpus, vectors, seeded, float(epsilon), table)
+            o = _omit(run, float(epsilon), table, draws)
             lost[s, j] = float(np.mean(o.run.p_success - o.p_success))
             for i, phase in enumerate(PHASES):
                 seen = ~np.isnan(effects[phase])
