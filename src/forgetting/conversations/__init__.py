@@ -26,6 +26,12 @@ Modules, in the order a reader meets them:
   what each turn did in them (:func:`turn_roles`: hitchhikers, distractors);
 * :mod:`.question_worth` -- Memory Worth learned on part of each conversation's questions, its
   low-value turns suppressed on the held-out rest (:func:`held_out`, :func:`flag_report`).
+* :mod:`.question_credit` -- each turn's exact effect on the questions that retrieve it
+  (:func:`~.question_credit.turn_effects`) and randomized omission on the training questions,
+  its flags and Memory Worth's suppressed on the held-out rest
+  (:func:`~.question_credit.question_credit`);
+* :mod:`.question_study` -- the chapter's question sections (Memory Worth held out, credit) in
+  one call.
 
 The data is never committed to the project (its repository states no licence); only results
 computed from it are.

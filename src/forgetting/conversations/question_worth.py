@@ -52,7 +52,9 @@ __all__ = [
     "flag_low_value",
     "question_split",
     "HeldOut",
+    "HeldOutRun",
     "held_out",
+    "held_out_runs",
     "FlagReport",
     "flag_report",
 ]
@@ -139,7 +141,10 @@ def question_split(
 
 
 @dataclass(frozen=True)
-class _Run:
+class HeldOutRun:
+    """One split of one conversation: its train and test questions, the counters learned on the
+    train questions and the turns they flag (:func:`flag_low_value`)."""
+
     split: int
     conversation: int
     qs: QuestionSet
@@ -150,7 +155,7 @@ class _Run:
     flagged: BoolArray
 
 
-def _runs(
+def held_out_runs(
     question_sets: Any,
     k: Any,
     train_share: Any,
@@ -158,8 +163,9 @@ def _runs(
     seed: Any,
     thresholds: tuple[Any, Any, Any],
     extra: Sequence[str | None] = (),
-) -> Iterator[_Run]:
-    """Check every argument of :func:`held_out` and ``extra`` problems at once; then the runs, split by split."""
+) -> Iterator[HeldOutRun]:
+    """Check every argument of :func:`held_out` and ``extra`` problems at once; then the runs, split
+    by split and, within a split, conversation by conversation (the splits :func:`held_out` uses)."""
     sets = list(question_sets) if isinstance(question_sets, (list, tuple)) else None
     problems = [
         int_problem("k", k, minimum=1, allow_numpy=True),
@@ -186,14 +192,14 @@ def _each_run(
     n_splits: int,
     seed: int,
     thresholds: tuple[Any, Any, Any],
-) -> Iterator[_Run]:
+) -> Iterator[HeldOutRun]:
     min_evidence, high_threshold, low_threshold = thresholds
     for split in range(n_splits):
         for c, qs in enumerate(sets):
             train, test = question_split(qs.n_questions, train_share, seed, split, c)
             plus, minus = learn_worth(qs, train, k)
             flagged = flag_low_value(plus, minus, min_evidence, low_threshold, high_threshold=high_threshold)
-            yield _Run(split, c, qs, train, test, plus, minus, flagged)
+            yield HeldOutRun(split, c, qs, train, test, plus, minus, flagged)
 
 
 @dataclass(frozen=True)
@@ -278,7 +284,9 @@ def held_out(
     the third conversation the draws of the first, so compare runs over the same list (or a
     prefix of it). The splits overlap, hence :meth:`HeldOut.summary`'s interval is a spread.
     """
-    runs = _runs(question_sets, k, train_share, n_splits, seed, (min_evidence, high_threshold, low_threshold))
+    runs = held_out_runs(
+        question_sets, k, train_share, n_splits, seed, (min_evidence, high_threshold, low_threshold)
+    )
     table = np.zeros((int(n_splits), 6), dtype=np.int64)
     plain_all: dict[int, BoolArray] = {}  # nothing suppressed: the same in every split
     for run in runs:
@@ -343,7 +351,7 @@ def flag_report(
 
     Means of worth are exact sums (``math.fsum``) divided by the count.
     """
-    runs = _runs(
+    runs = held_out_runs(
         question_sets,
         k,
         train_share,

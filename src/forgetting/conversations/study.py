@@ -21,6 +21,8 @@ from ..text.encoder import get_encoder
 from .benchmark import ADVERSARIAL, question_index
 from .embeddings import DTYPE, ConversationVectors, embed_conversations, fragile_pairs, token_counts
 from .locomo import load_locomo
+from .question_study import TABLES as QUESTION_TABLES
+from .question_study import question_results
 from .records import Conversation, counts
 from .source import LOCOMO_MEMBERS
 from .sweep import best_within, policy_grid, run_sweep
@@ -35,7 +37,6 @@ __all__ = [
     "headline_values",
     "prepare",
     "run_benchmark",
-    "worth_results",
 ]
 
 #: The forgetting-pass schedules each field rule is run with (when a pass runs is left open).
@@ -169,7 +170,7 @@ def run_benchmark(
 
 
 #: The tables the chapter shows, by name (each is ``data/results/real-conversations-<name>.csv``).
-TABLES = ("dataset", "frontier", "budgets", "retrieval", "sweep", "worth-splits", "worth-sweep")
+TABLES = ("dataset", "frontier", "budgets", "retrieval", "sweep", *QUESTION_TABLES)
 #: The families whose rule never reads a recall: their rows cannot depend on the retrieval setting.
 RECALL_BLIND = ("Keep everything", "FIFO", "Random eviction")
 #: The budget-table families the prose reads, by the glued key's suffix.
@@ -292,7 +293,7 @@ def chapter_results(
         **run_benchmark(prepared, params, executor),
     }
     values.update(headline_values(tables, params))
-    worth_values, worth_tables = worth_results(prepared, params)
+    worth_values, worth_tables = question_results(prepared, params)
     values.update(worth_values)
     tables.update(worth_tables)
     values["cosine_decimals"] = COSINE_DECIMALS
@@ -314,90 +315,3 @@ def chapter_results(
     values["importance_min"] = min(params["importances"])
     values["importance_max"] = max(params["importances"])
     return values, tables
-
-
-def question_sets(prepared: Prepared) -> list[Any]:
-    """Each conversation's scored questions of categories 1-4 as a :class:`~.question_retrieval.QuestionSet`."""
-    from .question_retrieval import QuestionSet
-
-    sets = []
-    for conversation, vectors in zip(prepared.conversations, prepared.vectors):
-        index = question_index(conversation)
-        main = index.category != ADVERSARIAL
-        sets.append(
-            QuestionSet(
-                conversation.name,
-                vectors.question_cosines[index.rows[main]],
-                tuple(frozenset(int(i) for i in ev) for ev, keep in zip(index.evidence, main) if keep),
-            )
-        )
-    return sets
-
-
-def worth_results(
-    prepared: Prepared, params: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
-    """Memory Worth learned on some questions, low-value turns suppressed on the rest: the values
-    the prose reads (at the chapter's thresholds), the per-split rows and the threshold sweep."""
-    from .question_retrieval import DEFAULT_CO_SHARE, DEFAULT_MIN_RETRIEVALS
-    from .question_worth import flag_report, held_out
-
-    sets = question_sets(prepared)
-    k, share, splits, seed = (
-        params["question_k"],
-        params["mw_train_share"],
-        params["mw_splits"],
-        params["seed"],
-    )
-
-    def run(min_evidence: float, low: float) -> Any:
-        return held_out(sets, k, share, splits, seed, min_evidence, low)
-
-    headline = run(params["mw_min_evidence"], params["mw_low_threshold"])
-    summary = headline.summary()
-    report = flag_report(sets, k, share, splits, seed, params["mw_min_evidence"], params["mw_low_threshold"])
-    values: dict[str, Any] = {f"mw_{key}": value for key, value in summary.items()}
-    values["mw_n_splits"] = int(summary["n_splits"])
-    values.update(
-        mw_plain=float(np.mean(headline.plain)),
-        mw_suppressed=float(np.mean(headline.suppressed)),
-        mw_flagged_mean=float(np.mean(headline.n_flagged)),
-        mw_gained=int(headline.gained.sum()),
-        mw_lost=int(headline.lost.sum()),
-        mw_test_questions=int(headline.n_test[0]),
-        mw_n_flagged=report.n_flagged,
-        mw_flagged_evidence=report.evidence_of_test,
-        mw_flagged_hitchhikers=report.hitchhikers,
-        mw_flagged_distractors=report.distractors,
-        **{f"mw_worth_{group}": value for group, value in report.mean_worth.items()},
-        **{f"mw_judged_{group}": value for group, value in report.n_worth.items()},
-        mw_min_retrievals=DEFAULT_MIN_RETRIEVALS,
-        mw_co_share=DEFAULT_CO_SHARE,
-    )
-    hitch, evidence = report.mean_worth["hitchhiker"], report.mean_worth["evidence"]
-    values["mw_hitchhiker_vs_evidence"] = (
-        "below" if hitch < evidence else "above" if hitch > evidence else "equal to"
-    )
-    per_split = [
-        {"split": s, "test questions": int(headline.n_test[s]), "flagged": int(headline.n_flagged[s]),
-         "hit plain": float(headline.plain[s]), "hit suppressed": float(headline.suppressed[s]),
-         "gained": int(headline.gained[s]), "lost": int(headline.lost[s])}
-        for s in range(splits)
-    ]  # fmt: skip
-    sweep = []
-    for min_evidence in params["mw_min_evidences"]:
-        for low in params["mw_low_thresholds"]:
-            result = run(min_evidence, low)
-            sweep.append(
-                {"min_evidence": min_evidence, "low_threshold": low, "flagged (mean)": float(np.mean(result.n_flagged)),
-                 **result.summary()}
-            )  # fmt: skip
-    least = min(sweep, key=lambda r: (r["min_evidence"], -r["low_threshold"]))
-    values.update(
-        mw_least_evidence=least["min_evidence"],
-        mw_least_low=least["low_threshold"],
-        mw_least_difference=least["mean_difference"],
-        mw_least_share_worse=least["share_worse"],
-        mw_least_flagged=least["flagged (mean)"],
-    )
-    return values, {"worth-splits": per_split, "worth-sweep": sweep}

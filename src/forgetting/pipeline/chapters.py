@@ -392,12 +392,18 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
            help="min_evidence values of the Memory Worth sweep"),
         _p("mw_low_thresholds", [0.0, 0.1, 0.2, 0.3], "float-list", 0.0, 0.69, quick=[0.0, 0.3],
            help="low_threshold values of the Memory Worth sweep"),
+        _p("credit_epsilons", [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9], "float-list", 0.0, 1.0, quick=[0.0, 0.5],
+           help="omission rates: chance a training question withholds one of the turns it retrieves"),
     ), (
         Rule("headline_budget is one of budgets", ("headline_budget", "budgets"), lambda b, bs: b in bs),
         Rule("recall_k is one of recall_ks and min_similarity one of min_similarities",
              ("recall_k", "recall_ks", "min_similarity", "min_similarities"),
              lambda k, ks, m, ms: k in ks and m in ms),
         Rule("conversations has no repeats", ("conversations",), lambda cs: len(set(cs)) == len(cs)),
+        Rule("credit_epsilons starts at 0, strictly increases and ends below 1, with at least two values (the prose "
+             "reads both ends; at 1 no question keeps all its turns, so omission has nothing to compare with)",
+             ("credit_epsilons",),
+             lambda es: es[0] == 0.0 and list(es) == sorted(set(es)) and len(es) >= 2 and es[-1] < 1.0),
     ), data=("locomo",)),
 ]}
 # fmt: on
