@@ -8,7 +8,12 @@ import pytest
 
 from forgetting.executor import ProcessPool
 from forgetting.governance.policies import POLICIES, run_governance, run_governance_seeds
-from forgetting.governance.world import GovernanceOutcome, GovernanceWorld, generate_governance_session
+from forgetting.governance.world import (
+    GovernanceOutcome,
+    GovernanceWorld,
+    generate_governance_session,
+    omission_world,
+)
 
 
 def test_outcome_probability_by_what_was_retrieved():
@@ -120,3 +125,30 @@ def test_sessions_do_not_depend_on_the_workers():
     here = run_governance_seeds(world, 5, base_seed=2)
     for workers in (1, 2):
         assert run_governance_seeds(world, 5, base_seed=2, executor=ProcessPool(workers)) == here, workers
+
+
+@pytest.mark.parametrize(("co_retrieval", "omission"), [(1.0, 0.25), (0.8, 0.5), (0.5, 0.0), (1.0, 1.0)])
+def test_an_agent_that_withholds_one_fact_at_random_is_the_world_at_a_lower_co_retrieval(
+    co_retrieval, omission
+):
+    import numpy as np
+
+    world = omission_world(GovernanceWorld(co_retrieval=co_retrieval), omission)
+    assert world.co_retrieval == pytest.approx(co_retrieval * (1 - omission))
+    # the agent read off its definition: the world's coin, then its own, then which fact to withhold
+    rng = np.random.default_rng(3)
+    n = 200_000
+    both = rng.random(n) < co_retrieval
+    withhold = both & (rng.random(n) < omission)
+    stale_alone = np.where(both, withhold & (rng.random(n) < 0.5), rng.random(n) < 0.5)
+    observed = [np.mean(both & ~withhold), np.mean(stale_alone)]
+    expected = [world.co_retrieval, (1 - world.co_retrieval) / 2]
+    for share, p in zip(observed, expected):
+        assert abs(share - p) <= 4 * np.sqrt(p * (1 - p) / n) + 1e-12
+
+
+def test_omission_world_refuses_a_bad_rate_or_world():
+    with pytest.raises(ValueError, match=r"omission must be a probability"):
+        omission_world(GovernanceWorld(), 1.5)
+    with pytest.raises(ValueError, match=r"world must be a GovernanceWorld, got 3"):
+        omission_world(3, 0.5)

@@ -40,6 +40,8 @@ def _direct_expected_abs_error(p: float, q: float, t: int, prior: float = 0.5) -
 @settings(max_examples=60, deadline=None)
 @example(p=0.5, q=0.99609375, t=4)  # R = 1 is 5 sd from the mean and still matters
 @example(p=0.0, q=1.0, t=0)  # no episode yet: the prior, whatever q
+@example(p=2.2250738585072014e-308, q=1.0, t=4)  # the smallest normal float, where scipy's pmf overflows
+@example(p=2.0**-91, q=0.5, t=60)
 @given(
     p=st.floats(0.0, 1.0),
     q=st.floats(0.01, 1.0),

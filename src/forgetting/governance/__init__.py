@@ -88,6 +88,7 @@ from .world import (
     crowding_probability,
     generate_governance_session,
     null_world,
+    omission_world,
 )
 
 __all__ = [
@@ -145,6 +146,7 @@ __all__ = [
     "crowded_out",
     "crowding_probability",
     "null_world",
+    "omission_world",
     "null_level_rows",
     "governance_digest",
     "late_window",

@@ -47,6 +47,7 @@ __all__ = [
     "crowded_out",
     "crowding_probability",
     "null_world",
+    "omission_world",
     "GovernanceOutcome",
     "GovernanceWorld",
     "GovernanceSession",
@@ -302,3 +303,23 @@ def null_world(world: GovernanceWorld, success: float) -> GovernanceWorld:
         raise ValueError(f"world must be a GovernanceWorld, got {world!r}")
     raise_problems([_probability_problem("success", success)])
     return replace(world, outcome=GovernanceOutcome(success, success, success, success))
+
+
+def omission_world(world: GovernanceWorld, omission: float) -> GovernanceWorld:
+    """``world`` played by an agent that breaks the pair on purpose: at a task that would retrieve
+    both facts, it withholds one of them, each equally likely, with probability ``omission``.
+
+    A task then retrieves both with probability ``co_retrieval * (1 - omission)`` and otherwise
+    one of the two at random, independently of its outcome draw, which is exactly the retrieval
+    law of ``world`` with ``co_retrieval`` set to that product: this returns that world. (The
+    law is equal, and so is every measure of a policy; a session's draws are those of the new
+    ``co_retrieval``.) The tests that read the world's randomisation (the effect interval, the
+    sequential test) then read the agent's coin as well, as they should.
+
+    Raises ``ValueError`` unless ``world`` is a :class:`GovernanceWorld` and ``omission`` a
+    probability in ``[0, 1]``.
+    """
+    if not isinstance(world, GovernanceWorld):
+        raise ValueError(f"world must be a GovernanceWorld, got {world!r}")
+    raise_problems([_probability_problem("omission", omission)])
+    return replace(world, co_retrieval=world.co_retrieval * (1.0 - omission))

@@ -182,7 +182,13 @@ def _binomial_mad(r: np.ndarray, p: float) -> np.ndarray:
     """De Moivre's ``E|S - r p|`` for ``S ~ Binomial(r, p)``, ``r >= 1``, ``0 < p < 1``:
     ``2 (j + 1) C(r, j + 1) p^(j + 1) (1 - p)^(r - j)`` with ``j = floor(r p)``, that is
     ``2 (j + 1) (1 - p) Pr[S = j + 1]``, the probability from ``scipy.stats.binom.pmf`` (see
-    :func:`expected_abs_error` for why not ``exp`` of a sum of log-gammas)."""
+    :func:`expected_abs_error` for why not ``exp`` of a sum of log-gammas).
+
+    Below ``p = 2**-90`` (where ``scipy`` overflows at the smallest normal float) it is
+    ``2 r p (1 - p)``: there ``j = 0`` for every ``r <= 10**9`` and ``(1 - p)**(r - 1)`` is 1 to
+    within ``2**-60``, far below a float's precision."""
+    if p < 2.0**-90:
+        return np.asarray(2 * r * p * (1 - p), dtype=np.float64)
     j = np.floor(r * p)
     from scipy.stats import binom  # imported here: scipy.stats takes a second to import
 
