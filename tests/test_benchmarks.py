@@ -30,6 +30,7 @@ def _locomo_available() -> bool:
         ),
         ("bench_encoder.py", ["-n", "4", "-b", "2", "-r", "1", "--no-reference", "--no-startup"]),
         ("bench_sweep.py", ["--seeds", "4", "--workers", "2", "--cluster-workers", "1"]),
+        ("bench_feedback.py", ["--quick"]),
         pytest.param(
             "bench_locomo.py",
             ["--quick", "--conversations", "1", "--workers", "1"],

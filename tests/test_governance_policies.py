@@ -191,7 +191,7 @@ def test_a_recall_on_the_eviction_turn_comes_before_the_eviction(policy):
     # A is due for eviction on turn 1 + d; a task that turn must still find and reinforce it.
     world = GovernanceWorld(session_length=60, shift_turn=50, noise_per_turn=0)
     due = 1 + decay_eviction_delay(8.0, 0.2)
-    session = GovernanceSession(world, 0, (due,), (0.0,), (0.0,), (0.0,), (0.0,))
+    session = GovernanceSession(world, 0, (due,), (0.0,), (0.0,), (0.0,), (0.0,), (0.0,))
     run = run_governance(session, policy)
     assert run.retrieved == ((STALE,),) and run.successes == (True,)
     assert run.stale_removed_turn is None or run.stale_removed_turn > due

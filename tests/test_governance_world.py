@@ -152,3 +152,40 @@ def test_omission_world_refuses_a_bad_rate_or_world():
         omission_world(GovernanceWorld(), 1.5)
     with pytest.raises(ValueError, match=r"world must be a GovernanceWorld, got 3"):
         omission_world(3, 0.5)
+
+
+def test_a_confound_ties_which_fact_comes_back_alone_to_difficulty_but_not_its_overall_share():
+    world = GovernanceWorld(confound=0.6, difficulty=0.5)
+    assert world.stale_alone(True) == pytest.approx(0.2) and world.stale_alone(False) == pytest.approx(0.8)
+    assert (world.stale_alone(True) + world.stale_alone(False)) / 2 == pytest.approx(0.5)
+    assert world.success_probability(True, False, True) == pytest.approx(0.45)
+    assert world.success_probability(True, False, False) == 0.9
+    plain = GovernanceWorld()
+    assert plain.stale_alone(True) == plain.stale_alone(False) == 0.5
+    assert all(plain.success_probability(t, s, True) == plain.outcome.probability(t, s)
+               for t in (True, False) for s in (True, False))  # fmt: skip
+
+
+def test_the_confound_and_difficulty_draw_from_their_own_stream_and_move_no_other_draw():
+    plain, confounded = GovernanceWorld(), GovernanceWorld(confound=1.0, difficulty=0.5)
+    a, b = generate_governance_session(plain, 4), generate_governance_session(confounded, 4)
+    assert (a.task_turns, a.draw_both, a.draw_which, a.draw_outcome, a.draw_crowd, a.draw_hard) == (
+        b.task_turns, b.draw_both, b.draw_which, b.draw_outcome, b.draw_crowd, b.draw_hard)  # fmt: skip
+    assert len(a.draw_hard) == len(a.task_turns)
+
+
+def test_with_a_full_confound_hard_tasks_get_the_true_fact_alone_and_easy_ones_the_stale_one():
+    world = GovernanceWorld(confound=1.0, difficulty=0.5, co_retrieval=0.0)
+    for seed in range(3):
+        session = generate_governance_session(world, seed)
+        run = run_governance(session, "decay")
+        for turn, draw, got in zip(session.task_turns, session.draw_hard, run.retrieved):
+            if turn > world.shift_turn and len(got) == 1:
+                assert got == (("B",) if draw < 0.5 else ("A",))
+
+
+def test_confound_and_difficulty_must_be_probabilities():
+    with pytest.raises(
+        ValueError, match=r"confound must be a probability in \[0, 1\], got 2.*difficulty must be"
+    ):
+        GovernanceWorld(confound=2.0, difficulty=-1.0)

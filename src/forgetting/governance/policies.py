@@ -216,8 +216,9 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
         i = tasks.get(turn)
         if i is not None:
             retrieved = available
+            hard = turn > world.shift_turn and session.draw_hard[i] < 0.5
             if len(retrieved) == 2 and session.draw_both[i] >= world.co_retrieval:
-                retrieved = [STALE] if session.draw_which[i] < 0.5 else [TRUE]
+                retrieved = [STALE] if session.draw_which[i] < world.stale_alone(hard) else [TRUE]
             noise = (
                 engine.working_set_size() - sum(engine.is_present(m) for m in (STALE, TRUE))
                 if world.crowding
@@ -229,8 +230,8 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
             if turn < world.shift_turn:  # before the shift A is the true fact
                 success = session.draw_outcome[i] < world.outcome.probability(bool(retrieved), False)
             else:
-                success = session.draw_outcome[i] < world.outcome.probability(
-                    TRUE in retrieved, STALE in retrieved
+                success = session.draw_outcome[i] < world.success_probability(
+                    TRUE in retrieved, STALE in retrieved, hard
                 )
                 if arms is not None and len(available) == 2:  # a contrast task
                     for mem_id, counts in arms.items():

@@ -9,6 +9,11 @@
   ``task_rate``. A task finds every deployment fact still in the working set; when both are
   there it retrieves both with probability ``co_retrieval`` and otherwise one of them, each
   equally likely.
+* A deployment task after the shift is *hard* with probability 1/2. A hard task succeeds with
+  its outcome probability times ``1 - difficulty``, and a task that retrieves one fact alone
+  retrieves the true one with probability ``(1 + confound) / 2`` when it is hard and
+  ``(1 - confound) / 2`` when it is easy (so still 1/2 over all tasks). At the defaults
+  ``confound = difficulty = 0`` being hard changes nothing.
 * Every turn ``noise_per_turn`` never-recalled items arrive. They load the working set, and
   with ``crowding > 0`` they cost retrieval: each noise item in the working set is a distractor
   of weight ``crowding`` against the weight 1 of what the task should find, and the search
@@ -20,8 +25,9 @@ All randomness of a session is drawn up front (:func:`generate_governance_sessio
 policy faces exactly the same tasks and the same uniform draws (common random numbers). Each
 kind of draw has its own stream (:func:`~forgetting.worlds.model.substream` of the seed:
 :data:`GAP_STREAM`, :data:`TASK_STREAM`, :data:`BOTH_STREAM`, :data:`WHICH_STREAM`,
-:data:`OUTCOME_STREAM`, :data:`CROWD_STREAM`), read a fixed amount per recall, turn or task in
-turn order, so the tasks and draws up to any turn do not depend on how long the session runs.
+:data:`OUTCOME_STREAM`, :data:`CROWD_STREAM`, :data:`HARD_STREAM`), read a fixed amount per
+recall, turn or task in turn order, so the tasks and draws up to any turn do not depend on how
+long the session runs.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ __all__ = [
     "WHICH_STREAM",
     "OUTCOME_STREAM",
     "CROWD_STREAM",
+    "HARD_STREAM",
     "crowded_out",
     "crowding_probability",
     "null_world",
@@ -79,6 +86,9 @@ outcome probability)."""
 CROWD_STREAM = 5
 """Index of a session's crowding stream: one uniform per task (the search is crowded out by
 the noise when it is at or above ``1 / (1 + crowding * n)``, :func:`crowded_out`)."""
+HARD_STREAM = 6
+"""Index of a session's difficulty stream: one uniform per task (a task after the shift is hard
+when it is below 1/2)."""
 _CROWD_MARGIN = 1e-9
 """A float product this far from 1 decides :func:`crowded_out` as the exact one would."""
 
@@ -186,6 +196,13 @@ class GovernanceWorld:
         (:func:`crowded_out`; a real number in ``[0, 1000]``, 0: no retrieval cost).
     first_gap : int, default 2
         First gap of *A*'s spaced pre-shift recalls (>= 1).
+    confound : float, default 0
+        How much a task's difficulty decides which fact it retrieves alone, in ``[0, 1]``: the true
+        one with probability ``(1 + confound) / 2`` when the task is hard, ``(1 - confound) / 2``
+        when it is easy.
+    difficulty : float, default 0
+        A hard task's success probability is its outcome probability times ``1 - difficulty``
+        (in ``[0, 1]``; each task after the shift is hard with probability 1/2).
     outcome : GovernanceOutcome
         Success probabilities.
 
@@ -203,6 +220,8 @@ class GovernanceWorld:
     first_gap: int = 2
     outcome: GovernanceOutcome = field(default_factory=GovernanceOutcome)
     crowding: float = 0.0
+    confound: float = 0.0
+    difficulty: float = 0.0
 
     def __post_init__(self) -> None:
         problems = [
@@ -213,6 +232,8 @@ class GovernanceWorld:
             _int_problem("noise_per_turn", self.noise_per_turn, 0),
             _int_problem("first_gap", self.first_gap, 1),
             real_problem("crowding", self.crowding, 0.0, 1000.0),
+            _probability_problem("confound", self.confound),
+            _probability_problem("difficulty", self.difficulty),
         ]
         if not any(problems[:2]) and self.shift_turn >= self.session_length:
             problems.append(
@@ -222,6 +243,16 @@ class GovernanceWorld:
         if not isinstance(self.outcome, GovernanceOutcome):
             problems.append(f"outcome must be a GovernanceOutcome, got {self.outcome!r}")
         raise_problems(problems)
+
+    def stale_alone(self, hard: bool) -> float:
+        """Chance that a task retrieving one fact alone retrieves the stale one: ``(1 - confound) / 2``
+        when ``hard``, ``(1 + confound) / 2`` otherwise (exactly 1/2 at ``confound = 0``)."""
+        return (1.0 - self.confound) / 2 if hard else (1.0 + self.confound) / 2
+
+    def success_probability(self, has_true: bool, has_stale: bool, hard: bool) -> float:
+        """The outcome's probability, times ``1 - difficulty`` when ``hard`` (unchanged otherwise)."""
+        p = self.outcome.probability(has_true, has_stale)
+        return p * (1.0 - self.difficulty) if hard else p
 
 
 @dataclass(frozen=True)
@@ -234,11 +265,12 @@ class GovernanceSession:
     seed : int
     task_turns : tuple of int
         Every deployment-task turn (before and after the shift, increasing).
-    draw_both, draw_which, draw_outcome, draw_crowd : tuple of float
+    draw_both, draw_which, draw_outcome, draw_crowd, draw_hard : tuple of float
         Per task ``i``: both facts come back if ``draw_both[i] < co_retrieval``; otherwise the
-        stale one alone if ``draw_which[i] < 1/2``; the task succeeds if
-        ``draw_outcome[i] <`` the outcome probability; ``draw_crowd[i]`` decides
-        :func:`crowded_out`.
+        stale one alone if ``draw_which[i] <`` :meth:`GovernanceWorld.stale_alone` (1/2 without
+        a confound); the task succeeds if ``draw_outcome[i] <`` the outcome probability;
+        ``draw_crowd[i]`` decides :func:`crowded_out`; a task after the shift is hard if
+        ``draw_hard[i] < 1/2``.
     """
 
     world: GovernanceWorld
@@ -248,6 +280,7 @@ class GovernanceSession:
     draw_which: tuple[float, ...]
     draw_outcome: tuple[float, ...]
     draw_crowd: tuple[float, ...]
+    draw_hard: tuple[float, ...]
 
 
 def generate_governance_session(world: GovernanceWorld, seed: int) -> GovernanceSession:
@@ -259,13 +292,13 @@ def generate_governance_session(world: GovernanceWorld, seed: int) -> Governance
       in ``[1 - JITTER, 1 + JITTER]`` (the last one reaches the shift and places no task);
     * :data:`TASK_STREAM`: one uniform per post-shift turn ``shift_turn + 1 .. session_length``,
       in turn order (a task when it is below ``task_rate``);
-    * :data:`BOTH_STREAM`, :data:`WHICH_STREAM`, :data:`OUTCOME_STREAM`, :data:`CROWD_STREAM`:
-      one uniform each per task, in task order (pre-shift tasks first).
+    * :data:`BOTH_STREAM`, :data:`WHICH_STREAM`, :data:`OUTCOME_STREAM`, :data:`CROWD_STREAM`,
+      :data:`HARD_STREAM`: one uniform each per task, in task order (pre-shift tasks first).
 
     Each stream is read a fixed amount per gap, turn or task, so the tasks up to turn ``T`` and
     their draws are the same in a session of any length ``>= T`` (same other settings), and
-    neither ``co_retrieval`` nor ``crowding`` changes a draw (common random numbers across the
-    sweeps).
+    none of ``co_retrieval``, ``crowding``, ``confound`` and ``difficulty`` changes a draw
+    (common random numbers across the sweeps).
 
     Raises
     ------
@@ -287,7 +320,7 @@ def generate_governance_session(world: GovernanceWorld, seed: int) -> Governance
     turns += [int(t) for t in after[substream(seed, TASK_STREAM).random(after.size) < world.task_rate]]
     draws = [
         substream(seed, stream).random(len(turns))
-        for stream in (BOTH_STREAM, WHICH_STREAM, OUTCOME_STREAM, CROWD_STREAM)
+        for stream in (BOTH_STREAM, WHICH_STREAM, OUTCOME_STREAM, CROWD_STREAM, HARD_STREAM)
     ]
     return GovernanceSession(world, seed, tuple(turns), *(tuple(float(x) for x in row) for row in draws))
 

@@ -345,6 +345,12 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
            help="alpha values of the sequential policy's sweep"),
         _p("null_success", 0.5, "float", 0.0, 1.0,
            help="success probability of every task in the world where no fact matters"),
+        _p("confounds", [0.0, 0.5, 1.0], "float-list", 0.0, 1.0, quick=[0.0, 1.0],
+           help="how much a task's difficulty decides which fact it retrieves alone (confound sweep)"),
+        _p("difficulty", 0.5, "float", 0.0, 1.0,
+           help="a hard task's success probability is its outcome probability times 1 - this (confound sweep)"),
+        _p("difficulties", [0.25, 0.5, 0.75], "float-list", 0.0, 1.0, quick=[0.5],
+           help="difficulty values of the sweep in the world where no fact matters, at the largest confound"),
     ), (
         Rule("shift_turn < session_length", ("shift_turn", "session_length"), lambda s, n: s < n),
         Rule("co_retrievals includes 0 and 1 (the prose reads both ends of the sweep)", ("co_retrievals",),
@@ -353,6 +359,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
              ("crowdings",), lambda cs: cs[0] == 0.0 and list(cs) == sorted(set(cs)) and len(cs) >= 2),
         Rule("alpha is one of alphas", ("alpha", "alphas"), lambda a, alphas: a in alphas),
         Rule("effect_z is one of effect_zs", ("effect_z", "effect_zs"), lambda z, zs: z in zs),
+        Rule("confounds starts at 0 and strictly increases, with at least two values (the prose reads both ends)",
+             ("confounds",), lambda cs: cs[0] == 0.0 and list(cs) == sorted(set(cs)) and len(cs) >= 2),
     )),
     # --- real conversations (LoCoMo) ---
     ChapterSpec("real-conversations", "Real conversations: forgetting on LoCoMo", (
