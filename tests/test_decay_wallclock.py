@@ -53,6 +53,7 @@ def test_reruns_of_the_virtual_first_draft_differ_and_the_turn_counter_does_not(
     assert wallclock.rerun_spread(turns)["distinct_digests"] == 1
 
 
+@pytest.mark.slow  # left out of the fast tier (make.py fast)
 def test_published_rerun_spread_and_machine_speed():
     config = SessionConfig(seed=0)
     runs = [wallclock.wallclock_runs(config, 50, r, LatencyModel(sigma=1.0)) for r in range(20)]

@@ -27,6 +27,7 @@ from forgetting.text.model_files import (
 )
 
 pytest_plugins = ("text_fixtures",)
+pytestmark = pytest.mark.slow  # left out of the fast tier (make.py fast)
 
 
 LONG_ENGLISH = " ".join(

@@ -143,6 +143,7 @@ def test_a_worker_error_reaches_the_caller():
         governance.run_governance_seeds(world, 4, policies=("nope",), executor=ex.ProcessPool(2))
 
 
+@pytest.mark.slow  # left out of the fast tier (make.py fast)
 @pytest.mark.cluster
 def test_a_dask_cluster_and_a_process_pool_give_the_in_process_results(local_cluster):
     """A real LocalCluster (two worker processes) against this process and a local pool:

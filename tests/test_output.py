@@ -232,6 +232,7 @@ def test_cli_removes_the_run_folder_when_the_output_fails(tmp_path, monkeypatch,
     assert capsys.readouterr().err.count("\n") == 1
 
 
+@pytest.mark.slow  # left out of the fast tier (make.py fast)
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git for a scratch clone")
 def test_run_o_dot_in_a_scratch_clone_keeps_the_clone(tmp_path):
     """The probe's first case end to end: the real command in a real clone, `.git` included."""
@@ -284,6 +285,7 @@ def test_a_run_inside_the_clone_is_ignored_by_git_and_one_outside_is_not_touched
     assert not (outside / ".gitignore").exists()
 
 
+@pytest.mark.slow  # left out of the fast tier (make.py fast)
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git for a scratch clone")
 def test_the_documented_o_examples_leave_the_clone_clean_and_the_style_checks_green(tmp_path):
     """README's `-o my-run` and the reproducibility page's `-o my-runs/headline` write inside the

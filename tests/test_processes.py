@@ -15,7 +15,10 @@ import pytest
 
 from conftest import copy_book
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)"),
+    pytest.mark.slow,  # left out of the fast tier (make.py fast)
+]
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 COMMAND = [sys.executable, "-m", "forgetting.pipeline.launch"]

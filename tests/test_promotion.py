@@ -140,6 +140,7 @@ def _publish_killed_at(tmp_path: Path, what: str, at: int) -> tuple[Path, str]:
     return root, done.stdout
 
 
+@pytest.mark.slow  # left out of the fast tier (make.py fast)
 @pytest.mark.parametrize("what", ["stage", "journal", "apply"])
 def test_a_sigkill_at_any_step_leaves_the_old_set_or_the_new_one(tmp_path, what):
     """Killed while staging or writing the journal: the next command finds the old set; killed

@@ -4,6 +4,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # left out of the fast tier (make.py fast)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -36,6 +36,7 @@ def test_anchor_decides_both_high_and_identical_without_diversity():
     assert np.all(np.diff(result.exact_hitchhiker) < 0) and np.all(result.exact_anchor == 0.9)
 
 
+@pytest.mark.slow  # left out of the fast tier (make.py fast)
 def test_anchor_decides_regime_ends_where_the_closed_form_says():
     world = W.AnchorDecidesWorld()
     exact = W.anchor_decides_regime_end(world.anchor_success, world.other_success, world.high_threshold)

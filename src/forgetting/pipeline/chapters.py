@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._validate import shown
-from .params import LISTED_NAMES, ChapterSpec, Param, Rule
+from .params import LISTED_NAMES, ChapterSpec, Param, Rule, from_zero
 
 __all__ = ["CHAPTERS", "LISTED_NAMES", "ChapterSpec", "Param", "Rule", "chapter_names", "spec"]
 
@@ -309,8 +309,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
              ("feedback_epsilons",), lambda es: es[0] == 0.0),
         Rule("temperature is one of feedback_temperatures", ("temperature", "feedback_temperatures"),
              lambda t, ts: t in ts),
-        Rule("text_epsilons starts at 0 and strictly increases, with at least two values (the prose reads both ends)",
-             ("text_epsilons",), lambda es: es[0] == 0.0 and list(es) == sorted(set(es)) and len(es) >= 2),
+        from_zero("text_epsilons"),
     )),
     ChapterSpec("beyond-governance", "Beyond the sources: governance with both signals", (
         _p("n_seeds", 1000, "int", 1, 100_000, quick=5, help="sessions (seeds seed..seed+n-1)"),
@@ -355,12 +354,10 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         Rule("shift_turn < session_length", ("shift_turn", "session_length"), lambda s, n: s < n),
         Rule("co_retrievals includes 0 and 1 (the prose reads both ends of the sweep)", ("co_retrievals",),
              lambda cs: 0.0 in cs and 1.0 in cs),
-        Rule("crowdings starts at 0 and strictly increases, with at least two values (the prose reads both ends)",
-             ("crowdings",), lambda cs: cs[0] == 0.0 and list(cs) == sorted(set(cs)) and len(cs) >= 2),
+        from_zero("crowdings"),
         Rule("alpha is one of alphas", ("alpha", "alphas"), lambda a, alphas: a in alphas),
         Rule("effect_z is one of effect_zs", ("effect_z", "effect_zs"), lambda z, zs: z in zs),
-        Rule("confounds starts at 0 and strictly increases, with at least two values (the prose reads both ends)",
-             ("confounds",), lambda cs: cs[0] == 0.0 and list(cs) == sorted(set(cs)) and len(cs) >= 2),
+        from_zero("confounds"),
     )),
     # --- real conversations (LoCoMo) ---
     ChapterSpec("real-conversations", "Real conversations: forgetting on LoCoMo", (
@@ -408,10 +405,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
              ("recall_k", "recall_ks", "min_similarity", "min_similarities"),
              lambda k, ks, m, ms: k in ks and m in ms),
         Rule("conversations has no repeats", ("conversations",), lambda cs: len(set(cs)) == len(cs)),
-        Rule("credit_epsilons starts at 0, strictly increases and ends below 1, with at least two values (the prose "
-             "reads both ends; at 1 no question keeps all its turns, so omission has nothing to compare with)",
-             ("credit_epsilons",),
-             lambda es: es[0] == 0.0 and list(es) == sorted(set(es)) and len(es) >= 2 and es[-1] < 1.0),
+        from_zero("credit_epsilons", "at 1 no question keeps all its turns: omission has nothing to compare with"),
     ), data=("locomo",)),
 ]}
 # fmt: on

@@ -12,7 +12,7 @@ from typing import Any
 
 from .._validate import is_real, shown
 
-__all__ = ["LISTED_NAMES", "ChapterSpec", "Param", "Rule"]
+__all__ = ["LISTED_NAMES", "ChapterSpec", "Param", "Rule", "from_zero"]
 
 LISTED_NAMES = 5  # unknown parameter names a message quotes before it says how many more there are
 
@@ -161,3 +161,16 @@ def parameter_table(chapter: ChapterSpec) -> str:
     if chapter.data:
         lines += ["", "data: " + ", ".join(chapter.data)]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def from_zero(name: str, below_one: str = "") -> Rule:
+    """``name`` starts at 0 and strictly increases, with at least two values (the prose reads both
+    ends); with ``below_one`` (the reason), it also ends below 1."""
+    end = f" and ends below 1 ({below_one})" if below_one else ""
+    return Rule(
+        f"{name} starts at 0 and strictly increases{end}, with at least two values (the prose reads both ends)",
+        (name,),
+        lambda vs: (
+            vs[0] == 0.0 and list(vs) == sorted(set(vs)) and len(vs) >= 2 and (not below_one or vs[-1] < 1)
+        ),
+    )
