@@ -94,6 +94,16 @@ class TurnEffects:
         """``hit - without`` per question and retrieved turn: the exact effect, in {-1, 0, +1}."""
         return self.hit[:, None].astype(np.int64) - self.without.astype(np.int64)
 
+    def counts(self, index: IntArray, n_turns: int) -> tuple[IntArray, IntArray, IntArray]:
+        """Per turn of a store of ``n_turns``, over the questions ``index``: questions that retrieve
+        it, of those the ones it helps (``delta = +1``) and the ones it crowds out (``delta = -1``)."""
+        top, delta = self.retrieved[index], self.delta[index]
+        return (
+            np.bincount(top.ravel(), minlength=n_turns),
+            np.bincount(top[delta > 0], minlength=n_turns),
+            np.bincount(top[delta < 0], minlength=n_turns),
+        )
+
 
 def turn_effects(qs: QuestionSet, k: int) -> TurnEffects:
     """Every question's exact effects at ``k``: with ``depth = min(k + 1, n_turns)`` candidates
@@ -118,16 +128,7 @@ def effect_counts(
     index = (
         np.arange(qs.n_questions) if question_indices is None else question_indices_of(qs, question_indices)
     )
-    return _counts(turn_effects(qs, k), index, qs.n_turns)
-
-
-def _counts(effects: TurnEffects, index: IntArray, n_turns: int) -> tuple[IntArray, IntArray, IntArray]:
-    top, delta = effects.retrieved[index], effects.delta[index]
-    return (
-        np.bincount(top.ravel(), minlength=n_turns),
-        np.bincount(top[delta > 0], minlength=n_turns),
-        np.bincount(top[delta < 0], minlength=n_turns),
-    )
+    return turn_effects(qs, k).counts(index, qs.n_turns)
 
 
 def omission_draws(n_questions: int, seed: int, split: int, conversation: int) -> FloatArray:
@@ -302,15 +303,15 @@ def question_credit(
     )
     rates = [float(e) for e in epsilons]
     table = np.zeros((len(rates), len(RULES), int(n_splits), 10), dtype=np.int64)
-    plain_all: dict[int, BoolArray] = {}
+    known: dict[int, tuple[TurnEffects, BoolArray]] = {}  # per conversation: the same in every split
     for run in runs:
         qs = run.qs
-        effects = turn_effects(qs, k)
-        if run.conversation not in plain_all:
-            plain_all[run.conversation] = hits(qs, k)
-        plain = plain_all[run.conversation][run.test]
-        _, helps, crowds = _counts(effects, run.test, qs.n_turns)
-        retrieved_train, helps_train, crowds_train = _counts(effects, run.train, qs.n_turns)
+        if run.conversation not in known:
+            known[run.conversation] = turn_effects(qs, k), hits(qs, k)
+        effects, plain_all = known[run.conversation]
+        plain = plain_all[run.test]
+        _, helps, crowds = effects.counts(run.test, qs.n_turns)
+        retrieved_train, helps_train, crowds_train = effects.counts(run.train, qs.n_turns)
         draws = omission_draws(qs.n_questions, seed, run.split, run.conversation)
         for e, epsilon in enumerate(rates):
             seen = omitted_episodes(effects, run.train, draws, epsilon, qs.n_turns)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .benchmark import ADVERSARIAL, question_index
-from .question_credit import effect_counts, question_credit, turn_effects
+from .question_credit import question_credit, turn_effects
 from .question_retrieval import DEFAULT_CO_SHARE, DEFAULT_MIN_RETRIEVALS, QuestionSet
 from .question_worth import flag_report, held_out
 
@@ -131,12 +131,12 @@ def credit_results(sets: Sequence[QuestionSet], params: Mapping[str, Any]) -> tu
     k = params["question_k"]
     helping = crowding = retrieved = both = misses = fixable = 0
     for qs in sets:
-        n_retrieved, helps, crowds = effect_counts(qs, k)
+        effects = turn_effects(qs, k)
+        n_retrieved, helps, crowds = effects.counts(np.arange(qs.n_questions), qs.n_turns)
         retrieved += int((n_retrieved > 0).sum())
         helping += int((helps > 0).sum())
         crowding += int((crowds > 0).sum())
         both += int(((helps > 0) & (crowds > 0)).sum())
-        effects = turn_effects(qs, k)
         misses += int((~effects.hit).sum())
         fixable += int(np.any(effects.delta < 0, axis=1).sum())  # a miss one withheld turn turns into a hit
     rows = question_credit(
