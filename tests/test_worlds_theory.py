@@ -42,6 +42,7 @@ def _direct_expected_abs_error(p: float, q: float, t: int, prior: float = 0.5) -
 @example(p=0.0, q=1.0, t=0)  # no episode yet: the prior, whatever q
 @example(p=2.2250738585072014e-308, q=1.0, t=4)  # the smallest normal float, where scipy's pmf overflows
 @example(p=2.0**-91, q=0.5, t=60)
+@example(p=0.3, q=2.2250738585072014e-308, t=4)  # the same overflow in Pr[R = r]
 @given(
     p=st.floats(0.0, 1.0),
     q=st.floats(0.01, 1.0),

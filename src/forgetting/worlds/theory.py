@@ -178,21 +178,25 @@ def theory_check(world: TheoryWorld = TheoryWorld(), n_seeds: int = 100, seed: i
     )
 
 
+def _binomial_pmf(k: np.ndarray, n: Any, p: float) -> np.ndarray:
+    """``scipy.stats.binom.pmf(k, n, p)`` for ``k >= 1``, except below ``p = 2**-90``, where scipy
+    overflows at the smallest normal float: there ``Pr[S = 1] = n p (1 - p)**(n - 1)`` is ``n p``
+    to within ``2**-60`` for every ``n <= 10**9``, and ``Pr[S >= 2] <= (n p)**2 < 2**-120`` lies
+    below :data:`NEGLIGIBLE`, so it is taken as 0."""
+    if p < 2.0**-90:
+        return np.asarray(np.where(np.asarray(k) == 1, np.asarray(n) * p, 0.0), dtype=np.float64)
+    from scipy.stats import binom  # imported here: scipy.stats takes a second to import
+
+    return np.asarray(binom.pmf(k, n, p), dtype=np.float64)
+
+
 def _binomial_mad(r: np.ndarray, p: float) -> np.ndarray:
     """De Moivre's ``E|S - r p|`` for ``S ~ Binomial(r, p)``, ``r >= 1``, ``0 < p < 1``:
     ``2 (j + 1) C(r, j + 1) p^(j + 1) (1 - p)^(r - j)`` with ``j = floor(r p)``, that is
-    ``2 (j + 1) (1 - p) Pr[S = j + 1]``, the probability from ``scipy.stats.binom.pmf`` (see
-    :func:`expected_abs_error` for why not ``exp`` of a sum of log-gammas).
-
-    Below ``p = 2**-90`` (where ``scipy`` overflows at the smallest normal float) it is
-    ``2 r p (1 - p)``: there ``j = 0`` for every ``r <= 10**9`` and ``(1 - p)**(r - 1)`` is 1 to
-    within ``2**-60``, far below a float's precision."""
-    if p < 2.0**-90:
-        return np.asarray(2 * r * p * (1 - p), dtype=np.float64)
+    ``2 (j + 1) (1 - p) Pr[S = j + 1]``, the probability from :func:`_binomial_pmf` (see
+    :func:`expected_abs_error` for why not ``exp`` of a sum of log-gammas)."""
     j = np.floor(r * p)
-    from scipy.stats import binom  # imported here: scipy.stats takes a second to import
-
-    return np.asarray(2 * (j + 1) * (1 - p) * binom.pmf(j + 1, r, p))
+    return np.asarray(2 * (j + 1) * (1 - p) * _binomial_pmf(j + 1, r, p))
 
 
 def expected_abs_error(
@@ -219,9 +223,7 @@ def expected_abs_error(
     )
     # Pr[R = r], not exp(gammaln(t + 1) - ...): a few ulp of error in log terms of size ~10 t move
     # that exp by ~t * 1e-14 relative, enough to flip a tenth digit on another CPU
-    from scipy.stats import binom
-
-    pmf = binom.pmf(r, episodes, retrieval_rate)
+    pmf = _binomial_pmf(r, episodes, retrieval_rate)
     keep = pmf > NEGLIGIBLE
     r, pmf = r[keep], pmf[keep]
     out = np.empty(values.shape)
