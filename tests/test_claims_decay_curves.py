@@ -2,7 +2,7 @@
 
 import json
 
-from forgetting.decay.curve_fits import FAMILIES
+from forgetting.curves.fits import FAMILIES
 from forgetting.pipeline.paths import repo_root
 
 RECORD = json.loads((repo_root() / "data" / "results" / "decay-curves.json").read_text(encoding="utf-8"))

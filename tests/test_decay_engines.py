@@ -265,7 +265,7 @@ def test_evict_turn_is_the_step_that_evicts(engine_factory):
 
 
 def _engines():
-    from forgetting.decay.power_engine import PowerLawEngine
+    from forgetting.curves.power_engine import PowerLawEngine
     from forgetting.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
 
     return [

@@ -26,7 +26,7 @@ def test_contributing_architecture_names_every_package_and_module():
     assert packages_and_modules() <= named
     for package in (p for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()):
         for module in package.glob("*.py"):
-            if module.name != "__init__.py" and package.name in ("decay", "worth"):
+            if module.name != "__init__.py" and package.name in ("decay", "curves", "worth"):
                 assert module.name in text, f"CONTRIBUTING.md does not name {package.name}/{module.name}"
 
 
@@ -41,6 +41,17 @@ def test_no_science_module_imports_the_pipeline():
             continue
         text = path.read_text()
         assert "pipeline" not in re.findall(r"^\s*(?:from|import) [\w.]*", text, re.M).__str__(), path
+
+
+def test_decay_never_imports_the_curve_shape_package():
+    """``curves/`` builds on ``decay/``; the dependency runs one way."""
+    for path in (SRC / "decay").rglob("*.py"):
+        imports = re.findall(r"^\s*(?:from|import) ([\w.]+)", path.read_text(), re.M)
+        assert not [
+            i
+            for i in imports
+            if i in ("..curves", "forgetting.curves") or i.startswith(("..curves.", "forgetting.curves."))
+        ], path
 
 
 def sibling_imports(package: Path) -> dict[str, set[str]]:

@@ -11,10 +11,9 @@
 * :mod:`~forgetting.decay.study` -- every comparison of the decay chapters as one function.
 * :mod:`~forgetting.decay.frontier` -- terminal FRR against footprint over each policy's range.
 * :mod:`~forgetting.decay.wallclock` -- the article's first draft: decay on the wall clock.
-* :mod:`~forgetting.decay.families` -- other curves: FSRS power law, Wickelgren, two exponentials.
-* :mod:`~forgetting.decay.power_engine` -- :class:`PowerLawEngine`, decay with the power-law curve.
-* :mod:`~forgetting.decay.savings_data`, :mod:`~forgetting.decay.curve_fits`,
-  :mod:`~forgetting.decay.curve_study` -- human data, fits, and the curve comparison in the engine.
+
+Other curve shapes (the power law, human savings data, fits) are a package of their own beside
+this one, :mod:`forgetting.curves`, which builds on the engines here.
 """
 
 from .curves import (

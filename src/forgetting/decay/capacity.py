@@ -46,7 +46,7 @@ from .curves import (
     reinforced_stability,
     window_eviction_delay,
 )
-from .engines import MemoryItem, _ScheduledEngine
+from .engines import MemoryItem, ScheduledEngine
 
 __all__ = ["CapacityDecay", "CapacityWindow", "victim_key"]
 
@@ -72,7 +72,7 @@ def victim_key(item: MemoryItem, turn: int, by_retention: bool, oldest_first: bo
     return -age, item.sequence if oldest_first else -item.sequence
 
 
-class _Capped(_ScheduledEngine):
+class _Capped(ScheduledEngine):
     """The budget shared by both engines: victim classes, pending evictions, the bound."""
 
     _by_retention = True

@@ -62,7 +62,7 @@ def time_problem(turns_since_touch: object, name: str = "turns_since_touch") -> 
 
 def retention(turns_since_touch: float, stability: float) -> float:
     """Exponential retention ``R = exp(-t / S)`` (the decay article's formula, not Ebbinghaus's own:
-    that is :func:`forgetting.decay.families.ebbinghaus_log_savings`).
+    that is :func:`forgetting.curves.families.ebbinghaus_log_savings`).
 
     Parameters
     ----------

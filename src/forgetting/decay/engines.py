@@ -51,6 +51,7 @@ __all__ = [
     "Engine",
     "EngineFactory",
     "WorkingSet",
+    "ScheduledEngine",
     "EbbinghausEngine",
     "RecencyWindow",
     "scan_evictions",
@@ -183,7 +184,7 @@ class _Bucket(list[MemoryItem]):
         self.turn = turn
 
 
-class _ScheduledEngine(WorkingSet):
+class ScheduledEngine(WorkingSet):
     """Shared machinery: items, eviction buckets keyed by turn, a monotone clock.
 
     Each present, scheduled item sits in ``_buckets[t]`` with ``item.evict_turn`` set to that
@@ -317,7 +318,7 @@ class _ScheduledEngine(WorkingSet):
         self._entries = sum(map(len, buckets.values()))
 
 
-class EbbinghausEngine(_ScheduledEngine):
+class EbbinghausEngine(ScheduledEngine):
     """Evict an item the first time its retention ``exp(-t / S)`` drops below ``theta``.
 
     Parameters
@@ -376,7 +377,7 @@ class EbbinghausEngine(_ScheduledEngine):
         return delay
 
 
-class RecencyWindow(_ScheduledEngine):
+class RecencyWindow(ScheduledEngine):
     """Evict an item once ``turn - last_touched > window_size``; recall count is ignored.
 
     Parameters

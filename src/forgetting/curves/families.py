@@ -19,7 +19,13 @@ import math
 from functools import lru_cache
 
 from .._validate import is_real, raise_problems, real_problem
-from .curves import first_turn_below, naive_eviction_turn, stability_problem, threshold_problem, time_problem
+from ..decay.curves import (
+    first_turn_below,
+    naive_eviction_turn,
+    stability_problem,
+    threshold_problem,
+    time_problem,
+)
 
 __all__ = [
     "FSRS_TARGET_RETENTION",

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from forgetting.curves.families import power_retention
+from forgetting.curves.power_engine import PowerLawEngine, scan_power_evictions
 from forgetting.decay.engines import EbbinghausEngine, Engine
-from forgetting.decay.families import power_retention
-from forgetting.decay.power_engine import PowerLawEngine, scan_power_evictions
 
 
 class DirectPowerEngine:

@@ -3,7 +3,7 @@
 ``fsrs.Scheduler.get_card_retrievability`` computes ``(1 + F t / S) ** C`` with ``C = -w[20]``
 (the decay parameter, bounded to [0.1, 0.8] by the package), ``F = 0.9 ** (1 / C) - 1`` and
 ``t`` the whole days elapsed since the card's last review. :func:`fsrs_max_abs_difference`
-compares :func:`~forgetting.decay.families.power_retention` with it on a grid. ``fsrs`` is
+compares :func:`~forgetting.curves.families.power_retention` with it on a grid. ``fsrs`` is
 imported only when these functions run; no clock is read (cards get fixed ids and dates).
 
 The package refuses a decay outside :data:`FSRS_DECAY_BOUNDS`, so it cannot speak for FSRS v4's

@@ -2,11 +2,11 @@
 
 :class:`PowerLawEngine` is :class:`~forgetting.decay.engines.EbbinghausEngine` with one formula
 changed: retention after ``t`` turns without a touch is
-:func:`~forgetting.decay.families.power_retention` ``(1 + F t / S)^(-d)`` instead of
+:func:`~forgetting.curves.families.power_retention` ``(1 + F t / S)^(-d)`` instead of
 ``exp(-t / S)``. Everything else is shared: the same :class:`~forgetting.decay.engines.Engine`
-interface and bucketed schedule (``_ScheduledEngine``), the same recall reinforcement
+interface and bucketed schedule (``ScheduledEngine``), the same recall reinforcement
 ``S <- S (1 + ln(1 + n))``, and eviction at the first whole turn where ``R < theta``
-(:func:`~forgetting.decay.families.power_eviction_delay`, exact).
+(:func:`~forgetting.curves.families.power_eviction_delay`, exact).
 
 :func:`scan_power_evictions` is the direct reading of the rule, for the tests.
 """
@@ -14,14 +14,14 @@ interface and bucketed schedule (``_ScheduledEngine``), the same recall reinforc
 from __future__ import annotations
 
 from .._validate import raise_problems, real_problem
-from .curves import DEFAULT_EVICTION_THRESHOLD, decay_problems, reinforced_stability
-from .engines import MemoryItem, _ScheduledEngine
+from ..decay.curves import DEFAULT_EVICTION_THRESHOLD, decay_problems, reinforced_stability
+from ..decay.engines import MemoryItem, ScheduledEngine
 from .families import matched_power_stability, power_eviction_delay, power_retention
 
 __all__ = ["PowerLawEngine", "scan_power_evictions"]
 
 
-class PowerLawEngine(_ScheduledEngine):
+class PowerLawEngine(ScheduledEngine):
     """Evict an item the first turn its power-law retention ``(1 + F t / S)^(-d)`` drops below ``theta``.
 
     Parameters
@@ -76,7 +76,7 @@ class PowerLawEngine(_ScheduledEngine):
         return cls(matched_power_stability(exponential_stability, match, decay), decay, eviction_threshold)
 
     def retention(self, mem_id: str, turn: int) -> float:
-        """Retention of a present item at ``turn`` (:func:`~forgetting.decay.families.power_retention`)."""
+        """Retention of a present item at ``turn`` (:func:`~forgetting.curves.families.power_retention`)."""
         item = self.item(mem_id)
         return power_retention(turn - item.last_touched, item.stability, self.decay)
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from forgetting.decay.savings_data import (
+from forgetting.curves.savings_data import (
     BENCHMARK_FILE,
     SAVINGS_FILES,
     load_curve_benchmark,
@@ -78,7 +78,7 @@ CORRECTED = "delay_hours,savings_percent,probable_error_percent,formula_t_minute
 def test_ebbinghaus_exact_times_are_his_and_reproduce_his_calculated_column():
     """p. 78: t = 20, 64, 526, 1440, 2x1440, 6x1440, 31x1440 minutes, and k = 1.84, c = 1.25 at
     those t give his calculated column (he worked with log tables, so to within 0.1)."""
-    from forgetting.decay.families import ebbinghaus_log_savings
+    from forgetting.curves.families import ebbinghaus_log_savings
 
     curve = load_savings(ROOT / SAVINGS_FILES["ebbinghaus1885"])
     assert curve.formula_t_minutes == (20.0, 64.0, 526.0, 1440.0, 2880.0, 8640.0, 44640.0)

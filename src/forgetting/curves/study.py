@@ -1,8 +1,8 @@
 """Does the curve's shape change the decay engine's conclusions? Each comparison as one function.
 
 Both engines run the same seeded sessions. The power-law engine
-(:class:`~forgetting.decay.power_engine.PowerLawEngine`) has *matched grace periods*: its ``S0``
-is chosen (:func:`~forgetting.decay.families.matched_power_stability`) so that a plain item
+(:class:`~forgetting.curves.power_engine.PowerLawEngine`) has *matched grace periods*: its ``S0``
+is chosen (:func:`~forgetting.curves.families.matched_power_stability`) so that a plain item
 crosses ``theta`` at the same continuous time ``S0 ln(1/theta)`` as under the exponential.
 Both crossing times are linear in ``S`` and both engines multiply ``S`` by the same factor on
 each recall, so matched items stay matched after any number of recalls: at the matching
@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._validate import require_int
-from . import metrics
-from .curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD
-from .engines import Engine
+from ..decay import metrics
+from ..decay.curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD
+from ..decay.engines import Engine
+from ..decay.sessions import SessionConfig, generate_session
+from ..decay.simulation import Trace, simulate
+from ..decay.study import DecayPolicy, summarize_runs
 from .families import equivalent_exponential_threshold, power_eviction_delay
 from .power_engine import PowerLawEngine
-from .sessions import SessionConfig, generate_session
-from .simulation import Trace, simulate
-from .study import DecayPolicy, summarize_runs
 
 __all__ = [
     "PowerPolicy",
@@ -69,7 +69,7 @@ class PowerPolicy:
     kind: ClassVar[str] = "power"
 
     def engine(self) -> PowerLawEngine:
-        """A fresh matched :class:`~forgetting.decay.power_engine.PowerLawEngine`."""
+        """A fresh matched :class:`~forgetting.curves.power_engine.PowerLawEngine`."""
         return PowerLawEngine.matched(
             self.decay, self.eviction_threshold, self.exponential_stability, self.match_threshold
         )
@@ -212,7 +212,7 @@ def fact_fates(config: SessionConfig, policies: Sequence[CurvePolicy]) -> list[d
 def equivalent_exponential(policy: PowerPolicy) -> DecayPolicy:
     """The exponential engine (same ``S0``) that evicts exactly when ``policy``'s power law does.
 
-    Its threshold is :func:`~forgetting.decay.families.equivalent_exponential_threshold`;
+    Its threshold is :func:`~forgetting.curves.families.equivalent_exponential_threshold`;
     ``ValueError`` when that threshold underflows to 0 (a crossing thousands of ``S0`` away).
     """
     engine = policy.engine()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from forgetting.decay.curve_study import (
+from forgetting.curves.study import (
     PowerPolicy,
     curve_frontier,
     curve_headline,
@@ -84,7 +84,7 @@ def test_relabelling_check_simulates_where_it_can():
 
 
 def test_matched_differing_count_sums_differing_sessions_over_decays():
-    from forgetting.decay.curve_study import matched_differing_count
+    from forgetting.curves.study import matched_differing_count
 
     assert matched_differing_count(CONFIG, 3, [0.5, 1.0], 0.2, 8.0) == 0  # matched at theta: nothing moves
     # matched at 0.2 but compared at 0.5 the tails part: the count is the per-decay rows summed
@@ -93,7 +93,7 @@ def test_matched_differing_count_sums_differing_sessions_over_decays():
 
 
 def test_headline_pair_and_noise_gap_read_the_tables():
-    from forgetting.decay.curve_study import headline_pair, noise_max_frr_gap
+    from forgetting.curves.study import headline_pair, noise_max_frr_gap
 
     rows = [
         {"curve": "exponential", "decay": float("nan"), "frr_mean": 0.5},
@@ -111,7 +111,7 @@ def test_headline_pair_and_noise_gap_read_the_tables():
 
 
 def test_grace_at_and_relabelling_summary():
-    from forgetting.decay.curve_study import grace_at, relabelling_summary
+    from forgetting.curves.study import grace_at, relabelling_summary
 
     frontier = curve_frontier(CONFIG.replace(session_length=40), 1, [0.1, 0.5], [0.5])
     exp_grace, power_grace = grace_at(frontier, 0.1, 0.5)
