@@ -1,11 +1,17 @@
-"""The Jupyter kernel a chapter runs in, started so that it dies with the process that started it.
+"""The Jupyter kernel a chapter runs in: its channels encrypted, and bound to the process that
+started it.
 
-:class:`ParentBoundKernelManager` is jupyter_client's ``AsyncKernelManager`` (nbclient's and so
-papermill's default) with one change: the kernel's command goes through ``python -m
-forgetting._lifetime PID --``, which asks Linux to kill it when process ``PID`` dies and then
+papermill's default kernel manager talks to the kernel over TCP on localhost in plain text,
+which ipykernel reports at start ("Kernel is running over TCP without encryption").
+:class:`EncryptedKernelManager` is jupyter_client's ``AsyncKernelManager`` (nbclient's and so
+papermill's default) with CurveZMQ transport encryption provisioned whenever the kernelspec
+declares support for it (ipykernel's does), so the kernel has nothing to report.
+:class:`ParentBoundKernelManager` adds one change: the kernel's command goes through ``python
+-m forgetting._lifetime PID --``, which asks Linux to kill it when process ``PID`` dies and then
 ``exec``\\ s the kernel unchanged (the request survives ``exec``). A kernel is then never left
 running by a command killed with SIGKILL, even in its first second, before ipykernel's own
-parent poller starts. papermill takes it as ``kernel_manager_class``.
+parent poller starts. papermill takes either as ``kernel_manager_class``; the papermill engine
+``forgetting`` (:class:`EncryptedEngine`, ``papermill --engine forgetting``) uses the first.
 """
 
 from __future__ import annotations
@@ -15,14 +21,49 @@ import sys
 from typing import Any
 
 from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
 
 
-class ParentBoundKernelManager(AsyncKernelManager):
-    """A kernel manager whose kernels die with this process (see the module)."""
+class EncryptedKernelManager(AsyncKernelManager):
+    """A kernel manager that encrypts the kernel's channels where the kernelspec allows it."""
+
+    @default("transport_encryption")
+    def _encrypted(self) -> str:
+        return "auto"
+
+
+class ParentBoundKernelManager(EncryptedKernelManager):
+    """An encrypting kernel manager whose kernels die with this process (see the module)."""
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command: list[str] = super().format_kernel_cmd(extra_arguments)
         return [sys.executable, "-m", "forgetting._lifetime", str(os.getpid()), "--", *command]
+
+
+class EncryptedEngine:
+    """papermill's nbclient engine with :class:`EncryptedKernelManager` (``--engine forgetting``).
+
+    It delegates rather than subclasses, so that this module never imports papermill: papermill
+    imports it while loading its engines."""
+
+    @classmethod
+    def execute_notebook(cls, nb: Any, kernel_name: str, **kwargs: Any) -> Any:
+        from papermill.engines import NBClientEngine
+
+        kwargs.setdefault("kernel_manager_class", EncryptedKernelManager)
+        return NBClientEngine.execute_notebook(nb, kernel_name, **kwargs)
+
+    @classmethod
+    def nb_kernel_name(cls, nb: Any, name: str | None = None) -> Any:
+        from papermill.engines import NBClientEngine
+
+        return NBClientEngine.nb_kernel_name(nb, name)
+
+    @classmethod
+    def nb_language(cls, nb: Any, language: str | None = None) -> Any:
+        from papermill.engines import NBClientEngine
+
+        return NBClientEngine.nb_language(nb, language)
 
 
 def kernel_options() -> dict[str, Any]:

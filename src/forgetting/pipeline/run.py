@@ -164,7 +164,6 @@ def run_chapter(
                         cwd=str(root / "book"),
                         progress_bar=False,
                         log_output=False,
-                        extra_arguments=["--log-level=CRITICAL"],  # no TCP-transport notice
                         **kernel_options(),  # the kernel dies with this process, however it ends
                     )
                     break
