@@ -84,12 +84,14 @@ def _citation() -> dict:
     return yaml.safe_load(CITATION.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # an external validator, in its own venv
 def test_citation_cff_is_valid(cffconvert):
     result = _validate(cffconvert, CITATION)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert "valid" in result.stdout
 
 
+@pytest.mark.slow  # an external validator, in its own venv
 @pytest.mark.parametrize("breakage", ["unknown key", "no title", "bad version", "bad doi"])
 def test_validator_rejects_a_broken_citation_file(cffconvert, tmp_path, breakage):
     """The check above means something: the same validator rejects broken copies of the file."""
@@ -107,6 +109,7 @@ def test_validator_rejects_a_broken_citation_file(cffconvert, tmp_path, breakage
     assert _validate(cffconvert, broken).returncode != 0
 
 
+@pytest.mark.slow  # an external validator, in its own venv
 def test_the_bibtex_export_has_the_year(cffconvert):
     """``cffconvert -f bibtex`` takes the year from ``date-released``: without it there is none.
 

@@ -107,6 +107,7 @@ def recording_clock(readings: dict[int, list[float]], seed: int):
     return clock
 
 
+@pytest.mark.slow  # the real clock, with real sleeps
 def test_the_real_clock_draft_evicts_nothing_and_reruns_identically():
     """Section 3: the draft at the published S0 (seconds) on time.perf_counter(), the page's
     sessions, ``wallclock.REAL_CLOCK_RERUNS`` reruns. Every replay takes less than the

@@ -17,8 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay import DEFAULT_EVICTION_THRESHOLD, decay_eviction_delay
-from forgetting.governance.policies import POLICIES, decay_fact_states, run_governance, run_governance_seeds
+from forgetting.decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine, decay_eviction_delay
+from forgetting.governance.policies import (
+    POLICIES,
+    decay_fact_states,
+    noise_present,
+    run_governance,
+    run_governance_seeds,
+)
 from forgetting.governance.world import (
     STALE,
     TRUE,
@@ -296,3 +302,25 @@ def test_the_policies_read_worth_exactly_as_the_validated_formulas(
     assert rate == expected
     if math.isfinite(positive + negative):
         assert label == worth_class(expected, evidence_volume(positive, negative), min_evidence, 0.7, low)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.floats(0.01, 0.99),
+    st.integers(0, 4),
+    st.integers(1, 60),
+)
+def test_noise_is_counted_as_the_engine_would_hold_it(theta: float, per_turn: int, turns: int) -> None:
+    """The policies count the never-recalled noise instead of holding it: the count is what a
+    decay engine (or, with ``delay=None``, a store that never evicts) holds, before and after each
+    turn's step."""
+    engine = EbbinghausEngine(theta)
+    delay = decay_eviction_delay(engine.baseline_stability, engine.eviction_threshold)
+    for turn in range(1, turns + 1):
+        for j in range(per_turn):
+            engine.register(f"noise-{turn}-{j}", "unrelated detail", turn)
+        assert engine.working_set_size() == noise_present(turn, per_turn, delay, stepped=False)
+        assert per_turn * turn == noise_present(turn, per_turn, None, stepped=False)
+        engine.step(turn)
+        assert engine.working_set_size() == noise_present(turn, per_turn, delay, stepped=True)
+        assert per_turn * turn == noise_present(turn, per_turn, None, stepped=True)

@@ -413,6 +413,7 @@ def test_orphaned_run_folders_of_dead_processes_are_removed(tmp_path):
     assert not orphan.exists() and alive.exists()
 
 
+@pytest.mark.slow  # starts a kernel and runs a chapter
 def test_a_kernel_that_dies_before_its_first_cell_is_started_again(tmp_path, monkeypatch):
     """Two processes starting kernels at once can race for a port: the loser dies before any cell
     runs. run_chapter starts another kernel for that failure only, and the run is complete."""

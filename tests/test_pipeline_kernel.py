@@ -65,3 +65,18 @@ def test_the_forgetting_engine_is_registered_and_encrypts(
 ) -> None:
     assert papermill_engines.get_engine("forgetting") is EncryptedEngine
     assert NOTICE not in _run(tmp_path, capfd, engine_name="forgetting")
+
+
+def test_the_pipeline_does_not_interrupt_a_kernel_it_is_shutting_down() -> None:
+    """jupyter_client interrupts before each shutdown request; the pipeline's manager skips that
+    signal, and only that one (with no kernel running, an interrupt is still refused)."""
+    import asyncio
+
+    for manager in (
+        EncryptedKernelManager(kernel_name="python3"),
+        ParentBoundKernelManager(kernel_name="python3"),
+    ):
+        with pytest.raises(RuntimeError, match="No kernel is running"):
+            asyncio.run(manager._async_interrupt_kernel())
+    manager.shutting_down = True
+    asyncio.run(manager._async_interrupt_kernel())  # nothing to signal, and no error

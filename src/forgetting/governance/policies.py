@@ -34,7 +34,12 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .._validate import raise_problems, real_problem, require_int
-from ..decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
+from ..decay import (
+    DEFAULT_BASELINE_STABILITY,
+    DEFAULT_EVICTION_THRESHOLD,
+    EbbinghausEngine,
+    decay_eviction_delay,
+)
 from ..executor import Executor, each_seed, map_seeds
 from ..worth import (
     DEFAULT_LOW_THRESHOLD,
@@ -119,6 +124,19 @@ class _NeverEvictingStore:
         return len(self._ids)
 
 
+def noise_present(turn: int, noise_per_turn: int, delay: int | None, *, stepped: bool) -> int:
+    """How many noise items a store holds at ``turn``.
+
+    ``noise_per_turn`` items are registered at every turn ``1 .. turn`` and never recalled; each
+    is evicted by the step of the turn ``delay`` turns after its own (``None``: never), as the
+    decay engine evicts an untouched item. Before the step of ``turn`` (``stepped=False``) the
+    items of the last ``delay + 1`` turns are present, after it those of the last ``delay``.
+    """
+    if delay is None:
+        return noise_per_turn * turn
+    return noise_per_turn * min(turn, delay if stepped else delay + 1)
+
+
 def _read_worth(
     counters: tuple[float, float],
     prior: float,
@@ -187,6 +205,12 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
         return _read_worth(estimator.counters(mem_id), *hyper)
 
     engine: _Store = _NeverEvictingStore() if policy == "worth" else EbbinghausEngine(eviction_threshold)
+    # The noise is never retrieved: it is counted (noise_present), not held, in the store.
+    noise_delay = (
+        None
+        if policy == "worth"
+        else decay_eviction_delay(float(DEFAULT_BASELINE_STABILITY), float(eviction_threshold))
+    )
     worth: MemoryWorth | None = None
     if policy in ("worth", "combined"):
         worth = MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
@@ -210,8 +234,6 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
             engine.register(TRUE, DEPLOYMENT_FACTS[TRUE], turn)
             if policy == "newest":  # the newer of two contradicting facts wins
                 deprecated.add(STALE)
-        for j in range(world.noise_per_turn):
-            engine.register(f"noise-{turn}-{j}", "unrelated detail", turn)
         available = [m for m in (STALE, TRUE) if m not in deprecated and engine.is_present(m)]
         i = tasks.get(turn)
         if i is not None:
@@ -220,9 +242,7 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
             if len(retrieved) == 2 and session.draw_both[i] >= world.co_retrieval:
                 retrieved = [STALE] if session.draw_which[i] < world.stale_alone(hard) else [TRUE]
             noise = (
-                engine.working_set_size() - sum(engine.is_present(m) for m in (STALE, TRUE))
-                if world.crowding
-                else 0
+                noise_present(turn, world.noise_per_turn, noise_delay, stepped=False) if world.crowding else 0
             )
             crowded.append(crowded_out(session.draw_crowd[i], world.crowding, noise))
             if crowded[-1]:
@@ -262,7 +282,8 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
                 and (mem_id in deprecated or not engine.is_present(mem_id))
             ):
                 removed[mem_id] = turn
-        sizes.append(engine.working_set_size() - sum(engine.is_present(m) for m in deprecated))
+        noise_after = noise_present(turn, world.noise_per_turn, noise_delay, stepped=True)
+        sizes.append(engine.working_set_size() + noise_after - sum(engine.is_present(m) for m in deprecated))
     run = GovernanceRun(
         policy,
         session.seed,

@@ -33,7 +33,21 @@ class EncryptedKernelManager(AsyncKernelManager):
 
 
 class ParentBoundKernelManager(EncryptedKernelManager):
-    """An encrypting kernel manager whose kernels die with this process (see the module)."""
+    """An encrypting kernel manager whose kernels die with this process (see the module).
+
+    It does not interrupt a kernel it is shutting down: jupyter_client sends SIGINT before every
+    shutdown request, so that a busy kernel gets to read it, and a chapter's kernel is shut down
+    idle, after its last cell or after the failed one, where the signal can only land inside a
+    message handler, which ipykernel then logs as an error ("KeyboardInterrupt caught in
+    kernel."). A kernel that does not answer the request is still killed.
+    """
+
+    async def _async_interrupt_kernel(self) -> None:
+        if self.shutting_down:
+            return
+        await super()._async_interrupt_kernel()
+
+    interrupt_kernel = _async_interrupt_kernel  # type: ignore[assignment]  # as AsyncKernelManager has it
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command: list[str] = super().format_kernel_cmd(extra_arguments)
