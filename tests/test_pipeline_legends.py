@@ -180,7 +180,7 @@ def _dense_touch(xy: np.ndarray, box) -> bool:
     return False
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=2, max_size=6))
 def test_a_line_is_covered_exactly_when_some_point_of_it_lies_in_the_padded_box(points) -> None:
     fig, ax = plt.subplots()
