@@ -202,3 +202,54 @@ def test_the_grid_summary_counts_settings_and_reads_the_two_ends_of_one_shape():
         wallclock.grid_summary(grid, 2.0)
     with pytest.raises(ValueError, match="grid must hold at least one setting"):
         wallclock.grid_summary([], 1.0)
+
+
+class _ListClock:
+    """A clock that reads given seconds, turn by turn."""
+
+    def __init__(self, seconds: list[float]) -> None:
+        self.seconds = seconds
+
+    def __call__(self, turn: int) -> float:
+        return self.seconds[turn]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 40.0, allow_nan=False), min_size=3, max_size=12),
+    st.floats(0.01, 0.99),
+    st.floats(0.5, 30.0),
+)
+def test_a_step_evicts_exactly_the_items_whose_retention_is_below_theta(gaps, theta, stability) -> None:
+    """The scan decides as a direct reading of ``retention(t, S) < theta`` for each present item."""
+    from forgetting.decay.curves import retention
+
+    seconds = [0.0]
+    for gap in gaps:
+        seconds.append(seconds[-1] + gap)
+    engine = WallClockEngine(_ListClock(seconds), theta, stability)
+    touched = {}
+    for turn in range(1, len(seconds)):
+        engine.register(f"m{turn}", "x", turn)
+        touched[f"m{turn}"] = seconds[turn]
+        if turn % 3 == 0:  # a recall reinforces an older item
+            first = next(iter(touched))
+            if engine.recall(first, turn):
+                touched[first] = seconds[turn]
+        expected = [
+            m for m in touched if retention(seconds[turn] - touched[m], engine.item(m).stability) < theta
+        ]
+        assert engine.step(turn) == expected
+        for m in expected:
+            del touched[m]
+
+
+@pytest.mark.parametrize("reading", [float("nan"), float("inf"), "1.0"])
+def test_a_clock_that_reads_no_finite_number_is_refused_and_changes_nothing(reading) -> None:
+    engine = WallClockEngine(_ListClock([0.0, 1.0, reading]), 0.2, 8.0)
+    engine.register("fact", "x", 1)
+    with pytest.raises(
+        ValueError, match=r"the clock must read a finite real number of seconds, got .* at turn 2"
+    ):
+        engine.step(2)
+    assert engine.is_present("fact") and engine.working_set_size() == 1

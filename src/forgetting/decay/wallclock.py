@@ -27,6 +27,7 @@ from typing import Any
 from .. import stats
 from .._validate import (
     bool_problem,
+    is_real,
     raise_problems,
     real_problem,
     require_int,
@@ -41,7 +42,6 @@ from .curves import (
     DEFAULT_EVICTION_THRESHOLD,
     decay_problems,
     reinforced_stability,
-    retention,
 )
 from .engines import MemoryItem, WorkingSet, _check_mem_id, _check_turn
 from .sessions import SessionConfig, generate_session
@@ -185,6 +185,15 @@ class WallClockEngine(WorkingSet):
         self._turn = 0
         self._sequence = 0
 
+    def _now(self, turn: int) -> float:
+        """The clock at ``turn``, in seconds: a finite real number, or ``ValueError``."""
+        now = self.clock(turn)
+        if not is_real(now):
+            raise ValueError(
+                f"the clock must read a finite real number of seconds, got {now!r} at turn {turn}"
+            )
+        return now
+
     def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
         """Add an item touched now; an id still present cannot be registered again."""
         turn = _check_turn(turn, self._turn)
@@ -192,7 +201,7 @@ class WallClockEngine(WorkingSet):
         raise_problems([bool_problem("is_foundational", is_foundational)])
         if mem_id in self._items:
             raise ValueError(f"mem_id {mem_id!r} is already registered; ids must be unique while present")
-        now = self.clock(turn)
+        now = self._now(turn)
         self._turn = turn
         self._items[mem_id] = MemoryItem(
             mem_id, content, bool(is_foundational), turn, turn, 1, self.baseline_stability, self._sequence
@@ -204,7 +213,7 @@ class WallClockEngine(WorkingSet):
         """Touch and reinforce an item now; ``False`` (and no change) when it is not present."""
         turn = _check_turn(turn, self._turn)
         _check_mem_id(mem_id)
-        now = self.clock(turn)
+        now = self._now(turn)
         self._turn = turn
         item = self._items.get(mem_id)
         if item is None:
@@ -218,12 +227,16 @@ class WallClockEngine(WorkingSet):
     def step(self, turn: int) -> list[str]:
         """Evict every item whose retention, read on the clock now, is below ``theta``."""
         turn = _check_turn(turn, self._turn)
-        now = self.clock(turn)
+        now = self._now(turn)
         self._turn = turn
+        # retention(t, S) < theta, with retention's own operations inlined (this scan is the hot
+        # loop): t <= 0 gives R = 1, never below theta < 1; else R = exp(-t / S). Every t is the
+        # difference of two finite clock readings (_now) and every S a float > 0.
+        touched, threshold = self._touched_at, self.eviction_threshold
         due = [
             mem_id
             for mem_id, item in self._items.items()
-            if retention(now - self._touched_at[mem_id], item.stability) < self.eviction_threshold
+            if (t := now - touched[mem_id]) > 0 and math.exp(-t / item.stability) < threshold
         ]
         for mem_id in due:
             del self._items[mem_id], self._touched_at[mem_id]
