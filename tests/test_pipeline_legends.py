@@ -148,7 +148,9 @@ def _uncleared_figure():
 def test_a_book_figure_whose_legend_covers_data_fails_and_is_not_saved(tmp_path: Path) -> None:
     chapter = Chapter(spec("decay-retention"), dict(spec("decay-retention").defaults), root=tmp_path)
     with pytest.raises(
-        ValueError, match=r"figure decay-retention-flat: legend of the figure \(0\) covers 'flat'"
+        ValueError,
+        match=r"figure decay-retention-flat: legend of the figure \(0\) covers 'flat' in axes 0; "
+        r"no panel's legend could be moved",
     ):
         chapter.figure(_uncleared_figure(), "flat")
     assert chapter.figures == [] and not list(tmp_path.rglob("*.png"))
@@ -159,7 +161,8 @@ def test_off_published_parameters_the_same_figure_is_saved_with_a_warning(tmp_pa
         spec("decay-retention"), {**spec("decay-retention").defaults, "max_turns": 100}, root=tmp_path
     )
     with pytest.warns(
-        UserWarning, match="legend of the figure \\(0\\) covers 'flat' in axes 0, wherever it is placed"
+        UserWarning,
+        match="figure decay-retention-flat: legend of the figure \\(0\\) covers 'flat' in axes 0$",
     ):
         chapter.figure(_uncleared_figure(), "flat")
     assert chapter.figures == ["decay-retention-flat"]

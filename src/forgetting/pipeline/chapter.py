@@ -34,7 +34,6 @@ import hashlib
 import json
 import math
 import shlex
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -236,19 +235,15 @@ class Chapter:
     def figure(self, fig: Any, name: str) -> None:
         """Save ``fig`` as ``figures/<chapter>-<name>.{png,pdf,svg}`` and glue it as ``name``.
 
-        A legend that covers data is moved first (:func:`~forgetting.pipeline.legends.clear_legends`);
-        one that covers data wherever it goes fails a run at published parameters and warns in any
+        A panel's legend that covers data is moved first (:func:`~forgetting.pipeline.legends.clear_legends`);
+        a legend that still covers data fails a run at published parameters and warns in any
         other."""
         import matplotlib.pyplot as plt
         from myst_nb import glue
 
-        from .legends import clear_legends
+        from .legends import legends_off_the_data
 
-        if covered := clear_legends(fig):
-            message = f"figure {self.name}-{name}: {'; '.join(covered)}, wherever it is placed"
-            if self.published:
-                raise ValueError(f"{message}; place the legend beside the axes (fig.legend)")
-            warnings.warn(message, stacklevel=2)
+        legends_off_the_data(fig, f"{self.name}-{name}", refuse=self.published)
         folder = run_figures(self.run_dir)
         folder.mkdir(parents=True, exist_ok=True)
         stem = folder / f"{self.name}-{name}"

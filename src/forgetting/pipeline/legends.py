@@ -17,6 +17,7 @@ drawn extents, which depend only on the figure's data and the house style.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -173,3 +174,15 @@ def clear_legends(fig: Any) -> list[str]:
             if not _covered(fig, legend, renderer, ax):
                 break
     return covered_data(fig)
+
+
+def legends_off_the_data(fig: Any, label: str, *, refuse: bool) -> None:
+    """:func:`clear_legends` on ``fig`` (figure ``label``); a legend that still covers data raises
+    ``ValueError`` when ``refuse`` (a run at published parameters) and warns otherwise."""
+    if covered := clear_legends(fig):
+        message = f"figure {label}: {'; '.join(covered)}"
+        if refuse:
+            raise ValueError(
+                f"{message}; no panel's legend could be moved clear of it, and a figure legend is not moved"
+            )
+        warnings.warn(message, stacklevel=3)
