@@ -1,10 +1,13 @@
 """The kernels a chapter runs in: encrypted channels (no plain-text TCP), in the pipeline and with
-``papermill --engine forgetting``; plain papermill's kernel is the contrast."""
+``papermill --engine forgetting``, and ended without a shutdown request (whose handling races
+inside ipykernel); plain papermill's kernel is the contrast."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -12,7 +15,12 @@ import papermill
 import pytest
 from papermill.engines import papermill_engines
 
-from forgetting.pipeline.kernel import EncryptedEngine, EncryptedKernelManager, ParentBoundKernelManager
+from forgetting.pipeline.kernel import (
+    EncryptedEngine,
+    EncryptedKernelManager,
+    ParentBoundKernelManager,
+    kernel_options,
+)
 
 pytestmark = pytest.mark.slow  # each test starts a kernel
 NOTICE = "Kernel is running over TCP without encryption"
@@ -80,3 +88,56 @@ def test_the_pipeline_does_not_interrupt_a_kernel_it_is_shutting_down() -> None:
             asyncio.run(manager._async_interrupt_kernel())
     manager.shutting_down = True
     asyncio.run(manager._async_interrupt_kernel())  # nothing to signal, and no error
+
+
+#: An IPython startup file: the kernel writes its pid, and a marker when a shutdown request
+#: reaches it (before handling it: the process may end before the handler returns).
+WITNESS = """
+import os, pathlib
+here = pathlib.Path(os.environ["WITNESS_DIR"])
+(here / "pid").write_text(str(os.getpid()))
+kernel = get_ipython().kernel
+handle = kernel.control_handlers["shutdown_request"]
+async def shutdown_request(*args, **kwargs):
+    (here / "asked").write_text("shutdown request received")
+    await handle(*args, **kwargs)
+kernel.control_handlers["shutdown_request"] = shutdown_request
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize(
+    "options, asked",
+    [
+        ({}, True),  # plain papermill: the contrast
+        (kernel_options(), False),
+        ({"engine_name": "forgetting"}, False),
+    ],
+    ids=["plain papermill", "pipeline", "engine"],
+)
+def test_a_kernel_is_ended_without_a_shutdown_request_and_is_gone(
+    options: dict[str, object],
+    asked: bool,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    startup = tmp_path / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-witness.py").write_text(WITNESS)
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    monkeypatch.setenv("WITNESS_DIR", str(tmp_path))
+    _run(tmp_path, capfd, **options)
+    assert (tmp_path / "asked").exists() is asked
+    pid = int((tmp_path / "pid").read_text())
+    deadline = time.monotonic() + 10
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid), f"kernel {pid} still running after its notebook ended"

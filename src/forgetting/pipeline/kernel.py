@@ -12,6 +12,17 @@ declares support for it (ipykernel's does), so the kernel has nothing to report.
 running by a command killed with SIGKILL, even in its first second, before ipykernel's own
 parent poller starts. papermill takes either as ``kernel_manager_class``; the papermill engine
 ``forgetting`` (:class:`EncryptedEngine`, ``papermill --engine forgetting``) uses the first.
+
+Both the pipeline (:func:`kernel_options`) and the engine end a kernel with nbclient's
+``shutdown_kernel="immediate"``: it is killed once its last cell (or the failed one) has
+answered, instead of being sent a shutdown request. By then nbclient holds every output and the
+kernel has nothing left to do; the processes it started die with it (the local workers of
+:class:`forgetting.executor.ProcessPool` are bound to it as it is bound to us). A shutdown
+request, on the other hand, races inside ipykernel 7.4: after handling it, the control thread
+publishes an "idle" status that can meet the I/O thread's event pipe already closed by the main
+thread, and tornado then prints a ``ZMQError: Socket operation on non-socket`` traceback on the
+kernel's stderr, which is the terminal's (seen once in CI, under a chapter that had failed;
+ipykernel's PR 1518 closed the same race one call later, in ``_really_send``).
 """
 
 from __future__ import annotations
@@ -22,6 +33,9 @@ from typing import Any
 
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
+
+#: How a kernel is ended once its notebook is done (nbclient's option; see the module).
+SHUTDOWN = "immediate"
 
 
 class EncryptedKernelManager(AsyncKernelManager):
@@ -35,11 +49,11 @@ class EncryptedKernelManager(AsyncKernelManager):
 class ParentBoundKernelManager(EncryptedKernelManager):
     """An encrypting kernel manager whose kernels die with this process (see the module).
 
-    It does not interrupt a kernel it is shutting down: jupyter_client sends SIGINT before every
-    shutdown request, so that a busy kernel gets to read it, and a chapter's kernel is shut down
-    idle, after its last cell or after the failed one, where the signal can only land inside a
-    message handler, which ipykernel then logs as an error ("KeyboardInterrupt caught in
-    kernel."). A kernel that does not answer the request is still killed.
+    It does not interrupt a kernel it is shutting down: jupyter_client sends SIGINT before it
+    ends a kernel, whether it then asks it to shut down or kills it, so that a busy kernel gets
+    to read a request; a chapter's kernel is ended idle, after its last cell or the failed one,
+    where the signal can only land inside a message handler, which ipykernel then logs as an
+    error ("KeyboardInterrupt caught in kernel.").
     """
 
     async def _async_interrupt_kernel(self) -> None:
@@ -55,7 +69,8 @@ class ParentBoundKernelManager(EncryptedKernelManager):
 
 
 class EncryptedEngine:
-    """papermill's nbclient engine with :class:`EncryptedKernelManager` (``--engine forgetting``).
+    """papermill's nbclient engine with :class:`EncryptedKernelManager`, ending each kernel as the
+    pipeline does (``--engine forgetting``; see the module).
 
     It delegates rather than subclasses, so that this module never imports papermill: papermill
     imports it while loading its engines."""
@@ -65,6 +80,7 @@ class EncryptedEngine:
         from papermill.engines import NBClientEngine
 
         kwargs.setdefault("kernel_manager_class", EncryptedKernelManager)
+        kwargs.setdefault("shutdown_kernel", SHUTDOWN)
         return NBClientEngine.execute_notebook(nb, kernel_name, **kwargs)
 
     @classmethod
@@ -81,5 +97,5 @@ class EncryptedEngine:
 
 
 def kernel_options() -> dict[str, Any]:
-    """What :func:`papermill.execute_notebook` takes to start kernels this way."""
-    return {"kernel_manager_class": ParentBoundKernelManager}
+    """What :func:`papermill.execute_notebook` takes to start and end kernels this way."""
+    return {"kernel_manager_class": ParentBoundKernelManager, "shutdown_kernel": SHUTDOWN}
