@@ -32,7 +32,6 @@ import ast
 import functools
 import hashlib
 import json
-import math
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
@@ -49,9 +48,6 @@ from .values import csv_text, glue_value, publishable, published_value
 
 STYLE = "forgetting.mplstyle"
 FIGURE_FORMATS = ("png", "pdf", "svg")
-#: A saved figure's box: the tight box, padded as the style says, rounded outward to this many
-#: inches (see :func:`_saved_box`).
-BOX_STEP_INCHES = 0.01
 ONE_COLUMN = (3.5, 2.6)  # inches: one column of a two-column paper
 TWO_COLUMN = (7.2, 3.0)  # full text width
 #: Where a checked number that is not a source's comes from, as the failure message says it.
@@ -241,13 +237,14 @@ class Chapter:
         import matplotlib.pyplot as plt
         from myst_nb import glue
 
+        from .boxes import saved_box
         from .legends import legends_off_the_data
 
         legends_off_the_data(fig, f"{self.name}-{name}", refuse=self.published)
         folder = run_figures(self.run_dir)
         folder.mkdir(parents=True, exist_ok=True)
         stem = folder / f"{self.name}-{name}"
-        box = _saved_box(fig)
+        box = saved_box(fig)
         for fmt in FIGURE_FORMATS:
             metadata = {
                 "png": {"Software": None},
@@ -368,27 +365,6 @@ def environment(root: Path) -> str:
     )
     python = f"{platform.python_implementation()} {platform.python_version()} on {platform.system()}"
     return f"{python}, {versions}; {locked}"
-
-
-def _saved_box(fig: Any) -> Any:
-    """The box a figure is saved with: its tight box, padded by ``savefig.pad_inches``, with each
-    edge moved outward to a multiple of :data:`BOX_STEP_INCHES`.
-
-    matplotlib's own tight box follows the ink to the last bit: on a log axis a tick label's
-    extent comes from a ``log10``, so a last-ulp difference in it (another CPU's) shifts every
-    coordinate of the file, and one that lies on a rounding boundary of the six decimals PDF and
-    SVG are written with flips (``tests/test_other_cpu.py`` found such a case). An edge on a grid
-    of a hundredth of an inch moves only when the tight edge lies within such a difference of a
-    grid line.
-    """
-    import matplotlib as mpl
-    from matplotlib.transforms import Bbox
-
-    tight = fig.get_tightbbox().padded(mpl.rcParams["savefig.pad_inches"])
-    per_inch = round(1 / BOX_STEP_INCHES)
-    low = [math.floor(edge * per_inch) / per_inch for edge in (tight.x0, tight.y0)]
-    high = [math.ceil(edge * per_inch) / per_inch for edge in (tight.x1, tight.y1)]
-    return Bbox([low, high])
 
 
 def _saver(fig: Any, fmt: str, metadata: dict[str, Any], box: Any) -> Callable[[BinaryIO], None]:

@@ -16,12 +16,13 @@ drawn extents, which depend only on the figure's data and the house style.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
+from .boxes import GRID_INCHES, grid_line
 
 #: A legend must stay this far (points) from what it would cover.
 CLEARANCE_POINTS = 2.0
@@ -40,12 +41,9 @@ INSIDE = (
 )
 #: Where a legend beside its axes goes, tried in turn when no inside position is clear: to the
 #: right of the axes, below them, above them, each clear of the axes' own tick labels, axis labels
-#: and title (their tight box, its edges moved outward to a multiple of :data:`GRID_INCHES`).
+#: and title (their tight box, its edges moved outward to the saved box's grid: an anchor read off
+#: text extents moves only where the saved box's edges would, see :mod:`forgetting.pipeline.boxes`).
 BESIDE = ("right", "below", "above")
-#: The grid a legend beside its axes is anchored on: an anchor read off text extents moves only
-#: when an extent lies within a last-ulp difference of a grid line (as the saved box, see
-#: :func:`forgetting.pipeline.chapter._saved_box`).
-GRID_INCHES = 0.01
 
 
 def _inside(points: Any, box: Any) -> bool:
@@ -126,12 +124,12 @@ def _beside(fig: Any, ax: Any, legend: Any, renderer: Any, side: str) -> tuple[s
     grid = GRID_INCHES * fig.dpi
     to_axes = ax.transAxes.inverted()
     if side == "right":
-        x = math.ceil((tight.x1 + pad) / grid) * grid
+        x = grid_line((tight.x1 + pad) / grid, up=True) * grid
         return "upper left", (float(to_axes.transform((x, 0.0))[0]), 1.0)
     if side == "below":
-        y = math.floor((tight.y0 - pad) / grid) * grid
+        y = grid_line((tight.y0 - pad) / grid, up=False) * grid
         return "upper center", (0.5, float(to_axes.transform((0.0, y))[1]))
-    y = math.ceil((tight.y1 + pad) / grid) * grid
+    y = grid_line((tight.y1 + pad) / grid, up=True) * grid
     return "lower center", (0.5, float(to_axes.transform((0.0, y))[1]))
 
 
