@@ -316,6 +316,7 @@ def test_noise_is_counted_as_the_engine_would_hold_it(theta: float, per_turn: in
     turn's step."""
     engine = EbbinghausEngine(theta)
     delay = decay_eviction_delay(engine.baseline_stability, engine.eviction_threshold)
+    assert engine.untouched_delay() == delay  # what the policies read
     for turn in range(1, turns + 1):
         for j in range(per_turn):
             engine.register(f"noise-{turn}-{j}", "unrelated detail", turn)

@@ -83,7 +83,7 @@ class PowerLawEngine(ScheduledEngine):
     def _initial_stability(self) -> float:
         return self.baseline_stability
 
-    def _first_delay(self) -> int | None:
+    def untouched_delay(self) -> int | None:
         return power_eviction_delay(self.baseline_stability, self.eviction_threshold, self.decay)
 
     def _touched(self, item: MemoryItem) -> int | None:

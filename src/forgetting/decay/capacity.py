@@ -242,7 +242,7 @@ class CapacityDecay(_Capped):
     def _initial_stability(self) -> float:
         return self.baseline_stability
 
-    def _first_delay(self) -> int | None:
+    def untouched_delay(self) -> int | None:
         return self._delay(self.baseline_stability)
 
     def _touched(self, item: MemoryItem) -> int | None:
@@ -277,8 +277,8 @@ class CapacityWindow(_Capped):
     def _initial_stability(self) -> float:
         return math.inf
 
-    def _first_delay(self) -> int | None:
+    def untouched_delay(self) -> int | None:
         return None if self.window_size is None else window_eviction_delay(self.window_size)
 
     def _touched(self, item: MemoryItem) -> int | None:
-        return self._first_delay()
+        return self.untouched_delay()

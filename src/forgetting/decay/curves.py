@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_WINDOW_SIZE",
     "NEVER_TURN",
     "retention",
+    "unchecked_retention",
     "reinforced_stability",
     "naive_eviction_turn",
     "decay_eviction_delay",
@@ -80,6 +81,12 @@ def retention(turns_since_touch: float, stability: float) -> float:
     """
     if not is_real(turns_since_touch) or not (type(stability) is float and stability > 0):
         raise_problems([time_problem(turns_since_touch), stability_problem(stability)])
+    return unchecked_retention(turns_since_touch, stability)
+
+
+def unchecked_retention(turns_since_touch: float, stability: float) -> float:
+    """:func:`retention` without its checks, for a caller that has checked ``t`` (finite) and ``S``
+    (a float ``> 0``) already: the same operations, for a loop over many items."""
     if turns_since_touch <= 0:
         return 1.0
     return math.exp(-turns_since_touch / stability)

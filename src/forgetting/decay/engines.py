@@ -209,7 +209,8 @@ class ScheduledEngine(WorkingSet):
     def _initial_stability(self) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _first_delay(self) -> int | None:  # pragma: no cover - abstract
+    def untouched_delay(self) -> int | None:  # pragma: no cover - abstract
+        """Turns after its registration that an item never recalled is evicted (``None``: never)."""
         raise NotImplementedError
 
     def _touched(self, item: MemoryItem) -> int | None:  # pragma: no cover - abstract
@@ -237,7 +238,7 @@ class ScheduledEngine(WorkingSet):
         )
         self._sequence += 1
         items[mem_id] = item
-        delay = self._first_delay()
+        delay = self.untouched_delay()
         if delay is not None:
             self._file(item, turn + delay)
 
@@ -356,7 +357,7 @@ class EbbinghausEngine(ScheduledEngine):
     def _initial_stability(self) -> float:
         return self.baseline_stability
 
-    def _first_delay(self) -> int | None:
+    def untouched_delay(self) -> int | None:
         return self._first
 
     def _touched(self, item: MemoryItem) -> int | None:
@@ -395,7 +396,7 @@ class RecencyWindow(ScheduledEngine):
     def _initial_stability(self) -> float:
         return math.inf
 
-    def _first_delay(self) -> int:
+    def untouched_delay(self) -> int:
         return self._delay
 
     def _touched(self, item: MemoryItem) -> int:

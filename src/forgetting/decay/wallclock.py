@@ -42,6 +42,7 @@ from .curves import (
     DEFAULT_EVICTION_THRESHOLD,
     decay_problems,
     reinforced_stability,
+    unchecked_retention,
 )
 from .engines import MemoryItem, WorkingSet, _check_mem_id, _check_turn
 from .sessions import SessionConfig, generate_session
@@ -229,14 +230,13 @@ class WallClockEngine(WorkingSet):
         turn = _check_turn(turn, self._turn)
         now = self._now(turn)
         self._turn = turn
-        # retention(t, S) < theta, with retention's own operations inlined (this scan is the hot
-        # loop): t <= 0 gives R = 1, never below theta < 1; else R = exp(-t / S). Every t is the
-        # difference of two finite clock readings (_now) and every S a float > 0.
+        # Every t is the difference of two finite clock readings (_now) and every S a float > 0,
+        # so this scan, the hot loop, reads retention without checking them again.
         touched, threshold = self._touched_at, self.eviction_threshold
         due = [
             mem_id
             for mem_id, item in self._items.items()
-            if (t := now - touched[mem_id]) > 0 and math.exp(-t / item.stability) < threshold
+            if unchecked_retention(now - touched[mem_id], item.stability) < threshold
         ]
         for mem_id in due:
             del self._items[mem_id], self._touched_at[mem_id]

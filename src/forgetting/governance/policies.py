@@ -34,12 +34,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .._validate import raise_problems, real_problem, require_int
-from ..decay import (
-    DEFAULT_BASELINE_STABILITY,
-    DEFAULT_EVICTION_THRESHOLD,
-    EbbinghausEngine,
-    decay_eviction_delay,
-)
+from ..decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
 from ..executor import Executor, each_seed, map_seeds
 from ..worth import (
     DEFAULT_LOW_THRESHOLD,
@@ -100,6 +95,7 @@ class _Store(Protocol):
     def step(self, turn: int) -> list[str]: ...
     def is_present(self, mem_id: str) -> bool: ...
     def working_set_size(self) -> int: ...
+    def untouched_delay(self) -> int | None: ...
 
 
 class _NeverEvictingStore:
@@ -122,6 +118,9 @@ class _NeverEvictingStore:
 
     def working_set_size(self) -> int:
         return len(self._ids)
+
+    def untouched_delay(self) -> None:
+        return None
 
 
 def noise_present(turn: int, noise_per_turn: int, delay: int | None, *, stepped: bool) -> int:
@@ -206,11 +205,7 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
 
     engine: _Store = _NeverEvictingStore() if policy == "worth" else EbbinghausEngine(eviction_threshold)
     # The noise is never retrieved: it is counted (noise_present), not held, in the store.
-    noise_delay = (
-        None
-        if policy == "worth"
-        else decay_eviction_delay(float(DEFAULT_BASELINE_STABILITY), float(eviction_threshold))
-    )
+    noise_delay = engine.untouched_delay()
     worth: MemoryWorth | None = None
     if policy in ("worth", "combined"):
         worth = MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)

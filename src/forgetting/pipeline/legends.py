@@ -144,7 +144,11 @@ def covered_data(fig: Any) -> list[str]:
     """What each legend of ``fig`` covers, e.g. ``"legend of axes 0 covers 'recalled 4x' in axes 0"``
     (``[]``: no legend covers anything). Draws the figure to place its legends."""
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    return _report(fig, fig.canvas.get_renderer())
+
+
+def _report(fig: Any, renderer: Any) -> list[str]:
+    """:func:`covered_data` of ``fig`` as last drawn."""
     return [
         f"legend of {owner} covers {what}"
         for owner, ax, legend in _legends(fig)
@@ -171,7 +175,7 @@ def clear_legends(fig: Any) -> list[str]:
             fig.canvas.draw()
             if not _covered(fig, legend, renderer, ax):
                 break
-    return covered_data(fig)
+    return _report(fig, renderer)  # drawn after every move: no need to draw again
 
 
 def legends_off_the_data(fig: Any, label: str, *, refuse: bool) -> None:
