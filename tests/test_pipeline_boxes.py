@@ -25,7 +25,7 @@ def _ulps(value: float, k: int) -> float:
     return value
 
 
-@given(st.integers(-10**6, 10**6), st.integers(-8, 8), st.booleans())
+@given(st.integers(-(10**6), 10**6), st.integers(-8, 8), st.booleans())
 def test_an_edge_within_float_noise_of_a_grid_line_snaps_to_it(line: int, k: int, up: bool) -> None:
     assert grid_line(_ulps(float(line), k), up) == line
 
