@@ -12,11 +12,13 @@ from forgetting.worth import (
     UNCERTAIN,
     ContextualMemoryWorth,
     MemoryWorth,
+    UnitCounters,
     WorthArrays,
     add_episodes,
+    memory_worth,
     update_batch,
 )
-from forgetting.worth.batch import PAIRWISE_MAX_K, _has_repeat_in_a_row, counts_are_exact
+from forgetting.worth.batch import PAIRWISE_MAX_K, UNIT_COUNT_LIMIT, _has_repeat_in_a_row, counts_are_exact
 
 
 def state(estimator):
@@ -271,3 +273,44 @@ def test_a_weighted_block_is_added_exactly_when_every_sum_stays_finite(weights, 
         with pytest.raises(ValueError, match=r"h\+ \+ h- finite"):
             update_batch(pos, neg, [[0]] * len(weights), hits, [[w] for w in weights])
         assert pos.tolist() == [0.0] and neg.tolist() == [0.0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 12),
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 6),
+    st.floats(0.0, 1.0),
+)
+def test_unit_counters_are_add_episodes_and_memory_worth_bit_for_bit(n_memories, seed, blocks, prior):
+    """A per-episode loop on UnitCounters reads the same worth, bit for bit, as add_episodes and
+    memory_worth on plain arrays (memories never retrieved read the prior)."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, n_memories + 1))
+    counters = UnitCounters(n_memories)
+    pos, neg = np.zeros(n_memories), np.zeros(n_memories)
+    for _ in range(blocks):
+        episodes = int(rng.integers(0, 5))
+        retrieved = np.argsort(rng.random((episodes, n_memories)), axis=1)[:, :k]
+        outcomes = rng.random(episodes) < 0.5
+        add_episodes(pos, neg, retrieved, outcomes)
+        counters.add(retrieved, outcomes)
+        assert counters.worth(prior).tobytes() == memory_worth(pos, neg, prior=prior).tobytes()
+    assert counters.successes.tobytes() == pos.tobytes()
+    assert counters.failures.tobytes() == neg.tobytes()
+
+
+def test_unit_counters_refuse_a_block_past_exact_counts_and_change_nothing():
+    counters = UnitCounters(3)
+    counters.add(np.array([[0, 1]]), np.array([True]))
+    counters._added = UNIT_COUNT_LIMIT - 2  # as if 2**53 - 2 additions had been made
+    with pytest.raises(ValueError, match="additions, beyond which counts are not exact; nothing was added"):
+        counters.add(np.array([[0, 2]]), np.array([False]))
+    assert counters.successes.tolist() == [1.0, 1.0, 0.0]
+    assert counters.failures.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("size", [-1, 2.5, "3", True])
+def test_unit_counters_refuse_a_size_that_is_not_a_count(size):
+    with pytest.raises(ValueError, match="size"):
+        UnitCounters(size)

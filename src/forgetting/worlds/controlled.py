@@ -15,7 +15,7 @@ import numpy.typing as npt
 from .._validate import raise_problems, seed_problem
 from ..executor import Executor, each_seed, map_seeds
 from ..stats import rho_across_seeds
-from ..worth import WORTH_CLASSES, add_episodes, class_counts, memory_worth
+from ..worth import WORTH_CLASSES, UnitCounters, class_counts, memory_worth
 from .model import (
     BLOCK_EPISODES,
     DEFAULT_N_SEEDS,
@@ -381,7 +381,7 @@ def policy_experiment(
     utilities = np.stack([np.random.default_rng(child).uniform(0.0, 1.0, n) for child in children])
     keys = [substream(child, RETRIEVAL_STREAM) for child in children]
     coins = [substream(child, OUTCOME_STREAM) for child in children]
-    successes, failures = np.zeros(n_seeds * n), np.zeros(n_seeds * n)
+    counters = UnitCounters(n_seeds * n)
     offset = (np.arange(n_seeds) * n)[:, None]
     flat_utilities = utilities.ravel()
     for start in range(0, world.n_episodes, BLOCK_EPISODES):
@@ -389,11 +389,12 @@ def policy_experiment(
         gumbel = np.stack([rng.gumbel(size=(size, n)) for rng in keys], axis=1)  # (block, seeds, n)
         draws = np.stack([rng.random(size) for rng in coins], axis=1)  # (block, seeds)
         for t in range(size):
-            worth = memory_worth(successes, failures).reshape(n_seeds, n)
+            worth = counters.worth().reshape(n_seeds, n)
             retrieved = softmax_retrieval(worth, gumbel[t], world.temperature, k)
             flat = retrieved + offset
             outcomes = draws[t] < success_probability(flat_utilities, flat)
-            add_episodes(successes, failures, flat, outcomes)
+            counters.add(flat, outcomes)
+    successes, failures = counters.successes, counters.failures
     worth = memory_worth(successes, failures).reshape(n_seeds, n)
     retrievals = (successes + failures).reshape(n_seeds, n)
     rho = np.array([spearman_rho(w, u) for w, u in zip(worth, utilities)])

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._validate import raise_problems, real_problem
 from ..stats import Z_95
-from ..worth import add_episodes, memory_worth
+from ..worth import UnitCounters, memory_worth
 from .controlled import PolicyResult, PolicyWorld
 from .model import (
     BLOCK_EPISODES,
@@ -119,7 +119,7 @@ def exploration_experiment(
     keys = [substream(child, RETRIEVAL_STREAM) for child in children]
     coins = [substream(child, OUTCOME_STREAM) for child in children]
     tosses = [substream(child, EXPLORE_STREAM) for child in children]
-    successes, failures = np.zeros(n_seeds * n), np.zeros(n_seeds * n)
+    counters = UnitCounters(n_seeds * n)
     offset = (np.arange(n_seeds) * n)[:, None]
     flat_utilities = utilities.ravel()
     explored = np.zeros(n_seeds)
@@ -130,10 +130,11 @@ def exploration_experiment(
         explore = np.stack([rng.random(size) for rng in tosses], axis=1) < float(epsilon)  # (block, seeds)
         explored += explore.sum(axis=0)
         for t in range(size):
-            worth = memory_worth(successes, failures).reshape(n_seeds, n)
+            worth = counters.worth().reshape(n_seeds, n)
             flat = mixed_retrieval(worth, gumbel[t], world.temperature, k, explore[t]) + offset
             outcomes = draws[t] < success_probability(flat_utilities, flat)
-            add_episodes(successes, failures, flat, outcomes)
+            counters.add(flat, outcomes)
+    successes, failures = counters.successes, counters.failures
     worth = memory_worth(successes, failures).reshape(n_seeds, n)
     retrievals = (successes + failures).reshape(n_seeds, n)
     rho = np.array([spearman_rho(w, u) for w, u in zip(worth, utilities)])

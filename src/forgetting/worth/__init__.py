@@ -18,10 +18,11 @@ the same worth (:mod:`forgetting.worlds.hitchhiker`).
 * :mod:`~forgetting.worth.estimator` -- :class:`MemoryWorth`, over any hashable ids.
 * :mod:`~forgetting.worth.contextual` -- :class:`ContextualMemoryWorth`, counters per context.
 * :mod:`~forgetting.worth.discounted` -- :class:`DiscountedMemoryWorth` and its batch forms.
-* :mod:`~forgetting.worth.batch` -- :func:`update_batch`, :class:`WorthArrays`, :func:`add_episodes`.
+* :mod:`~forgetting.worth.batch` -- :func:`update_batch`, :class:`WorthArrays`, :func:`add_episodes`,
+  :class:`UnitCounters`.
 """
 
-from .batch import WorthArrays, add_episodes, update_batch
+from .batch import UnitCounters, WorthArrays, add_episodes, update_batch
 from .contextual import ContextualMemoryWorth
 from .discounted import DEFAULT_DISCOUNT, DiscountedMemoryWorth, discounted_counter_paths, discounted_counters
 from .estimator import MemoryWorth, WorthEstimator
@@ -74,5 +75,6 @@ __all__ = [
     "discounted_counter_paths",
     "update_batch",
     "add_episodes",
+    "UnitCounters",
     "WorthArrays",
 ]

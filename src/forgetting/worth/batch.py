@@ -36,6 +36,7 @@ __all__ = [
     "counts_are_exact",
     "add_episodes",
     "update_batch",
+    "UnitCounters",
     "WorthArrays",
 ]
 
@@ -263,6 +264,44 @@ def add_episodes(
     weight = weights.ravel()
     np.add.at(successes, index[hit], weight[hit])
     np.add.at(failures, index[~hit], weight[~hit])
+
+
+class UnitCounters:
+    """``h+`` and ``h-`` of ``size`` memories that start at zero and only receive unit-weight
+    episodes, read as Memory Worth between episodes: a simulation's per-episode loop.
+
+    Every counter is a whole number below :data:`UNIT_COUNT_LIMIT` by construction, so the
+    checks :func:`add_episodes` (:func:`counts_are_exact`) and :func:`memory_worth` (finite,
+    ``>= 0``) make on every call hold without being made again: :meth:`add` is
+    :func:`add_episodes` with unit weights and :meth:`worth` is :func:`memory_worth`, the same
+    float operations, bit for bit. Callers pass blocks as :func:`add_episodes` takes them
+    (distinct in-range ids per row, bool outcomes); a block that would take the number of
+    additions to :data:`UNIT_COUNT_LIMIT` is refused before anything is added.
+    """
+
+    def __init__(self, size: int) -> None:
+        raise_problems([int_problem("size", size, minimum=0)])
+        self.successes: FloatArray = np.zeros(size)
+        self.failures: FloatArray = np.zeros(size)
+        self._added = 0
+
+    def add(self, retrieved_idx: IntArray, outcomes: BoolArray) -> None:
+        """Add one block of unit-weight episodes (``retrieved_idx`` shape (episodes, k))."""
+        if self._added + retrieved_idx.size >= UNIT_COUNT_LIMIT:
+            raise ValueError(
+                f"retrieved_idx would take the counters to {UNIT_COUNT_LIMIT} additions, beyond "
+                f"which counts are not exact; nothing was added"
+            )
+        _add_unit_counts(self.successes, self.failures, retrieved_idx, outcomes)
+        self._added += retrieved_idx.size
+
+    def worth(self, prior: float = DEFAULT_PRIOR) -> FloatArray:
+        """Memory Worth of every memory, ``prior`` where nothing was added (:func:`memory_worth`)."""
+        total = self.successes + self.failures
+        rate: FloatArray = np.divide(
+            self.successes, total, out=np.full(total.shape, float(prior)), where=total > 0
+        )
+        return rate
 
 
 def update_batch(
