@@ -252,6 +252,40 @@ def test_reinforcement_reads_the_items_own_stability_not_a_cached_one():
     assert engine.item("b").stability == reinforced_stability(8.0, 2)
 
 
+@pytest.mark.parametrize("baseline", [8.0, float("8.0"), 5.5])
+@pytest.mark.parametrize("threshold", [0.2, 0.05])
+def test_engines_that_share_a_reinforcement_cache_each_follow_the_formula(baseline, threshold):
+    """Engines of equal S0 and theta share one cache; each item's stabilities and eviction turns
+    are still the formula's, recall after recall, for an engine made before or after another
+    has filled it, from the same S0 object or an equal one, and with an item set off the path."""
+    from forgetting.decay.curves import decay_eviction_delay, reinforced_stability
+
+    def expected(start, recalls):
+        stability, rows = start, []
+        for n in range(2, recalls + 2):
+            stability = reinforced_stability(stability, n)
+            delay = decay_eviction_delay(stability, threshold)  # None: never evicted
+            rows.append((stability, None if delay is None else n + delay))
+        return rows
+
+    def drive(engine, start=None):
+        engine.register("x", "", 1)
+        if start is not None:
+            engine.item("x").stability = start
+        rows = []
+        for turn in range(2, 42):
+            assert engine.recall("x", turn)
+            rows.append((engine.item("x").stability, engine.item("x").evict_turn))
+        return rows
+
+    first = EbbinghausEngine(threshold, baseline)
+    assert drive(first) == expected(baseline, 40)
+    assert drive(EbbinghausEngine(threshold, baseline)) == expected(baseline, 40)
+    assert drive(EbbinghausEngine(threshold, float(str(baseline)))) == expected(baseline, 40)
+    assert drive(EbbinghausEngine(threshold, baseline), start=3.0) == expected(3.0, 40)
+    assert drive(EbbinghausEngine(threshold, baseline)) == expected(baseline, 40)
+
+
 @pytest.mark.parametrize("engine_factory", [EbbinghausEngine, RecencyWindow])
 def test_evict_turn_is_the_step_that_evicts(engine_factory):
     engine = engine_factory()

@@ -319,6 +319,10 @@ class ScheduledEngine(WorkingSet):
         self._entries = sum(map(len, buckets.values()))
 
 
+_TRAJECTORIES: dict[tuple[float, float], dict[int, tuple[float, float, int | None]]] = {}
+"""The reinforcement caches of :class:`EbbinghausEngine`, one per ``(S0, theta)``."""
+
+
 class EbbinghausEngine(ScheduledEngine):
     """Evict an item the first time its retention ``exp(-t / S)`` drops below ``theta``.
 
@@ -347,7 +351,8 @@ class EbbinghausEngine(ScheduledEngine):
         self.eviction_threshold = float(eviction_threshold)
         self.baseline_stability = float(baseline_stability)
         self._first = decay_eviction_delay(self.baseline_stability, self.eviction_threshold)
-        self._trajectory: dict[int, tuple[float, float, int | None]] = {}  # n -> (S_{n-1}, S_n, delay)
+        # n -> (S_{n-1}, S_n, delay), shared by every engine with the same S0 and theta objects
+        self._trajectory = _TRAJECTORIES.setdefault((self.baseline_stability, self.eviction_threshold), {})
 
     def retention(self, mem_id: str, turn: int) -> float:
         """Retention of a present item at ``turn`` (:func:`~forgetting.decay.curves.retention`)."""
@@ -364,6 +369,9 @@ class EbbinghausEngine(ScheduledEngine):
         # Every item starts from the same S0 object and is reinforced by the same formula, so
         # the n-th touch maps the same stability object to the same result: cache it by n,
         # checked by identity (no read of the float), and compute only what is not cached.
+        # The cache is shared by the engines of equal S0 and theta (a session's engine is new,
+        # and a cold cache per engine recomputed every touch of a short run); an entry is only
+        # used for the very object it was computed from, so sharing changes no value.
         count = item.touch_count
         cached = self._trajectory.get(count)
         if cached is not None and item.stability is cached[0]:

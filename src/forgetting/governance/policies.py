@@ -278,7 +278,8 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
             ):
                 removed[mem_id] = turn
         noise_after = noise_present(turn, world.noise_per_turn, noise_delay, stepped=True)
-        sizes.append(engine.working_set_size() + noise_after - sum(engine.is_present(m) for m in deprecated))
+        held_deprecated = sum(engine.is_present(m) for m in deprecated) if deprecated else 0
+        sizes.append(engine.working_set_size() + noise_after - held_deprecated)
     run = GovernanceRun(
         policy,
         session.seed,
