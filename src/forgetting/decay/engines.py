@@ -4,26 +4,23 @@ Both engines keep a working set of memory items and are driven by an explicit in
 counter (never the wall clock). Within a turn a caller applies ``register``/``recall``
 events and then calls ``step(turn)``, which evicts.
 
-* :class:`EbbinghausEngine` -- retention ``R = exp(-t / S)`` after ``t`` turns without a
-  touch; every recall reinforces ``S <- S * (1 + ln(1 + n))`` where ``n`` is the touch count
-  after the increment (registration sets ``n = 1``). An item is evicted at the first step
-  where ``R < theta``.
+* :class:`EbbinghausEngine` -- retention ``R = exp(-t / S)`` after ``t`` turns without a touch; every
+  recall reinforces ``S <- S * (1 + ln(1 + n))`` where ``n`` is the touch count after the increment
+  (registration sets ``n = 1``). An item is evicted at the first step where ``R < theta``.
 * :class:`RecencyWindow` -- evicts an item once ``turn - last_touched > W``; how often it
   was recalled is ignored by design.
 
-Both satisfy :class:`Engine`, the protocol every driver (:func:`forgetting.decay.simulation.simulate`)
-relies on.
+Both satisfy :class:`Engine`, the protocol every driver (:func:`~forgetting.decay.simulation.simulate`) relies on.
 
-An item's eviction turn depends only on its own last touch and stability, so both engines
-file it under that turn on every touch: ``step`` costs time in the items it evicts and a
-touch a fixed number of dict and list operations, whatever the size of the working set
-(the reference scan over every item, used to test this, is :func:`scan_evictions`).
+An item's eviction turn depends only on its own last touch and stability, so both engines file it
+under that turn on every touch: ``step`` costs time in the items it evicts and a touch a fixed
+number of dict and list operations, whatever the size of the working set (the reference scan over
+every item, used to test this, is :func:`scan_evictions`).
 
-Every call is checked completely before anything changes: a refused call (``ValueError``)
-leaves the items, the schedule and the clock exactly as they were. A well-formed ``recall``
-of an id that is not present (never registered, or evicted) is the silent failure the book
-studies: it returns ``False``, changes no item, and, like every accepted call, moves the
-clock to ``turn``.
+Every call is checked completely before anything changes: a refused call (``ValueError``) leaves
+the items, the schedule and the clock exactly as they were. A well-formed ``recall`` of an id that
+is not present (never registered, or evicted) is the silent failure the book studies: it returns
+``False``, changes no item, and, like every accepted call, moves the clock to ``turn``.
 """
 
 from __future__ import annotations
@@ -319,8 +316,8 @@ class ScheduledEngine(WorkingSet):
         self._entries = sum(map(len, buckets.values()))
 
 
+#: The reinforcement caches of :class:`EbbinghausEngine`, one per ``(S0, theta)``.
 _TRAJECTORIES: dict[tuple[float, float], dict[int, tuple[float, float, int | None]]] = {}
-"""The reinforcement caches of :class:`EbbinghausEngine`, one per ``(S0, theta)``."""
 
 
 class EbbinghausEngine(ScheduledEngine):
@@ -351,7 +348,6 @@ class EbbinghausEngine(ScheduledEngine):
         self.eviction_threshold = float(eviction_threshold)
         self.baseline_stability = float(baseline_stability)
         self._first = decay_eviction_delay(self.baseline_stability, self.eviction_threshold)
-        # n -> (S_{n-1}, S_n, delay), shared by every engine with the same S0 and theta objects
         self._trajectory = _TRAJECTORIES.setdefault((self.baseline_stability, self.eviction_threshold), {})
 
     def retention(self, mem_id: str, turn: int) -> float:
@@ -368,10 +364,8 @@ class EbbinghausEngine(ScheduledEngine):
     def _touched(self, item: MemoryItem) -> int | None:
         # Every item starts from the same S0 object and is reinforced by the same formula, so
         # the n-th touch maps the same stability object to the same result: cache it by n,
-        # checked by identity (no read of the float), and compute only what is not cached.
-        # The cache is shared by the engines of equal S0 and theta (a session's engine is new,
-        # and a cold cache per engine recomputed every touch of a short run); an entry is only
-        # used for the very object it was computed from, so sharing changes no value.
+        # checked by identity (no read of the float), shared by the engines of equal S0 and
+        # theta (an entry serves only the object it came from, so sharing changes no value).
         count = item.touch_count
         cached = self._trajectory.get(count)
         if cached is not None and item.stability is cached[0]:
