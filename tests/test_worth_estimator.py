@@ -5,8 +5,11 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forgetting.worth import UNCERTAIN, DiscountedMemoryWorth, MemoryWorth, WorthArrays
+from forgetting.worth.estimator import validate_episode
 
 
 def state(estimator):
@@ -167,3 +170,34 @@ def test_discounted_weights_are_checked_after_the_scale_they_are_divided_by():
         dmw.update(["y"], True, weights=[1e300])
     assert_same_state(before, state(dmw))
     assert dmw.update(["y"], True, weights=[1e200]).counters("y")[0] == pytest.approx(1e200, rel=1e-12)
+
+
+_IDS = st.one_of(
+    st.text(max_size=3),
+    st.integers(-3, 3),
+    st.booleans(),
+    st.sampled_from([np.int64(1), np.str_("a"), 1.0, (1, 2)]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(st.lists(_IDS, max_size=4), st.lists(_IDS, max_size=4).map(tuple)),
+    st.sampled_from([True, False, np.True_, 1, 0, None]),
+)
+def test_the_common_episodes_short_path_returns_what_the_full_check_does(retrieved, success):
+    """validate_episode's shorter path (distinct str/int ids in a list or tuple, a bool, no
+    weights) agrees with the full check on every input: the same result, or the same refusal."""
+    from forgetting.worth.estimator import _validate_fully
+
+    def outcome(check):
+        try:
+            return check(retrieved, success, None)
+        except ValueError as error:
+            return str(error)
+
+    short, full = outcome(validate_episode), outcome(_validate_fully)
+    assert short == full
+    if not isinstance(short, str):
+        assert [type(m) for m in short[0]] == [type(m) for m in full[0]]
+        assert type(short[1]) is type(full[1]) is bool

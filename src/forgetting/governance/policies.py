@@ -216,6 +216,7 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
     deprecated: set[str] = set()
     removed: dict[str, int] = {}
     tasks = {t: i for i, t in enumerate(session.task_turns)}
+    facts = ((STALE, 1), (TRUE, world.shift_turn))  # each fact and its turn of birth
     successes: list[bool] = []
     retrieved_log: list[tuple[str, ...]] = []
     sizes: list[int] = []
@@ -229,9 +230,9 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
             engine.register(TRUE, DEPLOYMENT_FACTS[TRUE], turn)
             if policy == "newest":  # the newer of two contradicting facts wins
                 deprecated.add(STALE)
-        available = [m for m in (STALE, TRUE) if m not in deprecated and engine.is_present(m)]
         i = tasks.get(turn)
         if i is not None:
+            available = [m for m in (STALE, TRUE) if m not in deprecated and engine.is_present(m)]
             retrieved = available
             hard = turn > world.shift_turn and session.draw_hard[i] < 0.5
             if len(retrieved) == 2 and session.draw_both[i] >= world.co_retrieval:
@@ -270,7 +271,7 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
             if worth is not None:
                 trace.append((read(worth, STALE)[0], read(worth, TRUE)[0]))
         engine.step(turn)
-        for mem_id, born in ((STALE, 1), (TRUE, world.shift_turn)):
+        for mem_id, born in facts if len(removed) < 2 else ():
             if (
                 turn >= born
                 and mem_id not in removed

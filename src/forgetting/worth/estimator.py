@@ -89,7 +89,18 @@ def validate_episode(retrieved: Any, success: Any, weights: Any) -> tuple[list[A
 
     ``retrieved`` is a non-empty sequence (or 1-d array) of distinct hashable ids,
     ``success`` a ``bool``, ``weights`` ``None`` (all 1.0) or one finite weight >= 0 per id.
+    The common episode (a list or tuple of distinct ``str`` or ``int`` ids, a ``bool``, no
+    weights) takes a shorter path to what the full check returns.
     """
+    if weights is None and type(success) is bool and type(retrieved) in (list, tuple):
+        ids = list(retrieved)
+        if ids and all(type(m) is str or type(m) is int for m in ids) and len(set(ids)) == len(ids):
+            return ids, success, [1.0] * len(ids)
+    return _validate_fully(retrieved, success, weights)
+
+
+def _validate_fully(retrieved: Any, success: Any, weights: Any) -> tuple[list[Any], bool, list[float]]:
+    """:func:`validate_episode` for any input: every problem found, then one ``ValueError``."""
     problems: list[str] = []
     ids: list[Any] = []
     if isinstance(retrieved, (str, bytes)) or not isinstance(retrieved, (Sequence, np.ndarray)):
