@@ -22,7 +22,8 @@ request, on the other hand, races inside ipykernel 7.4: after handling it, the c
 publishes an "idle" status that can meet the I/O thread's event pipe already closed by the main
 thread, and tornado then prints a ``ZMQError: Socket operation on non-socket`` traceback on the
 kernel's stderr, which is the terminal's (seen once in CI, under a chapter that had failed;
-ipykernel's PR 1518 closed the same race one call later, in ``_really_send``).
+ipykernel's PR 1518 catches the same error where the message is sent, ``_really_send``, but not
+where the send is scheduled, ``IOPubThread.schedule``, which is where it was raised).
 """
 
 from __future__ import annotations
