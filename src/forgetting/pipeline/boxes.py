@@ -8,8 +8,8 @@ measured. Snapping each edge outward to :data:`GRID_INCHES` confines that to edg
 within such a difference of a grid line, and those are common, not rare: an axes edge at a
 round fraction of a round figure width (0.9 x 7.2 in, plus a 0.02 in pad, is 6.50 in) lands
 on a grid line up to the last bit, on one side of it or the other depending on the last bits of
-the layout's arithmetic. (When this rule was introduced, 11 of the book's 41 figures had an edge
-just above a grid line, and the 4-ulp perturbation of ``tests/test_other_cpu.py`` moved the
+the layout's arithmetic. (When this rule was introduced, 10 of the book's 41 figures had an edge
+just past a grid line, and the 4-ulp perturbation of ``tests/test_other_cpu.py`` moved the
 convergence figure of mw-theory across one once a change drew a figure less.) So an edge is first
 rounded to :data:`SETTLE_DECIMALS` decimals of a grid step, far coarser than float noise and far
 finer than anything a reader sees, and snapped after that.
