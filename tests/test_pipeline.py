@@ -560,3 +560,50 @@ def test_a_site_without_its_configuration_fails_in_one_line(tmp_path):
 
     with pytest.raises(BuildFailed, match=r"no _config.yml in .*: the site is built with the repository's"):
         site_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "jobs, cores, environ, expected",
+    [
+        (2, 2, {}, "1"),
+        (2, 8, {}, "4"),
+        (3, 8, {}, "2"),
+        (4, 2, {}, "1"),  # never below one thread
+        (1, None, {}, "1"),  # cpu_count unknown
+    ],
+)
+def test_a_parallel_build_shares_the_cores_among_its_chapters(jobs, cores, environ, expected):
+    from forgetting.pipeline.run import THREAD_VARIABLES, thread_limits
+
+    assert thread_limits(jobs, environ, cores) == dict.fromkeys(THREAD_VARIABLES, expected)
+
+
+def test_a_thread_count_the_user_set_is_kept():
+    from forgetting.pipeline.run import thread_limits
+
+    assert thread_limits(2, {"OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "3"}, 2) == {
+        "OMP_NUM_THREADS": "1"
+    }
+
+
+def test_a_chapter_process_starts_its_kernels_with_those_limits(monkeypatch):
+    """The chapter processes of a 2-wide build (the pool's own initializer, spawn context) see
+    the limits in their environment, which their kernels inherit; a variable the user set is kept."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from forgetting.pipeline.run import _chapter_process, thread_limits
+
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "7")
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        1, mp_context=context, initializer=_chapter_process, initargs=(os.getpid(), 2)
+    ) as pool:
+        seen = {
+            name: pool.submit(os.getenv, name).result(timeout=60)
+            for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+        }
+    expected = thread_limits(2, {"MKL_NUM_THREADS": "7"}, os.cpu_count())
+    assert seen == {**expected, "MKL_NUM_THREADS": "7"}
