@@ -287,7 +287,7 @@ def test_unit_counters_are_add_episodes_and_memory_worth_bit_for_bit(n_memories,
     memory_worth on plain arrays (memories never retrieved read the prior)."""
     rng = np.random.default_rng(seed)
     k = int(rng.integers(1, n_memories + 1))
-    counters = UnitCounters(n_memories)
+    counters = UnitCounters(n_memories, prior)
     pos, neg = np.zeros(n_memories), np.zeros(n_memories)
     for _ in range(blocks):
         episodes = int(rng.integers(0, 5))
@@ -295,7 +295,7 @@ def test_unit_counters_are_add_episodes_and_memory_worth_bit_for_bit(n_memories,
         outcomes = rng.random(episodes) < 0.5
         add_episodes(pos, neg, retrieved, outcomes)
         counters.add(retrieved, outcomes)
-        assert counters.worth(prior).tobytes() == memory_worth(pos, neg, prior=prior).tobytes()
+        assert counters.worth().tobytes() == memory_worth(pos, neg, prior=prior).tobytes()
     assert counters.successes.tobytes() == pos.tobytes()
     assert counters.failures.tobytes() == neg.tobytes()
 
@@ -314,3 +314,9 @@ def test_unit_counters_refuse_a_block_past_exact_counts_and_change_nothing():
 def test_unit_counters_refuse_a_size_that_is_not_a_count(size):
     with pytest.raises(ValueError, match="size"):
         UnitCounters(size)
+
+
+@pytest.mark.parametrize("prior", [-0.1, 1.5, math.nan, "0.5"])
+def test_unit_counters_refuse_a_prior_outside_zero_one(prior):
+    with pytest.raises(ValueError, match="prior"):
+        UnitCounters(3, prior)

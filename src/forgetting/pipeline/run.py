@@ -48,11 +48,11 @@ KERNEL = "python3"
 FIGURES_MANIFEST = "{name}-figures.json"
 
 
+#: The thread counts of the numeric libraries a kernel loads; a parallel build sets them (below).
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 #: Kernel starts tried per run. Kernels started at the same moment by several processes can
 #: race for the same free ports (jupyter_client picks them before the kernel binds them); the
 #: loser dies before it runs any cell, and only that failure is retried.
-#: The thread counts of the numeric libraries a kernel loads; a parallel build sets them (below).
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 KERNEL_STARTS = 3
 KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
 

@@ -13,8 +13,8 @@ from typing import Any, Self
 import numpy as np
 import numpy.typing as npt
 
-from .._validate import int_problem, raise_problems, shown
-from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
+from .._validate import int_problem, raise_problems, real_problem, shown
+from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth, ratio_or_prior
 from .taxonomy import (
     DEFAULT_HIGH_THRESHOLD,
     DEFAULT_LOW_THRESHOLD,
@@ -279,8 +279,9 @@ class UnitCounters:
     additions to :data:`UNIT_COUNT_LIMIT` is refused before anything is added.
     """
 
-    def __init__(self, size: int) -> None:
-        raise_problems([int_problem("size", size, minimum=0)])
+    def __init__(self, size: int, prior: float = DEFAULT_PRIOR) -> None:
+        raise_problems([int_problem("size", size, minimum=0), real_problem("prior", prior, 0.0, 1.0)])
+        self.prior = float(prior)
         self.successes: FloatArray = np.zeros(size)
         self.failures: FloatArray = np.zeros(size)
         self._added = 0
@@ -295,12 +296,9 @@ class UnitCounters:
         _add_unit_counts(self.successes, self.failures, retrieved_idx, outcomes)
         self._added += retrieved_idx.size
 
-    def worth(self, prior: float = DEFAULT_PRIOR) -> FloatArray:
-        """Memory Worth of every memory, ``prior`` where nothing was added (:func:`memory_worth`)."""
-        total = self.successes + self.failures
-        rate: FloatArray = np.divide(
-            self.successes, total, out=np.full(total.shape, float(prior)), where=total > 0
-        )
+    def worth(self) -> FloatArray:
+        """Memory Worth of every memory, the prior where nothing was added (:func:`memory_worth`)."""
+        rate: FloatArray = ratio_or_prior(self.successes, self.successes + self.failures, self.prior)
         return rate
 
 

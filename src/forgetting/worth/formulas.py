@@ -71,6 +71,12 @@ def _counters(successes: Any, failures: Any) -> tuple[npt.NDArray[np.float64], n
     return pos, neg
 
 
+def ratio_or_prior(positive: npt.NDArray[np.float64], total: npt.NDArray[np.float64], prior: float) -> Any:
+    """``positive / total``, and ``prior`` where ``total == 0``: the division :func:`memory_worth`
+    makes after its checks (unchecked: arrays of ``h+`` and ``h+ + h-``, a ``prior`` in [0, 1])."""
+    return np.divide(positive, total, out=np.full(total.shape, prior), where=total > 0)
+
+
 def memory_worth(successes: Any, failures: Any, prior: float = DEFAULT_PRIOR) -> Any:
     """Memory Worth ``MW = h+ / (h+ + h-)``, and ``prior`` where ``h+ + h- == 0``.
 
@@ -94,8 +100,7 @@ def memory_worth(successes: Any, failures: Any, prior: float = DEFAULT_PRIOR) ->
     pos, neg = _counters(successes, failures)
     with np.errstate(over="ignore"):
         total = pos + neg
-    has_evidence = total > 0
-    rate = np.divide(pos, total, out=np.full(total.shape, float(prior)), where=has_evidence)
+    rate = ratio_or_prior(pos, total, float(prior))
     overflow = np.isinf(total)
     if overflow.any():
         half_pos = np.broadcast_to(pos * 0.5, total.shape)
