@@ -1,13 +1,14 @@
 """MemoryBank's and YourMemory's forgetting rules, against a direct reading of each source's code."""
 
 import math
+from datetime import timedelta
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conversation_streams import stream, streams
+from conversation_streams import START, stream, streams
 from forgetting.conversations.field_rules import (
     MEMORYBANK_DAYS,
     MEMORYBANK_LEVELS,
@@ -16,9 +17,10 @@ from forgetting.conversations.field_rules import (
     MemoryBank,
     YourMemory,
     memorybank_retention,
+    yourmemory_prune_second,
     yourmemory_strength,
 )
-from forgetting.conversations.policies import replay
+from forgetting.conversations.policies import Event, replay
 
 DAY = 86400
 
@@ -162,6 +164,61 @@ def test_yourmemory_prunes_only_at_its_passes():
     st.sampled_from(["session", "turn", "day"]),
 )
 def test_yourmemory_agrees_with_a_direct_reading_of_its_code(
+    events, importance, base_rate, threshold, forget_at
+):
+    result = replay(YourMemory(importance, base_rate, threshold, forget_at), events)
+    assert (result.dropped, result.held) == yourmemory_reference(
+        events, importance, base_rate, threshold, forget_at
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 60),
+    st.floats(0.01, 1.0),
+    st.floats(0.001, 2.0),
+    st.floats(0.001, 0.999),
+)
+def test_the_prune_second_is_the_first_whole_second_below_the_threshold(
+    recalls, importance, base_rate, threshold
+):
+    policy = YourMemory(importance, base_rate, threshold)
+    second = yourmemory_prune_second(recalls, policy)
+    assert yourmemory_strength(second, recalls, importance, base_rate) < threshold
+    assert second == 0 or yourmemory_strength(second - 1, recalls, importance, base_rate) >= threshold
+
+
+def test_yourmemory_prunes_at_the_first_pass_of_the_prune_second_not_a_second_before():
+    second = yourmemory_prune_second(0, YourMemory(0.5))
+    times = [START, START + timedelta(seconds=second - 1), START + timedelta(seconds=second)]
+    events = [Event(i, time, 1, f"m{i}", ()) for i, time in enumerate(times)]
+    assert replay(YourMemory(0.5), events).dropped == {"m0": 2}
+    assert yourmemory_reference(events, 0.5, 0.16, 0.05, "turn")[0] == {"m0": 2}
+
+
+@st.composite
+def second_streams(draw, max_events=25):
+    """Streams whose gaps are whole seconds, so that prune times fall between events and on them."""
+    n = draw(st.integers(1, max_events))
+    gaps = draw(st.lists(st.integers(0, 120 * DAY), min_size=n - 1, max_size=n - 1))
+    times = [START + timedelta(seconds=sum(gaps[:i])) for i in range(n)]
+    sessions = [1 + sum(g > DAY for g in gaps[:i]) for i in range(n)]
+    recalls = [
+        tuple(f"m{j}" for j in sorted(draw(st.sets(st.integers(0, i - 1), max_size=3)))) if i else ()
+        for i in range(n)
+    ]
+    return [Event(i, times[i], sessions[i], f"m{i}", recalls[i]) for i in range(n)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    second_streams(),
+    st.sampled_from([0.1, 0.5, 1.0]),
+    st.sampled_from([0.16, 0.35, 1.5]),
+    st.sampled_from([0.05, 0.2]),
+    st.sampled_from(["session", "turn", "day"]),
+)
+def test_yourmemory_agrees_with_a_direct_reading_of_its_code_to_the_second(
     events, importance, base_rate, threshold, forget_at
 ):
     result = replay(YourMemory(importance, base_rate, threshold, forget_at), events)

@@ -7,6 +7,7 @@ evicts a held memory chosen by a seeded generator. Both are :class:`~.policies.P
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,11 +30,18 @@ class _Entry:
 
 @dataclass
 class _CapacityHolder:
+    """The held entries in store order, and two views that find a victim without a scan:
+    ``recency``, the held ids by their latest store or recall (a touch moves an id to the end,
+    so ``last`` never decreases along it), and ``frequency``, a heap of ``(recalls, sequence,
+    id)`` with one item per touch, of which only an id's latest is current."""
+
     rule: str
     capacity: int
     rng: np.random.Generator | None = None
     entries: dict[str, _Entry] = field(default_factory=dict)
     sequence: int = 0
+    recency: dict[str, None] = field(default_factory=dict)
+    frequency: list[tuple[int, int, str]] = field(default_factory=list)
 
     def forget(self, event: Event) -> list[str]:
         return []
@@ -42,14 +50,33 @@ class _CapacityHolder:
         entry = self.entries[mem_id]
         entry.last = event.turn
         entry.recalls += 1
+        self._touched(mem_id, entry)
+
+    def _touched(self, mem_id: str, entry: _Entry) -> None:
+        if self.rule == "lru":
+            self.recency.pop(mem_id, None)
+            self.recency[mem_id] = None
+        elif self.rule == "lfu":
+            heapq.heappush(self.frequency, (entry.recalls, entry.sequence, mem_id))
 
     def _victim(self) -> str:
+        """The held id of the smallest key (:class:`Capacity`)."""
         entries = self.entries
         if self.rule == "fifo":
-            return min(entries, key=lambda m: entries[m].sequence)
-        if self.rule == "lru":
-            return min(entries, key=lambda m: (entries[m].last, entries[m].sequence))
-        return min(entries, key=lambda m: (entries[m].recalls, entries[m].sequence))
+            return next(iter(entries))  # store order
+        if self.rule == "lru":  # the ids of the oldest ``last`` lead ``recency``: the earliest stored
+            ids = iter(self.recency)
+            victim = next(ids)
+            oldest = entries[victim].last
+            for mem_id in ids:
+                if entries[mem_id].last != oldest:
+                    break
+                victim = min(victim, mem_id, key=lambda m: entries[m].sequence)
+            return victim
+        while True:  # lfu: the least current item of the heap
+            recalls, _, mem_id = heapq.heappop(self.frequency)
+            if mem_id in entries and entries[mem_id].recalls == recalls:
+                return mem_id
 
     def store(self, event: Event) -> list[str]:
         evicted: list[str] = []
@@ -61,7 +88,9 @@ class _CapacityHolder:
             evicted = [self._victim()]
         for mem_id in evicted:
             del self.entries[mem_id]
-        self.entries[event.stored] = _Entry(self.sequence, event.turn)
+            self.recency.pop(mem_id, None)
+        entry = self.entries[event.stored] = _Entry(self.sequence, event.turn)
+        self._touched(event.stored, entry)
         self.sequence += 1
         return evicted
 

@@ -21,9 +21,11 @@ Neither says when, on a conversation, its forgetting pass runs: that is ``forget
 
 from __future__ import annotations
 
+import functools
+import heapq
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -41,6 +43,7 @@ __all__ = [
     "YourMemory",
     "is_pass",
     "memorybank_retention",
+    "yourmemory_prune_second",
     "yourmemory_strength",
 ]
 
@@ -89,6 +92,17 @@ def yourmemory_strength(seconds: int, recalls: int, importance: float, base_rate
     return round(min(1.0, strength), 6)
 
 
+@functools.lru_cache(maxsize=64)
+def _bank_retentions(max_days: int, max_strength: int) -> tuple[tuple[float, ...], ...]:
+    """``R[t][S - 1] = memorybank_retention(t, S)`` for ``t < max_days`` and ``S <= max_strength``:
+    every value a pass compares (an older memory is dropped without its coin), each computed by
+    the scalar formula, so a lookup is the same float."""
+    return tuple(
+        tuple(memorybank_retention(days, strength) for strength in range(1, max_strength + 1))
+        for days in range(max_days)
+    )
+
+
 @dataclass
 class _Bank:
     policy: MemoryBank
@@ -102,14 +116,14 @@ class _Bank:
         previous, self.previous = self.previous, event
         if not is_pass(self.policy.forget_at, event, previous):
             return []
-        coins = self.rng.random(len(self.order))  # one per memory stored so far, held or not
-        today, dropped = day_number(event.time), []
-        for mem_id, level in self.level.items():
-            days = today - self.since[mem_id]
-            if days >= self.policy.max_days or not coins[self.order[mem_id]] < memorybank_retention(
-                days, level + 1
-            ):
-                dropped.append(mem_id)
+        coins = self.rng.random(len(self.order)).tolist()  # one per memory stored so far, held or not
+        today, max_days, since, order = day_number(event.time), self.policy.max_days, self.since, self.order
+        table = _bank_retentions(max_days, self.policy.max_strength)
+        dropped = [
+            mem_id
+            for mem_id, level in self.level.items()
+            if (days := today - since[mem_id]) >= max_days or not coins[order[mem_id]] < table[days][level]
+        ]
         for mem_id in dropped:
             del self.level[mem_id], self.since[mem_id]
         return dropped
@@ -182,37 +196,83 @@ class MemoryBank:
         return _Bank(self, np.random.default_rng(int(self.seed)))
 
 
+def yourmemory_prune_second(recalls: int, policy: YourMemory) -> int:
+    """The first whole second ``s >= 0`` with ``yourmemory_strength(s, recalls, ...) <
+    prune_threshold``: a memory of ``recalls`` recalls is pruned at the first pass ``s`` or more
+    seconds after its store or last recall.
+
+    Strength does not increase with ``s`` (``exp`` of a falling argument, then a product by a
+    positive number, ``min`` and ``round``, each monotone), so a doubling search brackets the
+    second and a bisection finds it, evaluating the source's formula itself. Strength reaches 0
+    as ``s`` grows (``lambda_eff >= 0.2 * base_rate > 0``), so the second exists.
+
+    >>> yourmemory_prune_second(0, YourMemory()), yourmemory_prune_second(0, YourMemory(0.01))
+    (8088505, 0)
+    """
+
+    def pruned(seconds: int) -> bool:
+        strength = yourmemory_strength(seconds, recalls, policy.importance, policy.base_rate)
+        return strength < policy.prune_threshold
+
+    if pruned(0):
+        return 0
+    low, high = 0, 1  # pruned(high) is unknown, pruned(low) False
+    while not pruned(high):
+        low, high = high, 2 * high
+    while high - low > 1:  # pruned(low) False, pruned(high) True
+        middle = (low + high) // 2
+        low, high = (low, middle) if pruned(middle) else (middle, high)
+    return high
+
+
 @dataclass
 class _Strengths:
+    """Each held memory's recall count and *due* time, the first time a pass prunes it
+    (:func:`yourmemory_prune_second` after its store or last recall, ``None`` past
+    ``datetime.max``); a heap of ``(due, store index, id)`` yields the due memories at a pass.
+    Strength only falls between recalls, so a pass drops exactly the held memories it finds
+    below the threshold."""
+
     policy: YourMemory
     recalls: dict[str, int] = field(default_factory=dict)
-    since: dict[str, datetime] = field(default_factory=dict)
+    due: dict[str, datetime | None] = field(default_factory=dict)
+    index: dict[str, int] = field(default_factory=dict)
+    heap: list[tuple[datetime, int, str]] = field(default_factory=list)
+    seconds: dict[int, int] = field(default_factory=dict)  # recall count -> prune second
     previous: Event | None = None
+
+    def _schedule(self, mem_id: str, time: datetime) -> None:
+        recalls = self.recalls[mem_id]
+        if recalls not in self.seconds:
+            self.seconds[recalls] = yourmemory_prune_second(recalls, self.policy)
+        try:
+            due: datetime | None = time + timedelta(seconds=self.seconds[recalls])
+        except OverflowError:  # after datetime.max: no event is that late
+            due = None
+        self.due[mem_id] = due
+        if due is not None:
+            heapq.heappush(self.heap, (due, self.index[mem_id], mem_id))
 
     def forget(self, event: Event) -> list[str]:
         previous, self.previous = self.previous, event
         if not is_pass(self.policy.forget_at, event, previous):
             return []
-        policy, dropped = self.policy, []
-        for mem_id, recalls in self.recalls.items():
-            elapsed = event.time - self.since[mem_id]
-            seconds = elapsed.days * 86400 + elapsed.seconds
-            if (
-                yourmemory_strength(seconds, recalls, policy.importance, policy.base_rate)
-                < policy.prune_threshold
-            ):
-                dropped.append(mem_id)
-        for mem_id in dropped:
-            del self.recalls[mem_id], self.since[mem_id]
-        return dropped
+        dropped: list[tuple[int, str]] = []
+        while self.heap and self.heap[0][0] <= event.time:
+            due, k, mem_id = heapq.heappop(self.heap)
+            if mem_id in self.due and self.due[mem_id] == due:  # not rescheduled by a recall
+                dropped.append((k, mem_id))
+                del self.recalls[mem_id], self.due[mem_id]
+        return [mem_id for _, mem_id in sorted(dropped)]  # in store order
 
     def recall(self, mem_id: str, event: Event) -> None:
         self.recalls[mem_id] += 1
-        self.since[mem_id] = event.time
+        self._schedule(mem_id, event.time)
 
     def store(self, event: Event) -> list[str]:
+        self.index[event.stored] = len(self.index)
         self.recalls[event.stored] = 0
-        self.since[event.stored] = event.time
+        self._schedule(event.stored, event.time)
         return []
 
 
