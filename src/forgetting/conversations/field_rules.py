@@ -111,13 +111,19 @@ class _Bank:
     since: dict[str, int] = field(default_factory=dict)  # day number of the store or last recall
     order: dict[str, int] = field(default_factory=dict)  # store index
     previous: Event | None = None
+    day: tuple[Event | None, int] = (None, 0)  # the last event seen and its day number
+
+    def _today(self, event: Event) -> int:
+        if self.day[0] is not event:
+            self.day = (event, day_number(event.time))
+        return self.day[1]
 
     def forget(self, event: Event) -> list[str]:
         previous, self.previous = self.previous, event
         if not is_pass(self.policy.forget_at, event, previous):
             return []
         coins = self.rng.random(len(self.order)).tolist()  # one per memory stored so far, held or not
-        today, max_days, since, order = day_number(event.time), self.policy.max_days, self.since, self.order
+        today, max_days, since, order = self._today(event), self.policy.max_days, self.since, self.order
         table = _bank_retentions(max_days, self.policy.max_strength)
         dropped = [
             mem_id
@@ -130,12 +136,12 @@ class _Bank:
 
     def recall(self, mem_id: str, event: Event) -> None:
         self.level[mem_id] = min(self.level[mem_id] + 1, self.policy.max_strength - 1)
-        self.since[mem_id] = day_number(event.time)
+        self.since[mem_id] = self._today(event)
 
     def store(self, event: Event) -> list[str]:
         self.order[event.stored] = len(self.order)
         self.level[event.stored] = 0
-        self.since[event.stored] = day_number(event.time)
+        self.since[event.stored] = self._today(event)
         return []
 
 
@@ -201,18 +207,25 @@ def yourmemory_prune_second(recalls: int, policy: YourMemory) -> int:
     prune_threshold``: a memory of ``recalls`` recalls is pruned at the first pass ``s`` or more
     seconds after its store or last recall.
 
-    Strength does not increase with ``s`` (``exp`` of a falling argument, then a product by a
-    positive number, ``min`` and ``round``, each monotone), so a doubling search brackets the
-    second and a bisection finds it, evaluating the source's formula itself. Strength reaches 0
-    as ``s`` grows (``lambda_eff >= 0.2 * base_rate > 0``), so the second exists.
+    The formula falls with ``s`` (``exp`` of a falling argument, times a positive number, then
+    ``min`` and ``round``, which keep order), so a doubling search brackets the second and a
+    bisection finds it, evaluating the formula itself. That needs the test ``strength <
+    prune_threshold`` to switch once as ``s`` grows, which holds wherever one second changes the
+    exact strength by more than ``math.exp``'s error (a few ulp): one second changes it by
+    ``lambda_eff / 86400`` of itself, at least ``3.7e-7`` at the source's base rate 0.16.
+    Strength reaches 0 as ``s`` grows (``lambda_eff >= 0.2 * base_rate > 0``), so the second
+    exists. Cached per argument values.
 
     >>> yourmemory_prune_second(0, YourMemory()), yourmemory_prune_second(0, YourMemory(0.01))
     (8088505, 0)
     """
+    return _prune_second(recalls, policy.importance, policy.base_rate, policy.prune_threshold)
 
+
+@functools.lru_cache(maxsize=4096)
+def _prune_second(recalls: int, importance: float, base_rate: float, prune_threshold: float) -> int:
     def pruned(seconds: int) -> bool:
-        strength = yourmemory_strength(seconds, recalls, policy.importance, policy.base_rate)
-        return strength < policy.prune_threshold
+        return yourmemory_strength(seconds, recalls, importance, base_rate) < prune_threshold
 
     if pruned(0):
         return 0
@@ -238,15 +251,12 @@ class _Strengths:
     due: dict[str, datetime | None] = field(default_factory=dict)
     index: dict[str, int] = field(default_factory=dict)
     heap: list[tuple[datetime, int, str]] = field(default_factory=list)
-    seconds: dict[int, int] = field(default_factory=dict)  # recall count -> prune second
     previous: Event | None = None
 
     def _schedule(self, mem_id: str, time: datetime) -> None:
-        recalls = self.recalls[mem_id]
-        if recalls not in self.seconds:
-            self.seconds[recalls] = yourmemory_prune_second(recalls, self.policy)
+        second = yourmemory_prune_second(self.recalls[mem_id], self.policy)
         try:
-            due: datetime | None = time + timedelta(seconds=self.seconds[recalls])
+            due: datetime | None = time + timedelta(seconds=second)
         except OverflowError:  # after datetime.max: no event is that late
             due = None
         self.due[mem_id] = due

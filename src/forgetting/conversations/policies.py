@@ -239,7 +239,8 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
             dropped[mem_id] = turn
 
     for event in stream:
-        drop(state.forget(event), event.turn)
+        if forgotten := state.forget(event):
+            drop(forgotten, event.turn)
         ranking = event.recalled
         limit = len(ranking) if k is None else k
         missed += sum(mem_id not in held for mem_id in ranking[:limit])
@@ -250,7 +251,8 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
             if mem_id in held:
                 state.recall(mem_id, event)
                 recalled += 1
-        drop(state.store(event), event.turn)
+        if evicted := state.store(event):
+            drop(evicted, event.turn)
         held[event.stored] = None
         counts.append(len(held))
     return Replay(
