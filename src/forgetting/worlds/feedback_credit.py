@@ -26,8 +26,9 @@ import numpy as np
 
 from .._validate import raise_problems, real_problem
 from ..executor import Executor, each_seed, map_seeds
-from ..worth import memory_worth
+from ..worth import DEFAULT_PRIOR, memory_worth
 from ..worth.causal import omission_effects, regression_credit
+from ..worth.formulas import ratio_or_prior
 from .controlled import PolicyWorld
 from .credit import omission_slots, present_ids, present_mask, present_mean, ranked_rho
 from .model import (
@@ -96,7 +97,9 @@ def _feedback_seed(
         gumbel, draws = keys.gumbel(size=(size, n)), coins.random(size)
         for step in range(size):
             t = start + step
-            chosen = softmax_retrieval(memory_worth(successes, failures), gumbel[step], scale, k)
+            # memory_worth without its checks: the counters are whole counts from zero, far below 2**53
+            worth = ratio_or_prior(successes, successes + failures, DEFAULT_PRIOR)
+            chosen = softmax_retrieval(worth, gumbel[step], scale, k)
             used = present[:, t]
             # Experiment 3's outcome model, 0.5 + (mean utility - 0.5), with an empty slot adding 0
             p = 0.5 + (present_mean(utilities, chosen, used) - 0.5)
