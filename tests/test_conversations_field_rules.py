@@ -1,7 +1,7 @@
 """MemoryBank's and YourMemory's forgetting rules, against a direct reading of each source's code."""
 
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
@@ -194,6 +194,15 @@ def test_yourmemory_prunes_at_the_first_pass_of_the_prune_second_not_a_second_be
     events = [Event(i, time, 1, f"m{i}", ()) for i, time in enumerate(times)]
     assert replay(YourMemory(0.5), events).dropped == {"m0": 2}
     assert yourmemory_reference(events, 0.5, 0.16, 0.05, "turn")[0] == {"m0": 2}
+
+
+@pytest.mark.parametrize("base_rate", [1e-3, 1e-9, 1e-310])
+def test_yourmemory_agrees_with_the_source_across_the_whole_range_of_dates(base_rate):
+    first, last = datetime.min, datetime.max.replace(microsecond=0)
+    events = [Event(0, first, 1, "m0", ()), Event(1, last, 2, "m1", ())]
+    result = replay(YourMemory(base_rate=base_rate), events)
+    assert (result.dropped, result.held) == yourmemory_reference(events, 1.0, base_rate, 0.05, "turn")
+    assert (yourmemory_prune_second(0, YourMemory(base_rate=base_rate)) is None) == (base_rate < 1e-6)
 
 
 @st.composite

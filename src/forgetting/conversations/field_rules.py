@@ -35,6 +35,7 @@ from .policies import Event, Holder, choice_problem, day_number
 
 __all__ = [
     "MEMORYBANK_DAYS",
+    "MAX_SECONDS",
     "MEMORYBANK_LEVELS",
     "PASS_TIMES",
     "YOURMEMORY_FACT_RATE",
@@ -58,6 +59,8 @@ MEMORYBANK_DAYS = 30
 YOURMEMORY_FACT_RATE = 0.16
 #: YourMemory's ``PRUNE_THRESHOLD = 0.05`` (decay_job.py line 18): weaker memories are deleted.
 YOURMEMORY_PRUNE = 0.05
+#: Whole seconds between ``datetime.min`` and ``datetime.max``: no two events are further apart.
+MAX_SECONDS = int((datetime.max - datetime.min).total_seconds())
 
 
 def is_pass(forget_at: str, event: Event, previous: Event | None) -> bool:
@@ -202,10 +205,11 @@ class MemoryBank:
         return _Bank(self, np.random.default_rng(int(self.seed)))
 
 
-def yourmemory_prune_second(recalls: int, policy: YourMemory) -> int:
+def yourmemory_prune_second(recalls: int, policy: YourMemory) -> int | None:
     """The first whole second ``s >= 0`` with ``yourmemory_strength(s, recalls, ...) <
     prune_threshold``: a memory of ``recalls`` recalls is pruned at the first pass ``s`` or more
-    seconds after its store or last recall.
+    seconds after its store or last recall. ``None`` if ``s`` would exceed :data:`MAX_SECONDS`
+    (no two events are that far apart: a memory of so slow a decay is never pruned).
 
     The formula falls with ``s`` (``exp`` of a falling argument, times a positive number, then
     ``min`` and ``round``, which keep order), so a doubling search brackets the second and a
@@ -213,8 +217,7 @@ def yourmemory_prune_second(recalls: int, policy: YourMemory) -> int:
     prune_threshold`` to switch once as ``s`` grows, which holds wherever one second changes the
     exact strength by more than ``math.exp``'s error (a few ulp): one second changes it by
     ``lambda_eff / 86400`` of itself, at least ``3.7e-7`` at the source's base rate 0.16.
-    Strength reaches 0 as ``s`` grows (``lambda_eff >= 0.2 * base_rate > 0``), so the second
-    exists. Cached per argument values.
+    Cached per argument values.
 
     >>> yourmemory_prune_second(0, YourMemory()), yourmemory_prune_second(0, YourMemory(0.01))
     (8088505, 0)
@@ -223,7 +226,7 @@ def yourmemory_prune_second(recalls: int, policy: YourMemory) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
-def _prune_second(recalls: int, importance: float, base_rate: float, prune_threshold: float) -> int:
+def _prune_second(recalls: int, importance: float, base_rate: float, prune_threshold: float) -> int | None:
     def pruned(seconds: int) -> bool:
         return yourmemory_strength(seconds, recalls, importance, base_rate) < prune_threshold
 
@@ -231,7 +234,9 @@ def _prune_second(recalls: int, importance: float, base_rate: float, prune_thres
         return 0
     low, high = 0, 1  # pruned(high) is unknown, pruned(low) False
     while not pruned(high):
-        low, high = high, 2 * high
+        if high >= MAX_SECONDS:
+            return None
+        low, high = high, min(2 * high, MAX_SECONDS)
     while high - low > 1:  # pruned(low) False, pruned(high) True
         middle = (low + high) // 2
         low, high = (low, middle) if pruned(middle) else (middle, high)
@@ -256,7 +261,7 @@ class _Strengths:
     def _schedule(self, mem_id: str, time: datetime) -> None:
         second = yourmemory_prune_second(self.recalls[mem_id], self.policy)
         try:
-            due: datetime | None = time + timedelta(seconds=second)
+            due = None if second is None else time + timedelta(seconds=second)
         except OverflowError:  # after datetime.max: no event is that late
             due = None
         self.due[mem_id] = due
