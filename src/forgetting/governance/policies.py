@@ -35,7 +35,7 @@ from typing import Protocol
 
 from .._validate import raise_problems, real_problem, require_int
 from ..decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
-from ..executor import Executor, each_seed, map_seeds
+from ..executor import Executor, map_seeds
 from ..worth import (
     DEFAULT_LOW_THRESHOLD,
     DEFAULT_MIN_EVIDENCE,
@@ -388,14 +388,30 @@ def run_governance_seeds(
     n_seeds = require_int("n_seeds", n_seeds, 1, allow_numpy=True)
     base_seed = require_int("base_seed", base_seed, 0, allow_numpy=True)
     rules = (eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha)
-    chunk = each_seed(functools.partial(_governance_seed, world, tuple(policies), rules))
+    chunk = functools.partial(_governance_chunk, world, tuple(policies), rules)
     seeds = range(base_seed, base_seed + n_seeds)
-    per_seed = map_seeds(chunk, seeds, executor, label=f"governance, {n_seeds} seeds")
+    per_seed = map_seeds(
+        chunk, seeds, executor, chunk_size=CHUNK_SESSIONS, label=f"governance, {n_seeds} seeds"
+    )
     return {p: [runs[i] for runs in per_seed] for i, p in enumerate(policies)}
 
 
-def _governance_seed(
-    world: GovernanceWorld, policies: tuple[str, ...], rules: Rules, seed: int
-) -> list[GovernanceRun]:
-    session = generate_governance_session(world, seed)
-    return [run_governance(session, p, *rules) for p in policies]
+CHUNK_SESSIONS = 250
+"""Sessions per chunk of :func:`run_governance_seeds`: the batch plays a chunk's sessions at once."""
+
+
+def _governance_chunk(
+    world: GovernanceWorld, policies: tuple[str, ...], rules: Rules, seeds: Sequence[int]
+) -> list[list[GovernanceRun]]:
+    """Each seed's runs of every policy: :func:`~.batch.play_batch` on the chunk's sessions, and
+    ``discounted`` (not batched) session by session; the runs are :func:`run_governance`'s."""
+    from .batch import BATCHED, play_batch  # the batch module imports this one
+
+    sessions = [generate_governance_session(world, seed) for seed in seeds]
+    by_policy = [
+        play_batch(sessions, p, rules)
+        if p in BATCHED
+        else [_play(session, p, rules)[0] for session in sessions]
+        for p in policies
+    ]
+    return [list(runs) for runs in zip(*by_policy)]
