@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from forgetting import governance
 from forgetting.decay import EbbinghausEngine
-from forgetting.governance.batch import BATCHED, _crowded, _interval_harmful, _Test, delay_table, play_batch
+from forgetting.governance.batch import _crowded, _interval_harmful, _Test, delay_table, play_batch
 from forgetting.governance.evidence import HarmTest, _harmful
 from forgetting.governance.policies import run_governance, run_governance_seeds
 from forgetting.governance.world import crowded_out
@@ -40,14 +40,14 @@ rules = st.tuples(
     st.sampled_from([0.05, 0.2, 0.6]),  # eviction threshold
     st.sampled_from([1.0, 2.0, 5.0]),  # min evidence
     st.sampled_from([0.0, 0.3, 0.6]),  # low threshold
-    st.just(1.0),  # discount (not batched)
+    st.sampled_from([1.0, 0.9, 0.5, 1e-30]),  # discount; 1e-30 rescales the store within a session
     st.sampled_from([0.0, 1.0, 2.576]),  # effect z
     st.sampled_from([0.01, 2 / 3, 0.5]),  # alpha; 2/3 puts the mixture 1.5 on its boundary
 )
 
 
 @settings(max_examples=60, deadline=None)
-@given(worlds(), rules, st.integers(0, 10_000), st.sampled_from(BATCHED))
+@given(worlds(), rules, st.integers(0, 10_000), st.sampled_from(governance.ALL_POLICIES))
 def test_the_batch_plays_every_session_as_the_scalar_loop_does(world, rule, first_seed, policy):
     sessions = [governance.generate_governance_session(world, first_seed + i) for i in range(12)]
     assert play_batch(sessions, policy, rule) == [run_governance(s, policy, *rule) for s in sessions]
@@ -57,11 +57,11 @@ def test_the_chapters_world_gives_the_same_runs_batched_and_one_by_one():
     world = governance.GovernanceWorld(crowding=0.01, confound=0.5, difficulty=0.5)
     sessions = [governance.generate_governance_session(world, seed) for seed in range(40)]
     rule = (0.2, 5.0, 0.3, 1.0, 2.576, 0.01)
-    for policy in BATCHED:
+    for policy in governance.ALL_POLICIES:
         assert play_batch(sessions, policy, rule) == [run_governance(s, policy, *rule) for s in sessions]
 
 
-def test_run_governance_seeds_does_not_depend_on_the_chunks_and_plays_discounted_too():
+def test_run_governance_seeds_gives_the_runs_of_run_governance():
     world = governance.GovernanceWorld(session_length=80)
     runs = run_governance_seeds(world, 7, 3, policies=governance.ALL_POLICIES, discount=0.9)
     for policy in governance.ALL_POLICIES:
@@ -137,7 +137,6 @@ def test_a_mixture_at_its_boundary_is_decided_as_harm_test_decides(alpha):
 @pytest.mark.parametrize(
     ("sessions", "policy", "message"),
     [
-        ("one", "discounted", "batched"),
         ("two worlds", "decay", "one world"),
         ("one", "nope", "policy must be one of"),
     ],

@@ -3,7 +3,7 @@ decision an array over the sessions.
 
 :func:`play_batch` returns, for each session, the :class:`~.runs.GovernanceRun` that
 :func:`~.policies.run_governance` returns for it, field for field (``tests/test_governance_batch.py``
-holds the two to that on random worlds, every policy of :data:`BATCHED`). It is that loop with
+holds the two to that on random worlds, every policy). It is that loop with
 the sessions as the array axis:
 
 * the decay engine holds only the two deployment facts (the noise is counted, as there), so its
@@ -16,9 +16,9 @@ the sessions as the array axis:
   test's products) is the scalar code's expression evaluated element by element, the same IEEE
   operations in the same order, and where the scalar code settles a near-boundary case exactly
   in rational arithmetic, so does this, session by session, through the same functions.
-
-``discounted`` (:class:`~forgetting.worth.DiscountedMemoryWorth`, with its rescaled store) is not
-batched; :func:`~.policies.run_governance_seeds` plays it session by session.
+* the discounted counters (``discounted``) are :class:`~forgetting.worth.DiscountedMemoryWorth`'s
+  store, per session: a scale that decays at each update and values stored divided by it,
+  rescaled where the scale falls below its bound.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..decay.curves import DEFAULT_BASELINE_STABILITY, decay_eviction_delay, reinforced_stability
-from ..worth import MemoryWorth
+from ..worth import DiscountedMemoryWorth, MemoryWorth
+from ..worth.discounted import _RESCALE_BELOW
 from .evidence import (
     _INTERVAL_MARGIN,
     _SEQUENTIAL_MARGIN,
@@ -40,15 +41,12 @@ from .evidence import (
     _harmful,
     retrieval_chance,
 )
-from .policies import ALL_POLICIES, SEQUENTIAL, Rules, _check_rules, noise_present
+from .policies import SEQUENTIAL, Rules, _check_rules, noise_present
 from .runs import GovernanceRun
 from .world import _CROWD_MARGIN, STALE, TRUE, GovernanceSession
 
-__all__ = ["BATCHED", "NEVER", "delay_table", "play_batch"]
+__all__ = ["NEVER", "delay_table", "play_batch"]
 
-BATCHED = ("decay", "worth", "combined", "newest", "effect", SEQUENTIAL)
-"""The policies :func:`play_batch` plays (every one of :data:`~.policies.ALL_POLICIES` but
-``discounted``)."""
 NEVER = 2**62
 """Eviction turn of a fact the engine never evicts (no delay, or the store that never evicts)."""
 _RETRIEVED = ((), (STALE,), (TRUE,), (STALE, TRUE))
@@ -136,7 +134,7 @@ def _add(arms: list[Ints], where: Bools, retrieved: Bools, success: Bools) -> No
 
 
 def play_batch(sessions: Sequence[GovernanceSession], policy: str, rules: Rules) -> list[GovernanceRun]:
-    """Play ``policy`` (one of :data:`BATCHED`) on every session of ``sessions`` (one world).
+    """Play ``policy`` (one of :data:`~.policies.ALL_POLICIES`) on every session of ``sessions`` (one world).
 
     ``rules`` is :data:`~.policies.Rules`, as :func:`~.policies.run_governance` takes them.
     Raises ``ValueError`` for a bad rule or policy, or sessions of different worlds.
@@ -144,14 +142,10 @@ def play_batch(sessions: Sequence[GovernanceSession], policy: str, rules: Rules)
     if not sessions:
         return []
     _check_rules(sessions[0], policy, rules)
-    if policy not in BATCHED:
-        raise ValueError(
-            f"policy must be one of {BATCHED} (the batched ones of {ALL_POLICIES}), got {policy!r}"
-        )
     world = sessions[0].world
     if any(not isinstance(s, GovernanceSession) or s.world != world for s in sessions):
         raise ValueError("sessions must all be GovernanceSessions of one world")
-    eviction_threshold, min_evidence, low_threshold, _, effect_z, alpha = rules
+    eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha = rules
     size, length, shift = len(sessions), world.session_length, world.shift_turn
     evicts = policy != "worth"
     delays = delay_table(float(eviction_threshold), length + 2) if evicts else np.full(length + 3, NEVER)
@@ -171,8 +165,14 @@ def play_batch(sessions: Sequence[GovernanceSession], policy: str, rules: Rules)
     evict = {m: np.full(size, NEVER, dtype=np.int64) for m in (STALE, TRUE)}
     deprecated = {m: np.zeros(size, dtype=bool) for m in (STALE, TRUE)}
     removed = {m: np.zeros(size, dtype=np.int64) for m in (STALE, TRUE)}
-    worth = MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
-    counts = {m: (np.zeros(size), np.zeros(size)) for m in (STALE, TRUE)}  # h+, h-
+    worth: MemoryWorth | None = None
+    if policy in ("worth", "combined"):
+        worth = MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
+    elif policy == "discounted":
+        worth = DiscountedMemoryWorth(discount, min_evidence=min_evidence, low_threshold=low_threshold)
+        decay = discount**1  # formulas.decayed(scale, discount), one episode
+    scale = np.ones(size)  # the discounted store's scale; its counters are stored / scale
+    counts = {m: (np.zeros(size), np.zeros(size)) for m in (STALE, TRUE)}  # h+, h- (discounted: stored)
     arms = {m: [np.zeros(size, dtype=np.int64) for _ in range(4)] for m in (STALE, TRUE)}
     tests = {m: _Test(size, world.co_retrieval, alpha) for m in (STALE, TRUE)} if policy == SEQUENTIAL else {}
     successes = np.zeros((size, length + 1), dtype=bool)
@@ -227,11 +227,25 @@ def play_batch(sessions: Sequence[GovernanceSession], policy: str, rules: Rules)
                 evict[mem_id] = np.where(
                     recalled, turn + delays[np.minimum(touches[mem_id], length + 2)], evict[mem_id]
                 )
-            if policy in ("worth", "combined"):
+            if worth is not None:
+                if (
+                    policy == "discounted"
+                ):  # DiscountedMemoryWorth._add: decay the scale, rescale, add 1 / scale
+                    updated = got[STALE] | got[TRUE]
+                    scale = np.where(updated, scale * decay, scale)
+                    rescaled = updated & (scale < _RESCALE_BELOW)
+                    for store in (store for pair in counts.values() for store in pair):
+                        store[rescaled] *= scale[rescaled]
+                    scale[rescaled] = 1.0
                 for mem_id in (STALE, TRUE):
                     positive, negative = counts[mem_id]
-                    positive += got[mem_id] & success
-                    negative += got[mem_id] & ~success
+                    if policy == "discounted":
+                        positive[:] = np.where(got[mem_id] & success, positive + 1.0 / scale, positive)
+                        negative[:] = np.where(got[mem_id] & ~success, negative + 1.0 / scale, negative)
+                        positive, negative = positive * scale, negative * scale  # counters()
+                    else:
+                        positive += got[mem_id] & success
+                        negative += got[mem_id] & ~success
                     total = positive + negative
                     rate = np.divide(positive, total, out=np.full(size, worth.prior), where=total > 0)
                     low = (
@@ -271,7 +285,7 @@ def play_batch(sessions: Sequence[GovernanceSession], policy: str, rules: Rules)
                 tuple(_RETRIEVED[c] for c in codes[s, cols].tolist()),
                 tuple(sizes[s, 1:].tolist()),
                 tuple(zip(trace[STALE][s, cols].tolist(), trace[TRUE][s, cols].tolist()))
-                if policy in ("worth", "combined")
+                if worth is not None
                 else None,
                 int(removed[STALE][s]) or None,
                 int(removed[TRUE][s]) or None,

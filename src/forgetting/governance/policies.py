@@ -403,15 +403,10 @@ CHUNK_SESSIONS = 250
 def _governance_chunk(
     world: GovernanceWorld, policies: tuple[str, ...], rules: Rules, seeds: Sequence[int]
 ) -> list[list[GovernanceRun]]:
-    """Each seed's runs of every policy: :func:`~.batch.play_batch` on the chunk's sessions, and
-    ``discounted`` (not batched) session by session; the runs are :func:`run_governance`'s."""
-    from .batch import BATCHED, play_batch  # the batch module imports this one
+    """Each seed's runs of every policy, :func:`~.batch.play_batch` on the chunk's sessions (the
+    runs :func:`run_governance` gives, field for field)."""
+    from .batch import play_batch  # the batch module imports this one
 
     sessions = [generate_governance_session(world, seed) for seed in seeds]
-    by_policy = [
-        play_batch(sessions, p, rules)
-        if p in BATCHED
-        else [_play(session, p, rules)[0] for session in sessions]
-        for p in policies
-    ]
+    by_policy = [play_batch(sessions, p, rules) for p in policies]
     return [list(runs) for runs in zip(*by_policy)]

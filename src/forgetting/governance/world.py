@@ -322,7 +322,7 @@ def generate_governance_session(world: GovernanceWorld, seed: int) -> Governance
         substream(seed, stream).random(len(turns))
         for stream in (BOTH_STREAM, WHICH_STREAM, OUTCOME_STREAM, CROWD_STREAM, HARD_STREAM)
     ]
-    return GovernanceSession(world, seed, tuple(turns), *(tuple(float(x) for x in row) for row in draws))
+    return GovernanceSession(world, seed, tuple(turns), *(tuple(row.tolist()) for row in draws))
 
 
 def null_world(world: GovernanceWorld, success: float) -> GovernanceWorld:
