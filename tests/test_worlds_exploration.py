@@ -81,6 +81,16 @@ def test_exploration_widens_a_cold_loop():
     assert entropy[0] < entropy[1] < entropy[2]
 
 
+def test_the_grid_played_side_by_side_is_each_setting_played_alone():
+    temperatures, epsilons = (1.0, 0.05, 0.02), (0.0, 0.1, 0.5)
+    grid = X.exploration_grid(epsilons, temperatures, SMALL, n_seeds=3, seed=7)
+    for (t, e), together in grid.items():
+        alone = X.exploration_experiment(dataclasses.replace(SMALL, temperature=t), e, n_seeds=3, seed=7)
+        for field in dataclasses.fields(alone):
+            a, b = getattr(alone, field.name), getattr(together, field.name)
+            assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, (t, e, field.name)
+
+
 def test_rows_and_interval_read_the_results():
     grid = X.exploration_grid((0.0, 0.5), (0.05,), SMALL, n_seeds=3, seed=0)
     assert list(grid) == [(0.05, 0.0), (0.05, 0.5)]

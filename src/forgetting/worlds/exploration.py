@@ -65,11 +65,12 @@ DEFAULT_EPSILONS: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.5)
 
 
 def mixed_retrieval(
-    worth: np.ndarray, gumbel: np.ndarray, temperature: float, k: int, explore: np.ndarray
+    worth: np.ndarray, gumbel: np.ndarray, temperature: float | np.ndarray, k: int, explore: np.ndarray
 ) -> np.ndarray:
     """:func:`~forgetting.worlds.model.softmax_retrieval` where ``explore`` is False, uniform where True.
 
-    ``worth`` and ``gumbel`` have shape (..., n_memories) and ``explore`` shape (...,). An
+    ``worth`` and ``gumbel`` have shape (..., n_memories), ``explore`` shape (...,) and
+    ``temperature`` is a scalar or one per row, shape (..., 1). An
     exploring row ranks by ``0 / temperature + G = G`` alone, the top ``k`` of i.i.d. Gumbel keys:
     a uniformly random ``k``-subset in which the worth plays no part. Returns shape (..., k).
     """
@@ -113,43 +114,66 @@ def exploration_experiment(
     """
     _check_epsilon(epsilon)
     check_n_seeds(n_seeds)
-    n, k = world.n_memories, world.retrieved_per_episode
+    return _exploration_runs(world, [(world.temperature, float(epsilon))], n_seeds, seed)[0]
+
+
+def _exploration_runs(
+    world: PolicyWorld, settings: Sequence[tuple[float, float]], n_seeds: int, seed: int
+) -> list[ExplorationResult]:
+    """:func:`exploration_experiment` at each ``(temperature, epsilon)`` of ``settings`` (checked
+    by the caller), played side by side: row ``j * n_seeds + s`` of every array is setting ``j``'s
+    seed ``s``, with that seed's draws and the setting's own temperature (one division per key,
+    as with a scalar temperature) and coin threshold; each row's operations are those of a
+    single run, so the results are :func:`exploration_experiment`'s, bit for bit."""
+    n, k, runs = world.n_memories, world.retrieved_per_episode, len(settings)
     children = seed_streams(seed, n_seeds)
     utilities = np.stack([np.random.default_rng(child).uniform(0.0, 1.0, n) for child in children])
     keys = [substream(child, RETRIEVAL_STREAM) for child in children]
     coins = [substream(child, OUTCOME_STREAM) for child in children]
     tosses = [substream(child, EXPLORE_STREAM) for child in children]
-    counters = UnitCounters(n_seeds * n)
-    offset = (np.arange(n_seeds) * n)[:, None]
-    flat_utilities = utilities.ravel()
-    explored = np.zeros(n_seeds)
+    rows = runs * n_seeds
+    temperatures = np.repeat([float(t) for t, _ in settings], n_seeds)[:, None]  # (rows, 1)
+    epsilons = np.repeat([float(e) for _, e in settings], n_seeds)  # (rows,)
+    counters = UnitCounters(rows * n)
+    offset = (np.arange(rows) * n)[:, None]
+    flat_utilities = np.tile(utilities, (runs, 1)).ravel()
+    explored = np.zeros(rows)
     for start in range(0, world.n_episodes, BLOCK_EPISODES):
         size = min(BLOCK_EPISODES, world.n_episodes - start)
         gumbel = np.stack([rng.gumbel(size=(size, n)) for rng in keys], axis=1)  # (block, seeds, n)
-        draws = np.stack([rng.random(size) for rng in coins], axis=1)  # (block, seeds)
-        explore = np.stack([rng.random(size) for rng in tosses], axis=1) < float(epsilon)  # (block, seeds)
+        draws = np.tile(np.stack([rng.random(size) for rng in coins], axis=1), (1, runs))  # (block, rows)
+        toss = np.tile(np.stack([rng.random(size) for rng in tosses], axis=1), (1, runs))
+        explore = toss < epsilons  # (block, rows)
         explored += explore.sum(axis=0)
         for t in range(size):
-            worth = counters.worth().reshape(n_seeds, n)
-            flat = mixed_retrieval(worth, gumbel[t], world.temperature, k, explore[t]) + offset
+            worth = counters.worth().reshape(rows, n)
+            chosen = mixed_retrieval(worth, np.tile(gumbel[t], (runs, 1)), temperatures, k, explore[t])
+            flat = chosen + offset
             outcomes = draws[t] < success_probability(flat_utilities, flat)
             counters.add(flat, outcomes)
     successes, failures = counters.successes, counters.failures
-    worth = memory_worth(successes, failures).reshape(n_seeds, n)
-    retrievals = (successes + failures).reshape(n_seeds, n)
-    rho = np.array([spearman_rho(w, u) for w, u in zip(worth, utilities)])
+    worth = memory_worth(successes, failures).reshape(rows, n)
+    retrievals = (successes + failures).reshape(rows, n)
+    rho = np.array([spearman_rho(w, u) for w, u in zip(worth, np.tile(utilities, (runs, 1)))])
     coverage = (retrievals > 0).mean(axis=1)
-    return ExplorationResult(
-        world,
-        rho,
-        coverage,
-        retrieval_entropy(retrievals),
-        utilities,
-        worth,
-        retrievals,
-        float(epsilon),
-        explored / world.n_episodes,
-    )
+    entropy = retrieval_entropy(retrievals)
+    results = []
+    for j, (temperature, epsilon) in enumerate(settings):
+        part = slice(j * n_seeds, (j + 1) * n_seeds)
+        results.append(
+            ExplorationResult(
+                replace_world(world, temperature=float(temperature)),
+                rho[part],
+                coverage[part],
+                entropy[part],
+                utilities,
+                worth[part],
+                retrievals[part],
+                float(epsilon),
+                explored[part] / world.n_episodes,
+            )
+        )
+    return results
 
 
 def exploration_grid(
@@ -160,15 +184,14 @@ def exploration_grid(
     seed: int = 0,
 ) -> dict[tuple[float, float], ExplorationResult]:
     """:func:`exploration_experiment` at every ``(temperature, epsilon)``, keyed in that order,
-    temperatures outer, both in the order given (everything else from ``world``)."""
+    temperatures outer, both in the order given (everything else from ``world``), played side by
+    side (:func:`_exploration_runs`)."""
     raise_problems([real_problem(f"epsilons[{i}]", e, 0.0, 1.0) for i, e in enumerate(epsilons)])
-    return {
-        (float(t), float(e)): exploration_experiment(
-            replace_world(world, temperature=float(t)), float(e), n_seeds, seed
-        )
-        for t in temperatures
-        for e in epsilons
-    }
+    check_n_seeds(n_seeds)
+    settings = [(float(t), float(e)) for t in temperatures for e in epsilons]
+    for t, _ in settings[:: max(1, len(epsilons))]:
+        replace_world(world, temperature=t)  # a bad temperature is refused before any work
+    return dict(zip(settings, _exploration_runs(world, settings, n_seeds, seed)))
 
 
 def exploration_rows(grid: dict[tuple[float, float], ExplorationResult]) -> list[dict[str, float]]:
