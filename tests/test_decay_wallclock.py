@@ -1,5 +1,6 @@
 """The wall-clock variant: a virtual clock reruns exactly; a real or re-seeded clock does not."""
 
+import math
 import time
 
 import pytest
@@ -214,6 +215,18 @@ class _ListClock:
         return self.seconds[turn]
 
 
+@st.composite
+def near_boundary_gaps(draw):
+    """Gaps that put items' ages at, just below and just above ``S ln(1/theta)``, on a clock
+    that may start far from 0 (so the margins' absolute part matters), at any theta."""
+    theta = draw(st.sampled_from([0.01, 0.2, 0.9, 0.999, 0.9995, 0.999999]))
+    stability = draw(st.sampled_from([0.001, 1.0, 8.0, 1e4]))
+    age = stability * math.log(1 / theta)
+    scale = st.sampled_from([0.0, 1.0, 1 - 1e-6, 1 - 2e-6, 1 - 1e-9, 1 + 1e-12, 1 + 1e-6, 0.5, 2.0])
+    gaps = draw(st.lists(scale.map(lambda f: age * f), min_size=3, max_size=12))
+    return gaps, theta, stability, draw(st.sampled_from([0.0, 1e6, 3e9]))
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.floats(0.0, 40.0, allow_nan=False), min_size=3, max_size=12),
@@ -221,10 +234,22 @@ class _ListClock:
     st.floats(0.5, 30.0),
 )
 def test_a_step_evicts_exactly_the_items_whose_retention_is_below_theta(gaps, theta, stability) -> None:
-    """The scan decides as a direct reading of ``retention(t, S) < theta`` for each present item."""
+    """The step decides as a direct reading of ``retention(t, S) < theta`` for each present item."""
+    _check_against_the_rule(gaps, theta, stability, 0.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(near_boundary_gaps())
+def test_items_near_their_eviction_age_are_decided_by_the_rule_itself(case) -> None:
+    """The items the step skips as too young (class docstring) are never due: at ages on,
+    just below and just above the boundary, on clocks far from 0, at theta up to 0.999999."""
+    _check_against_the_rule(*case)
+
+
+def _check_against_the_rule(gaps, theta, stability, start) -> None:
     from forgetting.decay.curves import retention
 
-    seconds = [0.0]
+    seconds = [start]
     for gap in gaps:
         seconds.append(seconds[-1] + gap)
     engine = WallClockEngine(_ListClock(seconds), theta, stability)

@@ -17,6 +17,7 @@ first draft. The tests also pass a real clock (``lambda turn: time.perf_counter(
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 import statistics
@@ -142,7 +143,8 @@ class VirtualClock:
         self._milliseconds = [0]  # elapsed at the end of turn k, index k
 
     def __call__(self, turn: int) -> float:
-        require_int("turn", turn, minimum=0)
+        if type(turn) is not int or turn < 0:  # the check, off the common path
+            require_int("turn", turn, minimum=0)
         model = self.latency
         while len(self._milliseconds) <= turn:
             seconds = model.median_seconds * math.exp(model.sigma * self._rng.gauss(0.0, 1.0)) / model.speed
@@ -162,8 +164,12 @@ class WallClockEngine(WorkingSet):
     baseline_stability : float, default 8.0
         ``S0 > 0``, in *seconds*; a recall reinforces it as in the turn engine.
 
-    Satisfies :class:`~forgetting.decay.engines.Engine`; ``step`` scans every present item
-    (the first draft had no schedule: a clock gives no turn to file an item under).
+    Satisfies :class:`~forgetting.decay.engines.Engine`. The first draft had no schedule (a clock
+    gives no turn to file an item under) and read the rule for every present item at every step;
+    ``step`` reads it for the items that can be due: younger than ``(1 - 1e-6) S ln(1/theta)``,
+    less a nanosecond per second of clock time, an item's retention is above ``theta`` by a
+    relative ``1e-9`` or more (``theta <= 0.999``; above, every item can be due), far beyond the
+    rounding of ``exp``, so the same items are evicted.
 
     >>> engine = WallClockEngine(VirtualClock("0/0", LatencyModel(sigma=0.0)))
     >>> engine.register("fact", "the user is vegetarian", turn=1)
@@ -185,11 +191,23 @@ class WallClockEngine(WorkingSet):
         self._touched_at: dict[str, float] = {}  # mem_id -> clock seconds of the last touch
         self._turn = 0
         self._sequence = 0
+        self._log_threshold = math.log(1.0 / self.eviction_threshold)
+        self._safe: dict[str, float] = {}  # mem_id -> clock time before which it cannot be due
+        self._watch: list[tuple[float, int, str]] = []  # heap of (safe until, sequence, mem_id)
+        self._candidates: dict[str, None] = {}  # present items that can be due
+
+    def _watch_item(self, mem_id: str, item: MemoryItem, now: float) -> None:
+        """File a touched item under the clock time before which it cannot be due (above)."""
+        age, always = item.stability * self._log_threshold, self.eviction_threshold > 0.999
+        safe = now + age * (1 - 1e-6) - 1e-9 * (1 + abs(now) + age) if math.isfinite(age) else math.inf
+        self._safe[mem_id] = safe = -math.inf if always else safe
+        self._candidates.pop(mem_id, None)
+        heapq.heappush(self._watch, (safe, item.sequence, mem_id))
 
     def _now(self, turn: int) -> float:
         """The clock at ``turn``, in seconds: a finite real number, or ``ValueError``."""
         now = self.clock(turn)
-        if not is_real(now):
+        if not (type(now) is float and math.isfinite(now)) and not is_real(now):  # fast path first
             raise ValueError(
                 f"the clock must read a finite real number of seconds, got {now!r} at turn {turn}"
             )
@@ -197,23 +215,29 @@ class WallClockEngine(WorkingSet):
 
     def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
         """Add an item touched now; an id still present cannot be registered again."""
-        turn = _check_turn(turn, self._turn)
-        _check_mem_id(mem_id)
-        raise_problems([bool_problem("is_foundational", is_foundational)])
+        if type(turn) is not int or turn < self._turn:  # the checks, off the common path
+            turn = _check_turn(turn, self._turn)
+        if type(mem_id) is not str or not mem_id:
+            _check_mem_id(mem_id)
+        if is_foundational is not False and is_foundational is not True:
+            raise_problems([bool_problem("is_foundational", is_foundational)])
         if mem_id in self._items:
             raise ValueError(f"mem_id {mem_id!r} is already registered; ids must be unique while present")
         now = self._now(turn)
         self._turn = turn
-        self._items[mem_id] = MemoryItem(
+        item = self._items[mem_id] = MemoryItem(
             mem_id, content, bool(is_foundational), turn, turn, 1, self.baseline_stability, self._sequence
         )
         self._touched_at[mem_id] = now
         self._sequence += 1
+        self._watch_item(mem_id, item, now)
 
     def recall(self, mem_id: str, turn: int) -> bool:
         """Touch and reinforce an item now; ``False`` (and no change) when it is not present."""
-        turn = _check_turn(turn, self._turn)
-        _check_mem_id(mem_id)
+        if type(turn) is not int or turn < self._turn:
+            turn = _check_turn(turn, self._turn)
+        if type(mem_id) is not str or not mem_id:
+            _check_mem_id(mem_id)
         now = self._now(turn)
         self._turn = turn
         item = self._items.get(mem_id)
@@ -223,23 +247,31 @@ class WallClockEngine(WorkingSet):
         item.last_touched = turn
         item.stability = reinforced_stability(item.stability, item.touch_count)
         self._touched_at[mem_id] = now
+        self._watch_item(mem_id, item, now)
         return True
 
     def step(self, turn: int) -> list[str]:
         """Evict every item whose retention, read on the clock now, is below ``theta``."""
-        turn = _check_turn(turn, self._turn)
+        if type(turn) is not int or turn < self._turn:
+            turn = _check_turn(turn, self._turn)
         now = self._now(turn)
         self._turn = turn
+        watch, safe, candidates = self._watch, self._safe, self._candidates
+        while watch and watch[0][0] <= now:
+            until, _, mem_id = heapq.heappop(watch)
+            if safe.get(mem_id) == until:  # its latest entry (a touch leaves the older behind)
+                candidates[mem_id] = None
         # Every t is the difference of two finite clock readings (_now) and every S a float > 0,
-        # so this scan, the hot loop, reads retention without checking them again.
-        touched, threshold = self._touched_at, self.eviction_threshold
+        # so this loop, the hot one, reads retention without checking them again.
+        touched, threshold, items = self._touched_at, self.eviction_threshold, self._items
         due = [
             mem_id
-            for mem_id, item in self._items.items()
-            if unchecked_retention(now - touched[mem_id], item.stability) < threshold
+            for mem_id in candidates
+            if unchecked_retention(now - touched[mem_id], items[mem_id].stability) < threshold
         ]
+        due.sort(key=lambda mem_id: items[mem_id].sequence)  # registration order
         for mem_id in due:
-            del self._items[mem_id], self._touched_at[mem_id]
+            del items[mem_id], touched[mem_id], safe[mem_id], candidates[mem_id]
         return due
 
 
