@@ -167,7 +167,7 @@ class WallClockEngine(WorkingSet):
     Satisfies :class:`~forgetting.decay.engines.Engine`. The first draft had no schedule (a clock
     gives no turn to file an item under) and read the rule for every present item at every step;
     ``step`` reads it for the items that can be due: younger than ``(1 - 1e-6) S ln(1/theta)``,
-    less a nanosecond per second of clock time, an item's retention is above ``theta`` by a
+    less ``1e-9 * (1 + touch time + that age)`` seconds, an item's retention is above ``theta`` by a
     relative ``1e-9`` or more (``theta <= 0.999``; above, every item can be due), far beyond the
     rounding of ``exp``, so the same items are evicted.
 
