@@ -103,15 +103,6 @@ NOISE = Path(__file__).parent / "other_cpu"
 """The folder whose ``sitecustomize.py`` perturbs exp, log and pow (see ``tests/test_other_cpu.py``)."""
 FULL_RUN_JOBS = 2
 """Full-size chapter runs at once (this machine's cores; each kernel runs single-threaded)."""
-SLOW_FIRST = (
-    "real-conversations",
-    "beyond-governance",
-    "beyond-credit",
-    "mw-exp4",
-    "decay-sweeps",
-    "mw-exp3",
-)
-"""Chapters started first, longest first at full size, so that the two workers finish together."""
 EMBEDDING_CHAPTERS = ("real-conversations",)
 """Chapters whose first run in a fresh clone computes embeddings (minutes) that the second reuses."""
 
@@ -141,12 +132,14 @@ def full_runs(request, tmp_path_factory):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from forgetting.pipeline.run import starting_order
+
     wanted = {
         item.callspec.params["name"]
         for item in request.session.items
         if "full_runs" in getattr(item, "fixturenames", ()) and hasattr(item, "callspec")
     }
-    names = [n for n in SLOW_FIRST if n in wanted] + sorted(wanted - set(SLOW_FIRST))
+    names = starting_order(sorted(wanted))  # longest first, as a parallel build starts them
     names = [name for name in names if missing_data(name) is None]
     # a scratch copy per run: a run's folder is named by its process, which exits after it, so a
     # later run in the same copy would remove the folder as an orphan's

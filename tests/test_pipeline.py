@@ -607,3 +607,17 @@ def test_a_chapter_process_starts_its_kernels_with_those_limits(monkeypatch):
         }
     expected = thread_limits(2, {"MKL_NUM_THREADS": "7"}, os.cpu_count())
     assert seen == {**expected, "MKL_NUM_THREADS": "7"}
+
+
+def test_a_parallel_build_starts_the_longest_chapters_first_and_the_others_in_book_order():
+    from forgetting.pipeline.run import LONGEST_FIRST, starting_order
+
+    assert set(LONGEST_FIRST) <= set(CHAPTERS) and len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    order = starting_order(CHAPTERS)
+    assert order[: len(LONGEST_FIRST)] == list(LONGEST_FIRST)
+    assert order[len(LONGEST_FIRST) :] == [name for name in CHAPTERS if name not in LONGEST_FIRST]
+    assert starting_order(["mw-exp1", "beyond-governance", "decay-retention"]) == [
+        "beyond-governance",
+        "mw-exp1",
+        "decay-retention",
+    ]
