@@ -275,7 +275,7 @@ class _Strengths:
         dropped: list[tuple[int, str]] = []
         while self.heap and self.heap[0][0] <= event.time:
             due, k, mem_id = heapq.heappop(self.heap)
-            if mem_id in self.due and self.due[mem_id] == due:  # not rescheduled by a recall
+            if self.due.get(mem_id) == due:  # held and not rescheduled by a recall
                 dropped.append((k, mem_id))
                 del self.recalls[mem_id], self.due[mem_id]
         return [mem_id for _, mem_id in sorted(dropped)]  # in store order

@@ -181,6 +181,9 @@ def play_batch(sessions: Sequence[GovernanceSession], policy: str, rules: Rules)
     trace = {m: np.zeros((size, length + 1)) for m in (STALE, TRUE)}
     sizes = np.zeros((size, length + 1), dtype=np.int64)
     probability = world.outcome.probability
+    after_shift = np.array(
+        [[probability(t, st) for st in (False, True)] for t in (False, True)]
+    )  # [true, stale]
     hard_factor = 1.0 - world.difficulty
     alone_hard, alone_easy = world.stale_alone(True), world.stale_alone(False)
 
@@ -209,8 +212,7 @@ def play_batch(sessions: Sequence[GovernanceSession], policy: str, rules: Rules)
             if turn < shift:
                 p = np.where(got[STALE] | got[TRUE], probability(True, False), probability(False, False))
             else:
-                table = np.array([[probability(t, st) for st in (False, True)] for t in (False, True)])
-                p = table[got[TRUE].astype(np.intp), got[STALE].astype(np.intp)]
+                p = after_shift[got[TRUE].astype(np.intp), got[STALE].astype(np.intp)]
                 p = np.where(hard, p * hard_factor, p)
             success = has & (draws["draw_outcome"][:, turn] < p)
             if turn >= shift and policy == "effect":

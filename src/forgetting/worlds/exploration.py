@@ -114,17 +114,19 @@ def exploration_experiment(
     """
     _check_epsilon(epsilon)
     check_n_seeds(n_seeds)
-    return _exploration_runs(world, [(world.temperature, float(epsilon))], n_seeds, seed)[0]
+    return _exploration_runs([(world, float(epsilon))], n_seeds, seed)[0]
 
 
 def _exploration_runs(
-    world: PolicyWorld, settings: Sequence[tuple[float, float]], n_seeds: int, seed: int
+    settings: Sequence[tuple[PolicyWorld, float]], n_seeds: int, seed: int
 ) -> list[ExplorationResult]:
-    """:func:`exploration_experiment` at each ``(temperature, epsilon)`` of ``settings`` (checked
-    by the caller), played side by side: row ``j * n_seeds + s`` of every array is setting ``j``'s
-    seed ``s``, with that seed's draws and the setting's own temperature (one division per key,
-    as with a scalar temperature) and coin threshold; each row's operations are those of a
-    single run, so the results are :func:`exploration_experiment`'s, bit for bit."""
+    """:func:`exploration_experiment` at each ``(world, epsilon)`` of ``settings`` (checked by the
+    caller; the worlds differ only in temperature), played side by side: row ``j * n_seeds + s``
+    of every array is setting ``j``'s seed ``s``, with that seed's draws and the setting's own
+    temperature (one division per key, as with a scalar temperature) and coin threshold; each
+    row's operations are those of a single run, so the results are
+    :func:`exploration_experiment`'s, bit for bit."""
+    world = settings[0][0]
     n, k, runs = world.n_memories, world.retrieved_per_episode, len(settings)
     children = seed_streams(seed, n_seeds)
     utilities = np.stack([np.random.default_rng(child).uniform(0.0, 1.0, n) for child in children])
@@ -132,11 +134,12 @@ def _exploration_runs(
     coins = [substream(child, OUTCOME_STREAM) for child in children]
     tosses = [substream(child, EXPLORE_STREAM) for child in children]
     rows = runs * n_seeds
-    temperatures = np.repeat([float(t) for t, _ in settings], n_seeds)[:, None]  # (rows, 1)
-    epsilons = np.repeat([float(e) for _, e in settings], n_seeds)  # (rows,)
+    temperatures = np.repeat([w.temperature for w, _ in settings], n_seeds)[:, None]  # (rows, 1)
+    epsilons = np.repeat([e for _, e in settings], n_seeds)  # (rows,)
     counters = UnitCounters(rows * n)
     offset = (np.arange(rows) * n)[:, None]
-    flat_utilities = np.tile(utilities, (runs, 1)).ravel()
+    row_utilities = np.tile(utilities, (runs, 1))  # (rows, n)
+    flat_utilities = row_utilities.ravel()
     explored = np.zeros(rows)
     for start in range(0, world.n_episodes, BLOCK_EPISODES):
         size = min(BLOCK_EPISODES, world.n_episodes - start)
@@ -154,15 +157,15 @@ def _exploration_runs(
     successes, failures = counters.successes, counters.failures
     worth = memory_worth(successes, failures).reshape(rows, n)
     retrievals = (successes + failures).reshape(rows, n)
-    rho = np.array([spearman_rho(w, u) for w, u in zip(worth, np.tile(utilities, (runs, 1)))])
+    rho = np.array([spearman_rho(w, u) for w, u in zip(worth, row_utilities)])
     coverage = (retrievals > 0).mean(axis=1)
     entropy = retrieval_entropy(retrievals)
     results = []
-    for j, (temperature, epsilon) in enumerate(settings):
+    for j, (setting_world, epsilon) in enumerate(settings):
         part = slice(j * n_seeds, (j + 1) * n_seeds)
         results.append(
             ExplorationResult(
-                replace_world(world, temperature=float(temperature)),
+                setting_world,
                 rho[part],
                 coverage[part],
                 entropy[part],
@@ -188,10 +191,10 @@ def exploration_grid(
     side (:func:`_exploration_runs`)."""
     raise_problems([real_problem(f"epsilons[{i}]", e, 0.0, 1.0) for i, e in enumerate(epsilons)])
     check_n_seeds(n_seeds)
-    settings = [(float(t), float(e)) for t in temperatures for e in epsilons]
-    for t, _ in settings[:: max(1, len(epsilons))]:
-        replace_world(world, temperature=t)  # a bad temperature is refused before any work
-    return dict(zip(settings, _exploration_runs(world, settings, n_seeds, seed)))
+    worlds = {float(t): replace_world(world, temperature=float(t)) for t in temperatures}  # checked
+    settings = [(w, float(e)) for w in worlds.values() for e in epsilons]
+    keys = [(t, float(e)) for t in worlds for e in epsilons]
+    return dict(zip(keys, _exploration_runs(settings, n_seeds, seed))) if settings else {}
 
 
 def exploration_rows(grid: dict[tuple[float, float], ExplorationResult]) -> list[dict[str, float]]:
