@@ -5,6 +5,13 @@ import signal
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The tests check values, never speed (speed is measured in benchmarks/): no example fails for
+# taking long, which it would at hypothesis's default 200 ms deadline on a loaded machine, and
+# the suite loads this one on purpose, with the full-size chapter runs beside the other tests.
+settings.register_profile("forgetting", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("forgetting")
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_FILES = ("_config.yml", "_toc.yml", "CITATION.cff", "book", "data")
@@ -120,27 +127,42 @@ def _full_run(root: Path, name: str, noise_log: Path | None):
     return pipeline.run_chapter(root, name)
 
 
-@pytest.fixture(scope="session")
-def full_runs(request, tmp_path_factory):
-    """Every chapter the session's selected tests ask for, run at its published parameters twice,
-    ``FULL_RUN_JOBS`` at a time: as is, and with exp, log and pow perturbed by about four ulp.
+def _wants_full_runs(item) -> bool:
+    return "full_runs" in getattr(item, "fixturenames", ()) and hasattr(item, "callspec")
 
-    Returns ``{"plain" | "perturbed": {name: (root, run or the exception it raised, noise log)}}``;
-    each in a scratch copy of the book. One execution per chapter
-    and kind serves every test that reads it; the run folders are removed at the session's end.
+
+def pytest_collection_modifyitems(session, config, items):
+    """The tests that read the full-size runs go last, in their order: the runs start with the
+    session (:func:`_full_runs_started`) and go on beside every other test, so by the time those
+    tests come their runs are done or nearly (before, the session waited for them at the first
+    such test, with one process busy and the rest of the suite not started)."""
+    late = [item for item in items if _wants_full_runs(item)]
+    if late:
+        ids = {id(item) for item in late}
+        items[:] = [item for item in items if id(item) not in ids] + late
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _full_runs_started(request, tmp_path_factory):
+    """Start every chapter the session's selected tests ask for at its published parameters,
+    twice, ``FULL_RUN_JOBS`` at a time, before the session's first test; yields
+    ``{(kind, name): (root, future, noise log)}`` (empty when no selected test reads them).
+
+    Each run is a process of its own, so the suite's other tests run beside them in this one; the
+    chapters' kernels run single-threaded (``make.py test`` sets the thread variables). At the
+    end of the session runs not started are cancelled and the run folders removed.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     from forgetting.pipeline.run import starting_order
 
-    wanted = {
-        item.callspec.params["name"]
-        for item in request.session.items
-        if "full_runs" in getattr(item, "fixturenames", ()) and hasattr(item, "callspec")
-    }
+    wanted = {item.callspec.params["name"] for item in request.session.items if _wants_full_runs(item)}
     names = starting_order(sorted(wanted))  # longest first, as a parallel build starts them
     names = [name for name in names if missing_data(name) is None]
+    if not names:
+        yield {}
+        return
     # a scratch copy per run: a run's folder is named by its process, which exits after it, so a
     # later run in the same copy would remove the folder as an orphan's
     roots = {
@@ -150,27 +172,40 @@ def full_runs(request, tmp_path_factory):
     }
     logs = {name: tmp_path_factory.mktemp(f"ulp-log-{name}") for name in names}
     context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(FULL_RUN_JOBS, mp_context=context, max_tasks_per_child=1)
+    # a chapter's two runs apart, the second after the first has cached the chapter's
+    # embeddings: every perturbed run, then the plain ones, the embedding chapter's last
+    order = [("perturbed", name) for name in names]
+    order += sorted((("plain", name) for name in names), key=lambda run: run[1] in EMBEDDING_CHAPTERS)
+    started = {
+        (kind, name): (
+            roots[kind, name],
+            pool.submit(_full_run, roots[kind, name], name, logs[name] if kind == "perturbed" else None),
+            logs[name],
+        )
+        for kind, name in order
+    }
+    try:
+        yield started
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for _, future, _ in started.values():
+            if future.done() and not future.cancelled() and future.exception() is None:
+                future.result().discard()
+
+
+@pytest.fixture(scope="session")
+def full_runs(_full_runs_started):
+    """Every chapter the session's selected tests ask for, run at its published parameters twice:
+    as is, and with exp, log and pow perturbed by about four ulp (started with the session by
+    :func:`_full_runs_started`; this waits for them).
+
+    Returns ``{"plain" | "perturbed": {name: (root, run or the exception it raised, noise log)}}``;
+    each in a scratch copy of the book. One execution per chapter and kind serves every test
+    that reads it; the run folders are removed at the session's end.
+    """
     results: dict[str, dict] = {"plain": {}, "perturbed": {}}
-    with ProcessPoolExecutor(FULL_RUN_JOBS, mp_context=context, max_tasks_per_child=1) as pool:
-        # a chapter's two runs apart, the second after the first has cached the chapter's
-        # embeddings: every perturbed run, then the plain ones, the embedding chapter's last
-        order = [("perturbed", name) for name in names]
-        order += sorted((("plain", name) for name in names), key=lambda run: run[1] in EMBEDDING_CHAPTERS)
-        futures = {
-            (kind, name): pool.submit(
-                _full_run, roots[kind, name], name, logs[name] if kind == "perturbed" else None
-            )
-            for kind, name in order
-        }
-        for (kind, name), future in futures.items():
-            error = future.exception()
-            results[kind][name] = (
-                roots[kind, name],
-                error if error is not None else future.result(),
-                logs[name],
-            )
-    yield results
-    for by_name in results.values():
-        for _, run, _ in by_name.values():
-            if not isinstance(run, BaseException):
-                run.discard()
+    for (kind, name), (root, future, log) in _full_runs_started.items():
+        error = future.exception()
+        results[kind][name] = (root, error if error is not None else future.result(), log)
+    return results
