@@ -30,6 +30,28 @@ if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
+def _scratch_books_find_locomo() -> None:
+    """Point ``$FORGETTING_LOCOMO`` at the LoCoMo copy this checkout finds, when it is unset.
+
+    A checkout finds a copy at ``../shared/data/locomo/`` or in its own ``.cache/``; the scratch
+    books the tests run chapters in are copies elsewhere and would not, so ``make.py test``
+    beside such a copy ran real-conversations without its data. CI sets the variable itself.
+    """
+    import os
+
+    from forgetting.conversations.source import LOCOMO_ENV
+    from forgetting.pipeline.data import locate, unavailable
+
+    if LOCOMO_ENV not in os.environ:
+        try:
+            os.environ[LOCOMO_ENV] = str(locate("locomo"))
+        except unavailable():
+            pass
+
+
+_scratch_books_find_locomo()
+
+
 def copy_book(target: Path, share_embeddings: bool = False) -> Path:
     """Copy what a book build reads into ``target`` (the package itself is installed).
 

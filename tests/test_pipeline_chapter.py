@@ -175,6 +175,15 @@ def test_glue_and_tables_publish_at_the_stated_precision(chapter: Chapter, tmp_p
     assert chapter.glue("big", 10**20) == 10**20 and chapter.glue("nan", float("nan")) != 0
 
 
+def test_a_key_glued_twice_is_refused_and_keeps_its_first_value(chapter: Chapter) -> None:
+    """myst-nb keeps one value per key and page, and the site build fails on a second glue (as
+    real-conversations' page did without its data): the run refuses it where it happens."""
+    chapter.glue("once", 1.5)
+    with pytest.raises(ValueError, match=r"key='once' is glued twice \(first 1.5, now 2.5\)"):
+        chapter.glue("once", 2.5)
+    assert chapter.values["once"] == 1.5
+
+
 def test_the_reproducibility_page_states_the_published_precision() -> None:
     words = {10: "ten", 12: "twelve", 8: "eight"}
     page = (ROOT / "book" / "reproducibility.md").read_text(encoding="utf-8")

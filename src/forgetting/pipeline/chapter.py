@@ -179,9 +179,18 @@ class Chapter:
 
     # --- numbers ------------------------------------------------------------
     def glue(self, key: str, value: Any) -> Any:
-        """Glue ``value`` (as a plain int/float/str) for the prose and record it."""
+        """Glue ``value`` (as a plain int/float/str) for the prose and record it.
+
+        Raises ``ValueError`` for a key glued before in this run: myst-nb keeps one value per key
+        and a page, and the site build (``-W``) fails on the second, so a run refuses it at once.
+        """
         from myst_nb import glue
 
+        if key in self.values:
+            raise ValueError(
+                f"chapter {self.name}: key={key!r} is glued twice (first {self.values[key]!r}, now "
+                f"{value!r}); a key is glued once per run"
+            )
         plain = glue_value(value)
         self.values[key] = plain
         glue(key, _Text(plain) if isinstance(plain, str) else plain, display=False)
