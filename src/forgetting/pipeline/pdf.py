@@ -4,12 +4,13 @@
 
 Jupyter Book 1's own PDF builder (``--builder pdfhtml``) needs a browser that playwright downloads,
 and no TeX is installed, so the book is printed the way a reader would print it: every page of
-``_toc.yml``, in order, is opened from disk in Debian's headless Chromium (driven by selenium
-through Debian's chromedriver, so nothing is downloaded), its images loaded and its math typeset,
-and printed with ``driver.print_page()``. pypdf merges the pages into one file with an outline
-(one entry per part, one per chapter).
+``_toc.yml`` is opened from disk in Debian's headless Chromium (driven by selenium through
+Debian's chromedriver, so nothing is downloaded), its images loaded and its math typeset, and
+printed with ``driver.print_page()``; two browsers print at once, each its share of the pages.
+pypdf merges the pages, in ``_toc.yml`` order, into one file with an outline (one entry per
+part, one per chapter).
 
-The browser runs with the flags of ``tests/test_site.py``: no host name resolves and any request
+The browsers run with the flags of ``tests/test_site.py``: no host name resolves and any request
 goes to a dead proxy, so a page that needs the network shows it. The file is made as
 deterministic as pypdf allows: no creation or modification date, no document identifier, and
 no links into the builder's own disk (``file://`` links, which a reader could not follow anyway).
@@ -21,8 +22,9 @@ import io
 import os
 import shutil
 import tempfile
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,8 @@ CHROMIUM_FLAGS = (
     "--proxy-server=127.0.0.1:9",
 )
 PAGE_TIMEOUT = 60.0
+#: Browsers that print the book's pages at once (:func:`print_book`).
+PRINT_BROWSERS = 2
 A4_CM = (21.0, 29.7)
 MARGIN_CM = 1.2
 
@@ -156,19 +160,48 @@ def print_page(driver: Any, html: Path) -> tuple[str, bytes]:
     return driver.execute_script(PAGE_TITLE), base64.b64decode(driver.print_page(print_options()))
 
 
-def print_book(root: Path, pages: Sequence[TocPage]) -> Iterator[PrintedPage]:
-    """Print each page in order in one browser session (closed at the end, also on failure)."""
+def _print_share(root: Path, pages: Sequence[TocPage], stop: threading.Event) -> list[PrintedPage]:
+    """Print ``pages`` in order in one browser session of its own (closed at the end, also on
+    failure); ends early, with what it printed, once ``stop`` is set (another browser failed)."""
     profile = Path(tempfile.mkdtemp(prefix="forgetting-pdf-profile-"))
     driver = None
+    printed: list[PrintedPage] = []
     try:
         driver = start_browser(profile)
         for page in pages:
+            if stop.is_set():
+                break
             title, pdf = print_page(driver, page_html(root, page))
-            yield PrintedPage(page, title, pdf)
+            printed.append(PrintedPage(page, title, pdf))
+    except BaseException:
+        stop.set()
+        raise
     finally:
         if driver is not None:
             driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+    return printed
+
+
+def print_book(root: Path, pages: Sequence[TocPage], browsers: int = PRINT_BROWSERS) -> list[PrintedPage]:
+    """Print every page, returned in the order of ``pages``.
+
+    ``browsers`` Chromium sessions print at once, each its own share of the pages (dealt in
+    turn: page ``i`` goes to browser ``i % browsers``, which prints its share in order). The
+    first failure stops the other browsers after their current page and is raised. Raises
+    ``ValueError`` unless ``browsers`` is an int >= 1.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .._validate import int_problem, raise_problems
+
+    raise_problems([int_problem("browsers", browsers, minimum=1)])
+    shares = [list(pages[start::browsers]) for start in range(min(browsers, len(pages)))]
+    stop = threading.Event()
+    with ThreadPoolExecutor(max(1, len(shares)), thread_name_prefix="forgetting-pdf") as pool:
+        futures = [pool.submit(_print_share, root, share, stop) for share in shares]
+        printed = [future.result() for future in futures]  # the first failure, in share order
+    return [printed[i % len(shares)][i // len(shares)] for i in range(len(pages))]
 
 
 def drop_local_links(page: Any) -> None:
@@ -258,7 +291,7 @@ def build_pdf(root: Path) -> Path:
     site = check_site(root, with_pdf=False)
     browser_binaries()
     try:
-        printed = list(print_book(root, toc_pages(root)))
+        printed = print_book(root, toc_pages(root))
     except PdfFailed:
         raise
     except Exception as error:  # selenium's errors carry multi-line messages and stack traces
