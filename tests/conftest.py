@@ -157,7 +157,7 @@ def pytest_collection_modifyitems(session, config, items):
     """The tests that read the full-size runs go last, in their order: the runs start with the
     session (:func:`_full_runs_started`) and go on beside every other test, so by the time those
     tests come their runs are done or nearly (before, the session waited for them at the first
-    such test, with one process busy and the rest of the suite not started)."""
+    such test: the test process idle, the rest of the suite not started)."""
     late = [item for item in items if _wants_full_runs(item)]
     if late:
         ids = {id(item) for item in late}
@@ -168,7 +168,8 @@ def pytest_collection_modifyitems(session, config, items):
 def _full_runs_started(request, tmp_path_factory):
     """Start every chapter the session's selected tests ask for at its published parameters,
     twice, ``FULL_RUN_JOBS`` at a time, before the session's first test; yields
-    ``{(kind, name): (root, future, noise log)}`` (empty when no selected test reads them).
+    ``{(kind, name): (root, future, noise log)}`` (empty when no selected test reads them, or
+    none of their chapters has its data here).
 
     Each run is a process of its own, so the suite's other tests run beside them in this one; the
     chapters' kernels run single-threaded (``make.py test`` sets the thread variables). At the
