@@ -25,10 +25,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._validate import int_problem, raise_problems
 from .publish import PDF_NAME, PublishFailed, TocPage, check_site, page_html, toc_pages
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -191,14 +193,12 @@ def print_book(root: Path, pages: Sequence[TocPage], browsers: int = PRINT_BROWS
     first failure stops the other browsers after their current page and is raised. Raises
     ``ValueError`` unless ``browsers`` is an int >= 1.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .._validate import int_problem, raise_problems
-
     raise_problems([int_problem("browsers", browsers, minimum=1)])
+    if not pages:
+        return []
     shares = [list(pages[start::browsers]) for start in range(min(browsers, len(pages)))]
     stop = threading.Event()
-    with ThreadPoolExecutor(max(1, len(shares)), thread_name_prefix="forgetting-pdf") as pool:
+    with ThreadPoolExecutor(len(shares), thread_name_prefix="forgetting-pdf") as pool:
         futures = [pool.submit(_print_share, root, share, stop) for share in shares]
         printed = [future.result() for future in futures]  # the first failure, in share order
     return [printed[i % len(shares)][i // len(shares)] for i in range(len(pages))]
