@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conversation_streams import stream, streams
-from forgetting.conversations.capacity import Capacity, RandomEviction
+from forgetting.conversations.capacity import RANDOM_DRAW_BLOCK, Capacity, RandomEviction
 from forgetting.conversations.policies import replay
 
 VICTIM_KEYS = {  # of (store, last, recalls): the victim has the smallest
@@ -72,13 +72,26 @@ def test_random_eviction_is_a_draw_per_event_by_seed_whatever_the_recalls(events
     assert replay(RandomEviction(capacity, seed), events) == result
     without_recalls = [event._replace(recalled=()) for event in events]
     assert replay(RandomEviction(capacity, seed), without_recalls).dropped == result.dropped
-    draws = np.random.default_rng(seed).integers(capacity, size=len(events))  # one per event, in order
+    assert (result.dropped, list(result.held)) == direct_random_eviction(events, capacity, seed)
+
+
+def direct_random_eviction(events, capacity, seed):
+    """The docstring read directly: one ``rng.integers(C)`` call per event, the ``j``-th held evicted when full."""
+    rng = np.random.default_rng(seed)
     held, dropped = [], {}
-    for event, draw in zip(events, draws):
+    for event in events:
+        draw = int(rng.integers(capacity))
         if len(held) == capacity:
-            dropped[held.pop(int(draw))] = event.turn
+            dropped[held.pop(draw)] = event.turn
         held.append(event.stored)
-    assert (result.dropped, list(result.held)) == (dropped, held)
+    return dropped, held
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 7, 300])
+def test_random_eviction_drawing_in_blocks_draws_what_one_call_per_event_would(capacity):
+    events = stream([0] * (2 * RANDOM_DRAW_BLOCK + 3))  # past two blocks of draws
+    result = replay(RandomEviction(capacity, 5), events)
+    assert (result.dropped, list(result.held)) == direct_random_eviction(events, capacity, 5)
 
 
 def test_random_eviction_depends_on_the_seed():

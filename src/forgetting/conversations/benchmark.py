@@ -21,6 +21,7 @@ change.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -100,6 +101,19 @@ class QuestionIndex:
     category: np.ndarray
     unresolved: int
     no_evidence: int
+
+    @functools.cached_property
+    def pooled_evidence(self) -> tuple[np.ndarray, np.ndarray]:
+        """The evidence turns of the main questions, then of the adversarial ones, each list
+        joined (a turn once per question naming it): ``held[joined].sum()`` is the sum over those
+        questions of their evidence turns held."""
+        main = (self.category != ADVERSARIAL).tolist()
+
+        def joined(wanted: bool) -> np.ndarray:
+            lists = [ev for ev, m in zip(self.evidence, main) if m is wanted]
+            return np.concatenate([np.zeros(0, dtype=np.intp), *lists])
+
+        return joined(True), joined(False)
 
 
 def question_index(conversation: Conversation) -> QuestionIndex:
@@ -203,16 +217,15 @@ def score(
     hits_all = ranking.hits(question_k)
     hits_held = ranking.hits(question_k, held)
     main = index.category != ADVERSARIAL
-    kept = np.array([int(held[ev].sum()) for ev in index.evidence], dtype=np.int64)
-    sizes = np.array([ev.size for ev in index.evidence], dtype=np.int64)
+    main_evidence, adv_evidence = index.pooled_evidence
     return Score(
-        evidence=int(sizes[main].sum()),
-        evidence_held=int(kept[main].sum()),
+        evidence=main_evidence.size,
+        evidence_held=int(held[main_evidence].sum()),
         questions=int(main.sum()),
         hits_held=int(hits_held[main].sum()),
         hits_all=int(hits_all[main].sum()),
-        adv_evidence=int(sizes[~main].sum()),
-        adv_evidence_held=int(kept[~main].sum()),
+        adv_evidence=adv_evidence.size,
+        adv_evidence_held=int(held[adv_evidence].sum()),
         adv_questions=int((~main).sum()),
         adv_hits_held=int(hits_held[~main].sum()),
         adv_hits_all=int(hits_all[~main].sum()),

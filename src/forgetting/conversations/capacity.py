@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from itertools import islice
 
 import numpy as np
 
@@ -19,6 +20,9 @@ __all__ = ["CAPACITY_RULES", "Capacity", "RandomEviction"]
 
 #: The rules of :class:`Capacity`.
 CAPACITY_RULES = ("lru", "fifo", "lfu")
+#: Draws :class:`RandomEviction` takes from its generator at once: ``rng.integers(C, size=n)``
+#: gives the numbers ``n`` calls ``rng.integers(C)`` would (a test holds it to them).
+RANDOM_DRAW_BLOCK = 256
 
 
 @dataclass
@@ -42,6 +46,7 @@ class _CapacityHolder:
     sequence: int = 0
     recency: dict[str, None] = field(default_factory=dict)
     frequency: list[tuple[int, int, str]] = field(default_factory=list)
+    draws: list[int] = field(default_factory=list)  # random eviction's next draws, the next last
 
     def forget(self, event: Event) -> list[str]:
         return []
@@ -81,9 +86,11 @@ class _CapacityHolder:
     def store(self, event: Event) -> list[str]:
         evicted: list[str] = []
         if self.rng is not None:  # one draw per event, used only at capacity
-            position = int(self.rng.integers(self.capacity))
+            if not self.draws:
+                self.draws = self.rng.integers(self.capacity, size=RANDOM_DRAW_BLOCK).tolist()[::-1]
+            position = self.draws.pop()
             if len(self.entries) == self.capacity:
-                evicted = [list(self.entries)[position]]
+                evicted = [next(islice(self.entries, position, None))]
         elif len(self.entries) == self.capacity:
             evicted = [self._victim()]
         for mem_id in evicted:

@@ -108,11 +108,14 @@ def _bank_retentions(max_days: int, max_strength: int) -> tuple[tuple[float, ...
 
 @dataclass
 class _Bank:
+    """Held memories as ``id -> store index``; ``level`` and ``since`` (the day number of the
+    store or last recall) are lists by store index, so a pass reads lists, not dicts."""
+
     policy: MemoryBank
     rng: np.random.Generator
-    level: dict[str, int] = field(default_factory=dict)
-    since: dict[str, int] = field(default_factory=dict)  # day number of the store or last recall
-    order: dict[str, int] = field(default_factory=dict)  # store index
+    held: dict[str, int] = field(default_factory=dict)  # in store order
+    level: list[int] = field(default_factory=list)
+    since: list[int] = field(default_factory=list)
     previous: Event | None = None
     day: tuple[Event | None, int] = (None, 0)  # the last event seen and its day number
 
@@ -125,26 +128,27 @@ class _Bank:
         previous, self.previous = self.previous, event
         if not is_pass(self.policy.forget_at, event, previous):
             return []
-        coins = self.rng.random(len(self.order)).tolist()  # one per memory stored so far, held or not
-        today, max_days, since, order = self._today(event), self.policy.max_days, self.since, self.order
+        coins = self.rng.random(len(self.level)).tolist()  # one per memory stored so far, held or not
+        today, max_days, since, level = self._today(event), self.policy.max_days, self.since, self.level
         table = _bank_retentions(max_days, self.policy.max_strength)
         dropped = [
             mem_id
-            for mem_id, level in self.level.items()
-            if (days := today - since[mem_id]) >= max_days or not coins[order[mem_id]] < table[days][level]
+            for mem_id, i in self.held.items()
+            if (days := today - since[i]) >= max_days or not coins[i] < table[days][level[i]]
         ]
         for mem_id in dropped:
-            del self.level[mem_id], self.since[mem_id]
+            del self.held[mem_id]
         return dropped
 
     def recall(self, mem_id: str, event: Event) -> None:
-        self.level[mem_id] = min(self.level[mem_id] + 1, self.policy.max_strength - 1)
-        self.since[mem_id] = self._today(event)
+        i = self.held[mem_id]
+        self.level[i] = min(self.level[i] + 1, self.policy.max_strength - 1)
+        self.since[i] = self._today(event)
 
     def store(self, event: Event) -> list[str]:
-        self.order[event.stored] = len(self.order)
-        self.level[event.stored] = 0
-        self.since[event.stored] = self._today(event)
+        self.held[event.stored] = len(self.level)
+        self.level.append(0)
+        self.since.append(self._today(event))
         return []
 
 
@@ -256,12 +260,18 @@ class _Strengths:
     due: dict[str, datetime | None] = field(default_factory=dict)
     index: dict[str, int] = field(default_factory=dict)
     heap: list[tuple[datetime, int, str]] = field(default_factory=list)
+    delays: list[timedelta | None] = field(default_factory=list)  # by recall count
     previous: Event | None = None
 
     def _schedule(self, mem_id: str, time: datetime) -> None:
-        second = yourmemory_prune_second(self.recalls[mem_id], self.policy)
+        recalls = self.recalls[mem_id]
+        delays = self.delays
+        if recalls == len(delays):  # the delay of each recall count, computed once per state
+            second = yourmemory_prune_second(recalls, self.policy)
+            delays.append(None if second is None else timedelta(seconds=second))
+        delay = delays[recalls]
         try:
-            due = None if second is None else time + timedelta(seconds=second)
+            due = None if delay is None else time + delay
         except OverflowError:  # after datetime.max: no event is that late
             due = None
         self.due[mem_id] = due

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import NamedTuple, Protocol
 
 from .._validate import int_problem, raise_problems, shown
@@ -228,6 +229,7 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
     dropped: dict[str, int] = {}
     counts: list[int] = []
     missed = 0
+    is_held = held.__contains__
 
     def drop(ids: list[str], turn: int) -> None:
         if stray := [mem_id for mem_id in ids if mem_id not in held]:
@@ -242,15 +244,10 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
         if forgotten := state.forget(event):
             drop(forgotten, event.turn)
         ranking = event.recalled
-        limit = len(ranking) if k is None else k
-        missed += sum(mem_id not in held for mem_id in ranking[:limit])
-        recalled = 0
-        for mem_id in ranking:
-            if recalled == limit:
-                break
-            if mem_id in held:
-                state.recall(mem_id, event)
-                recalled += 1
+        head = ranking if k is None else ranking[:k]
+        missed += len(head) - sum(map(is_held, head))
+        for mem_id in islice(filter(is_held, ranking), k):  # a recall drops nothing: ``held`` stays
+            state.recall(mem_id, event)
         if evicted := state.store(event):
             drop(evicted, event.turn)
         held[event.stored] = None
