@@ -10,6 +10,18 @@ import pytest
 
 from forgetting.executor import InProcess
 from forgetting.worlds import PolicyWorld, feedback_credit, policy_experiment
+from forgetting.worlds.credit import omission_slots, present_ids, present_mask, present_mean, ranked_rho
+from forgetting.worlds.model import (
+    OUTCOME_STREAM,
+    RETRIEVAL_STREAM,
+    seed_streams,
+    softmax_retrieval,
+    spearman_rho,
+    substream,
+)
+from forgetting.worth import DEFAULT_PRIOR, memory_worth
+from forgetting.worth.causal import omission_effects, regression_credit
+from forgetting.worth.formulas import ratio_or_prior
 
 WORLD = PolicyWorld(n_memories=30, retrieved_per_episode=4, n_episodes=1500)
 
@@ -68,3 +80,56 @@ def test_an_empty_setting_is_refused_by_name(name, arguments):
     epsilons, *rest = arguments
     with pytest.raises(ValueError, match=f"{name} must name at least one value"):
         feedback_credit.feedback_credit(WORLD, epsilons, n_seeds=2, temperatures=rest[0] if rest else None)
+
+
+def plain_seed(world, temperatures, epsilons, seed):
+    """The loop read plainly: every episode the worth from the whole counters, then
+    :func:`softmax_retrieval` (what ``_feedback_seed`` keeps up to date incrementally)."""
+    n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
+    grid = [(t, epsilon) for t in temperatures for epsilon in epsilons]
+    utilities = np.random.default_rng(seed).uniform(0.0, 1.0, n)
+    keys, coins = substream(seed, RETRIEVAL_STREAM), substream(seed, OUTCOME_STREAM)
+    slots = np.stack([omission_slots(seed, e, k, epsilon) for _, epsilon in grid])
+    scale = np.array([t for t, _ in grid])[:, None]
+    rows = np.arange(len(grid))[:, None]
+    successes, failures = np.zeros((len(grid), n)), np.zeros((len(grid), n))
+    retrieved = np.empty((len(grid), e, k), dtype=np.intp)
+    present = present_mask(slots.ravel(), k).reshape(len(grid), e, k)
+    outcomes, probability = np.empty((len(grid), e), dtype=bool), np.empty((len(grid), e))
+    gumbel, draws = keys.gumbel(size=(e, n)), coins.random(e)
+    for t in range(e):
+        worth = ratio_or_prior(successes, successes + failures, DEFAULT_PRIOR)
+        chosen = softmax_retrieval(worth, gumbel[t], scale, k)
+        used = present[:, t]
+        p = 0.5 + (present_mean(utilities, chosen, used) - 0.5)
+        ok = draws[t] < p
+        successes[rows, chosen] += used & ok[:, None]
+        failures[rows, chosen] += used & ~ok[:, None]
+        retrieved[:, t], outcomes[:, t], probability[:, t] = chosen, ok, p
+    results = []
+    for r in range(len(grid)):
+        omission = omission_effects(retrieved[r], slots[r], outcomes[r], n)
+        regression = regression_credit(present_ids(retrieved[r], present[r], n), outcomes[r], n + 1)
+        results.append(
+            (
+                spearman_rho(memory_worth(successes[r], failures[r]), utilities),
+                ranked_rho(omission.effect, utilities),
+                ranked_rho(regression.beta[:n], utilities),
+                float(np.isnan(omission.effect).sum()),
+                float(probability[r].mean()),
+                float((successes[r] + failures[r] > 0).mean()),
+            )
+        )
+    return [results[i * len(epsilons) : (i + 1) * len(epsilons)] for i in range(len(temperatures))]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_the_incremental_loop_is_the_plain_reading_bit_for_bit(monkeypatch, seed):
+    """Worth kept up to date at the updated memories, one scatter per episode and the selection
+    inlined give exactly the plain loop's results, also across blocks of episodes."""
+    monkeypatch.setattr(feedback_credit, "BLOCK_EPISODES", 700)
+    child = seed_streams(seed, 2)[1]
+    temperatures, epsilons = (1.0, 0.1, 0.02), (0.0, 0.3)
+    fast = feedback_credit._feedback_seed(WORLD, temperatures, epsilons, child)
+    plain = plain_seed(WORLD, temperatures, epsilons, child)
+    assert np.array_equal(np.array(fast), np.array(plain), equal_nan=True)

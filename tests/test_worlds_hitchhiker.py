@@ -177,3 +177,41 @@ def test_pair_episodes_are_drawn_episode_by_episode(monkeypatch):
     assert intact[0.0].all() and not intact[1.0].any() and not (intact[0.5] & ~intact[0.0]).any()
     with pytest.raises(ValueError, match=r"diversity must be a real number in \[0, 1\], got 1.5"):
         W.pair_episodes(world, 1.5, child)
+
+
+@pytest.mark.parametrize("diversity", [0.0, 0.3, 0.5, 1.0])
+def test_one_draw_of_the_pair_streams_is_the_plain_reading_at_every_diversity(diversity):
+    """``pair_draws(world, seed).at(d)``, drawn once for all diversities, gives what drawing each
+    stream afresh and placing the pair at ``d`` gives, bit for bit."""
+    world = dataclasses.replace(SMALL[W.co_retrieval_experiment], n_episodes=3000)
+    child = W.seed_streams(3, 2)[1]
+    k = world.retrieved_per_episode
+    episodes = np.flatnonzero(
+        W.substream(child, W.PAIR_STREAM).random(world.n_episodes) < world.effective_pair_rate
+    )
+    n_pair = episodes.size
+    broken = W.substream(child, W.BREAK_STREAM).random(n_pair) < diversity
+    keep_anchor = W.substream(child, W.KEEP_STREAM).random(n_pair) < 0.5
+    rows = W.uniform_retrieval(W.substream(child, W.RETRIEVAL_STREAM), n_pair, world.n_memories - 2, k) + 2
+    rows[~broken, 0], rows[~broken, 1] = W.ANCHOR, W.HITCHHIKER
+    rows[broken, 0] = np.where(keep_anchor[broken], W.ANCHOR, W.HITCHHIKER)
+    plain = (episodes, rows, W.substream(child, W.OUTCOME_STREAM).random(n_pair))
+    draws = hitchhiker.pair_draws(world, child)
+    draws.at(0.7)  # another diversity first changes nothing
+    for got, want in zip(draws.at(diversity), plain, strict=True):
+        assert np.array_equal(got, want)
+    for got, want in zip(W.pair_episodes(world, diversity, child), plain, strict=True):
+        assert np.array_equal(got, want)
+
+
+def test_fewer_seeds_are_the_leading_seeds_of_more():
+    """Seed i is child i of the base seed whatever the count: ``leading_seeds`` of a longer run
+    is the shorter run, bit for bit, and so are its thresholds."""
+    world = SMALL[W.co_retrieval_experiment]
+    more = W.co_retrieval_experiment(world, n_seeds=5, seed=3)
+    fewer = W.co_retrieval_experiment(world, n_seeds=3, seed=3)
+    lead = hitchhiker.leading_seeds(more, 3)
+    for name in ("anchor_worth", "hitchhiker_worth", "exact_gap", "gap", "ranked_first_share"):
+        assert np.array_equal(getattr(lead, name), getattr(fewer, name)), name
+    assert lead.threshold_at(1.0) == fewer.threshold_at(1.0)
+    assert lead.share_threshold(0.5) == fewer.share_threshold(0.5)

@@ -97,6 +97,31 @@ def test_task_types_enter_as_group_columns_of_the_exact_integer_design():
     assert np.array_equal(gram, x.T @ x)
 
 
+@settings(max_examples=50, deadline=None)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(st.lists(st.integers(0, n - 1), min_size=1, max_size=3, unique=True), max_size=12),
+            st.integers(0, 3),
+            st.randoms(use_true_random=False),
+        )
+    )
+)
+def test_design_counts_are_the_dense_integer_gram_matrix(case):
+    """The pair-code count is ``X^T X`` of the dense indicator design, with or without groups."""
+    n, sets, n_groups, rng = case
+    k = min((len(row) for row in sets), default=1)
+    retrieved = np.array([row[:k] for row in sets], dtype=np.intp).reshape(len(sets), k)
+    groups = np.array([rng.randrange(n_groups) for _ in sets], dtype=np.intp) if n_groups else None
+    x = np.zeros((len(sets), n + n_groups), dtype=np.intp)
+    for t, row in enumerate(retrieved):
+        x[t, row] = 1
+        if groups is not None:
+            x[t, n + groups[t]] = 1
+    assert np.array_equal(design_counts(retrieved, n, groups, n_groups), x.T @ x)
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [

@@ -21,7 +21,7 @@ from .hitchhiker import (
     HITCHHIKER,
     check_pair_world,
     effective_pair_rate,
-    pair_episodes,
+    pair_draws,
 )
 from .model import FloatArray, check_n_seeds, seed_streams, separated
 
@@ -224,15 +224,21 @@ class AnchorDecidesResult:
         return None
 
 
-def _anchor_decides_run(world: AnchorDecidesWorld, diversity: float, seed: Any) -> tuple[float, float]:
-    """One (seed, diversity) run: the pair episodes of :func:`pair_episodes`, outcome ``p_hi`` or ``p_lo``."""
-    _, retrieved, draws = pair_episodes(world, diversity, seed)
-    has_anchor = (retrieved == ANCHOR).any(axis=1)
-    outcomes = draws < np.where(has_anchor, world.anchor_success, world.other_success)
-    successes, failures = np.zeros(world.n_memories), np.zeros(world.n_memories)
-    add_episodes(successes, failures, retrieved, outcomes)
-    worth = memory_worth(successes, failures)
-    return float(worth[ANCHOR]), float(worth[HITCHHIKER])
+def _anchor_decides_seed(world: AnchorDecidesWorld, seed: Any) -> list[tuple[float, float]]:
+    """One seed at every diversity, from one draw of its streams: row ``j`` is the run at
+    ``world.diversities[j]`` (the pair episodes of
+    :func:`~forgetting.worlds.hitchhiker.pair_episodes`, outcome ``p_hi`` or ``p_lo``)."""
+    draws = pair_draws(world, seed)
+    rows = []
+    for diversity in world.diversities:
+        _, retrieved, outcome_draws = draws.at(diversity)
+        has_anchor = (retrieved == ANCHOR).any(axis=1)
+        outcomes = outcome_draws < np.where(has_anchor, world.anchor_success, world.other_success)
+        successes, failures = np.zeros(world.n_memories), np.zeros(world.n_memories)
+        add_episodes(successes, failures, retrieved, outcomes)
+        worth = memory_worth(successes, failures)
+        rows.append((float(worth[ANCHOR]), float(worth[HITCHHIKER])))
+    return rows
 
 
 def anchor_decides_experiment(
@@ -240,15 +246,16 @@ def anchor_decides_experiment(
 ) -> AnchorDecidesResult:
     """The anchor-decides regime at every diversity of ``world``; common random numbers per seed.
 
-    Seed ``s`` reads the streams of child ``s`` of ``seed`` (:func:`pair_episodes`) at every
-    diversity, so a seed's curve over diversity is smooth and its regime end
-    (:attr:`AnchorDecidesResult.regime_end_by_seed`) is well defined; a run of ``E`` episodes
-    is the start of a longer one.
+    Seed ``s`` reads the streams of child ``s`` of ``seed``
+    (:func:`~forgetting.worlds.hitchhiker.pair_episodes`) at every diversity, drawn once
+    (:func:`~forgetting.worlds.hitchhiker.pair_draws`), so a seed's curve over diversity is smooth
+    and its regime end (:attr:`AnchorDecidesResult.regime_end_by_seed`) is well defined; a run of
+    ``E`` episodes is the start of a longer one.
     """
     check_n_seeds(n_seeds, minimum=2)
     children = seed_streams(seed, n_seeds)
     diversities = world.diversities
-    runs = np.array([[_anchor_decides_run(world, d, child) for d in diversities] for child in children])
+    runs = np.array([_anchor_decides_seed(world, child) for child in children])
     exact = np.array(
         [anchor_decides_p_plus(world.anchor_success, world.other_success, d) for d in diversities]
     )

@@ -25,7 +25,7 @@ from ..executor import Executor, each_seed, map_seeds
 from ..worth import add_episodes, memory_worth
 from ..worth.causal import omission_effects, regression_credit
 from .confound import ConfoundWorld, confound_draws
-from .hitchhiker import ANCHOR, HITCHHIKER, CoRetrievalWorld, pair_episodes
+from .hitchhiker import ANCHOR, HITCHHIKER, CoRetrievalWorld, pair_draws
 from .model import (
     OUTCOME_STREAM,
     SEPARATION_Z,
@@ -130,8 +130,9 @@ def _pair_run(
     epsilon: float,
     seed: Any,
 ) -> tuple[float, ...]:
-    """One setting of one seed: ``episodes`` are :func:`pair_episodes` at the setting's diversity
-    (retrieved ids, outcome draws), ``unperturbed`` the intact pair episodes' success probability."""
+    """One setting of one seed: ``episodes`` are :func:`~forgetting.worlds.hitchhiker.pair_episodes`
+    at the setting's diversity (retrieved ids, outcome draws), ``unperturbed`` the intact pair
+    episodes' success probability."""
     n, k = world.n_memories, world.retrieved_per_episode
     utilities = _pair_utilities(world, seed)
     retrieved, draws = episodes
@@ -160,11 +161,14 @@ def _pair_utilities(world: CoRetrievalWorld, seed: Any) -> FloatArray:
 def _pair_seed(
     world: CoRetrievalWorld, diversities: tuple[float, ...], epsilons: tuple[float, ...], seed: Any
 ) -> list[list[tuple[float, ...]]]:
-    _, intact, _ = pair_episodes(world, 0.0, seed)
+    """One seed at every (diversity, epsilon), from one draw of its pair streams
+    (:func:`~forgetting.worlds.hitchhiker.pair_draws`)."""
+    episodes = pair_draws(world, seed)
+    _, intact, _ = episodes.at(0.0)
     unperturbed = _pair_utilities(world, seed)[intact].mean(axis=1)
     rows = []
     for d in diversities:
-        _, retrieved, draws = pair_episodes(world, d, seed)
+        _, retrieved, draws = episodes.at(d)
         rows.append([_pair_run(world, (retrieved, draws), unperturbed, e, seed) for e in epsilons])
     return rows
 
@@ -228,10 +232,13 @@ def ranked_rho(estimate: FloatArray, utilities: FloatArray) -> float:
     return spearman_rho(np.where(np.isnan(estimate), -np.inf, np.round(estimate, RANK_DECIMALS)), utilities)
 
 
-def _confound_credit_run(world: ConfoundWorld, epsilon: float, seed: Any) -> tuple[float, ...]:
-    """One seed of :func:`~forgetting.worlds.confound.confound_experiment`'s run, with omission."""
+def _confound_credit_run(
+    world: ConfoundWorld, draws: tuple[FloatArray, IntArray, IntArray], epsilon: float, seed: Any
+) -> tuple[float, ...]:
+    """One seed of :func:`~forgetting.worlds.confound.confound_experiment`'s run, with omission;
+    ``draws`` are the seed's :func:`~forgetting.worlds.confound.confound_draws`."""
     n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
-    utilities, task, retrieved = confound_draws(world, seed)
+    utilities, task, retrieved = draws
     slots = omission_slots(seed, e, k, epsilon)
     present = present_mask(slots, k)
     base = world.base_rates()[task]
@@ -255,7 +262,9 @@ def _confound_credit_run(world: ConfoundWorld, epsilon: float, seed: Any) -> tup
 
 
 def _confound_seed(world: ConfoundWorld, epsilons: tuple[float, ...], seed: Any) -> list[tuple[float, ...]]:
-    return [_confound_credit_run(world, e, seed) for e in epsilons]
+    """One seed at every omission rate, from one draw of its streams (they do not depend on the rate)."""
+    draws = confound_draws(world, seed)
+    return [_confound_credit_run(world, draws, e, seed) for e in epsilons]
 
 
 def confound_credit(

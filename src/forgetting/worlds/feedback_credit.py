@@ -38,7 +38,6 @@ from .model import (
     FloatArray,
     check_n_seeds,
     seed_streams,
-    softmax_retrieval,
     spearman_rho,
     substream,
 )
@@ -87,7 +86,11 @@ def _feedback_seed(
     slots = np.stack([omission_slots(seed, e, k, epsilon) for _, epsilon in grid])  # (rows, e)
     scale = np.array([t for t, _ in grid])[:, None]
     rows = np.arange(len(grid))[:, None]
-    successes, failures = np.zeros((len(grid), n)), np.zeros((len(grid), n))
+    # counts[0] = successes, counts[1] = failures; an episode adds 1 to one of them per used slot
+    counts = np.zeros((2, len(grid), n))
+    successes, failures = counts
+    # scaled[r] = MW[r] / temperature[r], kept up to date at the memories an episode updates
+    scaled = np.full((len(grid), n), DEFAULT_PRIOR) / scale
     retrieved = np.empty((len(grid), e, k), dtype=np.intp)
     present = present_mask(slots.ravel(), k).reshape(len(grid), e, k)
     outcomes = np.empty((len(grid), e), dtype=bool)
@@ -97,15 +100,18 @@ def _feedback_seed(
         gumbel, draws = keys.gumbel(size=(size, n)), coins.random(size)
         for step in range(size):
             t = start + step
-            # memory_worth without its checks: the counters are whole counts from zero, far below 2**53
-            worth = ratio_or_prior(successes, successes + failures, DEFAULT_PRIOR)
-            chosen = softmax_retrieval(worth, gumbel[step], scale, k)
+            # model.softmax_retrieval(MW, gumbel, scale, k), its keys' negation computed once
+            negated = -(scaled + gumbel[step])
+            top = np.argpartition(negated, k - 1, axis=-1)[:, :k]
+            chosen = top[rows, negated[rows, top].argsort(axis=-1)]
             used = present[:, t]
             # Experiment 3's outcome model, 0.5 + (mean utility - 0.5), with an empty slot adding 0
             p = 0.5 + (present_mean(utilities, chosen, used) - 0.5)
             ok = draws[step] < p
-            successes[rows, chosen] += used & ok[:, None]
-            failures[rows, chosen] += used & ~ok[:, None]
+            counts[(~ok).astype(np.intp)[:, None], rows, chosen] += used
+            # memory_worth without its checks: the counters are whole counts from zero, far below 2**53
+            won = successes[rows, chosen]
+            scaled[rows, chosen] = ratio_or_prior(won, won + failures[rows, chosen], DEFAULT_PRIOR) / scale
             retrieved[:, t], outcomes[:, t], probability[:, t] = chosen, ok, p
     results: list[tuple[float, ...]] = []
     for r in range(len(grid)):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validate import raise_problems, real_problem
 from ..worth import add_episodes, memory_worth
@@ -38,7 +39,11 @@ __all__ = [
     "CoRetrievalResult",
     "co_retrieval_p_plus",
     "pair_episodes",
+    "PairDraws",
+    "pair_draws",
+    "pair_utilities",
     "co_retrieval_experiment",
+    "leading_seeds",
     "threshold_or_nan",
     "threshold_sensitivity",
 ]
@@ -252,6 +257,36 @@ def pair_episodes(world: Any, diversity: float, seed: Any) -> tuple[IntArray, In
         Unless ``diversity`` is a real number in [0, 1].
     """
     raise_problems([real_problem("diversity", diversity, 0.0, 1.0)])
+    return pair_draws(world, seed).at(diversity)
+
+
+@dataclass(frozen=True)
+class PairDraws:
+    """A run's pair-episode draws before any diversity is applied (:func:`pair_draws`).
+
+    Invariant: ``at(d)`` is :func:`pair_episodes` at ``d`` for the same world and seed, bit for
+    bit; the draws do not depend on ``d``, so one ``PairDraws`` serves every diversity of a seed.
+    """
+
+    episodes: IntArray  # (pairs,): indices of the pair episodes, increasing
+    break_draws: FloatArray  # (pairs,): the pair is broken when below the diversity
+    keep_anchor: npt.NDArray[np.bool_]  # (pairs,): a broken pair keeps the anchor (else the hitchhiker)
+    others: IntArray  # (pairs, k): k other memories in random order, before the pair overwrites them
+    outcome_draws: FloatArray  # (pairs,)
+
+    def at(self, diversity: float) -> tuple[IntArray, IntArray, FloatArray]:
+        """``(episodes, retrieved, outcome_draws)`` at ``diversity``: the pair (or the kept member)
+        overwrites the leading columns of ``others`` (a fresh array; the other two are shared)."""
+        raise_problems([real_problem("diversity", diversity, 0.0, 1.0)])
+        broken = self.break_draws < diversity
+        retrieved = self.others.copy()
+        retrieved[~broken, 0], retrieved[~broken, 1] = ANCHOR, HITCHHIKER
+        retrieved[broken, 0] = np.where(self.keep_anchor[broken], ANCHOR, HITCHHIKER)
+        return self.episodes, retrieved, self.outcome_draws
+
+
+def pair_draws(world: Any, seed: Any) -> PairDraws:
+    """Every stream :func:`pair_episodes` reads for ``world`` and ``seed``, drawn once (read-only arrays)."""
     n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
     coins, rate = substream(seed, PAIR_STREAM), effective_pair_rate(world)
     blocks = [
@@ -260,26 +295,40 @@ def pair_episodes(world: Any, diversity: float, seed: Any) -> tuple[IntArray, In
     ]
     episodes = np.concatenate(blocks).astype(np.intp)
     n_pair = episodes.size
-    broken = substream(seed, BREAK_STREAM).random(n_pair) < diversity
-    keep_anchor = substream(seed, KEEP_STREAM).random(n_pair) < 0.5
-    retrieved = uniform_retrieval(substream(seed, RETRIEVAL_STREAM), n_pair, n - 2, k) + 2
-    retrieved[~broken, 0], retrieved[~broken, 1] = ANCHOR, HITCHHIKER
-    retrieved[broken, 0] = np.where(keep_anchor[broken], ANCHOR, HITCHHIKER)
-    return episodes, retrieved, substream(seed, OUTCOME_STREAM).random(n_pair)
+    draws = PairDraws(
+        episodes,
+        substream(seed, BREAK_STREAM).random(n_pair),
+        substream(seed, KEEP_STREAM).random(n_pair) < 0.5,
+        uniform_retrieval(substream(seed, RETRIEVAL_STREAM), n_pair, n - 2, k) + 2,
+        substream(seed, OUTCOME_STREAM).random(n_pair),
+    )
+    for field in dataclasses.fields(draws):
+        getattr(draws, field.name).setflags(write=False)
+    return draws
 
 
-def _co_retrieval_run(world: CoRetrievalWorld, diversity: float, seed: Any) -> tuple[float, float, float]:
-    """One (seed, diversity) run: utilities from ``default_rng(seed)``, episodes from :func:`pair_episodes`."""
-    n = world.n_memories
-    utilities = np.random.default_rng(seed).uniform(0.0, 1.0, n)
+def pair_utilities(world: Any, seed: Any) -> FloatArray:
+    """A seed's utilities: ``default_rng(seed)``'s uniforms, then the anchor's and the hitchhiker's."""
+    utilities: FloatArray = np.random.default_rng(seed).uniform(0.0, 1.0, world.n_memories)
     utilities[ANCHOR], utilities[HITCHHIKER] = world.anchor_utility, world.hitchhiker_utility
-    _, retrieved, draws = pair_episodes(world, diversity, seed)
-    outcomes = draws < success_probability(utilities, retrieved)
-    successes, failures = np.zeros(n), np.zeros(n)
-    add_episodes(successes, failures, retrieved, outcomes)
-    worth = memory_worth(successes, failures)
-    exact_anchor, exact_hitchhiker = co_retrieval_p_plus(world, utilities, diversity)
-    return float(worth[ANCHOR]), float(worth[HITCHHIKER]), exact_anchor - exact_hitchhiker
+    return utilities
+
+
+def _co_retrieval_seed(world: CoRetrievalWorld, seed: Any) -> list[tuple[float, float, float]]:
+    """One seed at every diversity, from one draw of its streams: row ``j`` is the run at
+    ``world.diversities[j]`` (utilities from ``default_rng(seed)``, episodes from :func:`pair_episodes`)."""
+    n = world.n_memories
+    utilities, draws = pair_utilities(world, seed), pair_draws(world, seed)
+    rows = []
+    for diversity in world.diversities:
+        _, retrieved, outcome_draws = draws.at(diversity)
+        outcomes = outcome_draws < success_probability(utilities, retrieved)
+        successes, failures = np.zeros(n), np.zeros(n)
+        add_episodes(successes, failures, retrieved, outcomes)
+        worth = memory_worth(successes, failures)
+        exact_anchor, exact_hitchhiker = co_retrieval_p_plus(world, utilities, diversity)
+        rows.append((float(worth[ANCHOR]), float(worth[HITCHHIKER]), exact_anchor - exact_hitchhiker))
+    return rows
 
 
 def co_retrieval_experiment(
@@ -294,8 +343,22 @@ def co_retrieval_experiment(
     """
     check_n_seeds(n_seeds, minimum=2)
     children = seed_streams(seed, n_seeds)
-    runs = np.array([[_co_retrieval_run(world, d, child) for d in world.diversities] for child in children])
+    runs = np.array([_co_retrieval_seed(world, child) for child in children])
     return CoRetrievalResult(world, np.array(world.diversities), runs[:, :, 0], runs[:, :, 1], runs[:, :, 2])
+
+
+def leading_seeds(result: CoRetrievalResult, count: int) -> CoRetrievalResult:
+    """``result`` restricted to its first ``count`` seeds: what :func:`co_retrieval_experiment`
+    returns for the same world and base seed with ``n_seeds = count``, bit for bit (seed ``i``
+    is child ``i`` of ``SeedSequence(seed)`` whatever the number of seeds)."""
+    check_n_seeds(count, minimum=2)
+    return CoRetrievalResult(
+        result.world,
+        result.diversities,
+        result.anchor_worth[:count],
+        result.hitchhiker_worth[:count],
+        result.exact_gap[:count],
+    )
 
 
 def threshold_or_nan(threshold: float | None) -> float:
@@ -336,9 +399,18 @@ def threshold_sensitivity(
             dataclasses.replace(world, pair_rate=other_pair_rate),
         ),
     ]
+    # seed i of a run is child i of its base seed whatever the count, so a run with fewer seeds
+    # is the leading seeds of a run with more on the same world and base seed
+    done: dict[tuple[CoRetrievalWorld, int], CoRetrievalResult] = {(world, seed): result}
     rows = []
     for label, base, count, variant in settings:
-        run = result if label == "headline" else co_retrieval_experiment(variant, n_seeds=count, seed=base)
+        known = done.get((variant, base))
+        if label == "headline":
+            run = result
+        elif known is not None and count <= known.anchor_worth.shape[0]:
+            run = leading_seeds(known, count)
+        else:
+            run = done[variant, base] = co_retrieval_experiment(variant, n_seeds=count, seed=base)
         rows.append(
             {
                 "setting": label,

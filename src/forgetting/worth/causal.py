@@ -120,9 +120,8 @@ def design_counts(retrieved: IntArray, n_memories: int, groups: IntArray | None,
     e, k = retrieved.shape
     columns = retrieved if groups is None else np.column_stack([retrieved, n_memories + groups])
     width = n_memories + (0 if groups is None else n_groups)
-    a = np.repeat(columns, columns.shape[1], axis=1).ravel()
-    b = np.tile(columns, (1, columns.shape[1])).ravel()
-    return np.bincount(a * width + b, minlength=width * width).reshape(width, width).astype(np.intp)
+    pairs = columns[:, :, None] * width + columns[:, None, :]  # (episodes, j, j'): cell of x_j x_j'
+    return np.bincount(pairs.ravel(), minlength=width * width).reshape(width, width).astype(np.intp)
 
 
 @dataclass(frozen=True)
