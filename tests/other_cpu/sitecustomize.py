@@ -34,11 +34,12 @@ import atexit
 import json
 import os
 import threading
-from collections import Counter
 
 RELATIVE = 1e-15
 """Size of the perturbation relative to the result (``2**-52`` is ``2.2e-16``: about 4.5 ulp)."""
 SEED = 20261201
+SCALAR_BLOCK = 4096
+"""Noise factors drawn at once for scalar results (a draw per call cost most of a call's time)."""
 NUMPY_FUNCTIONS = ("exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "power", "float_power", "tanh")
 MATH_FUNCTIONS = ("exp", "expm1", "log", "log1p", "log2", "log10", "pow", "tanh")
 
@@ -49,13 +50,13 @@ def _install(folder: str) -> None:
     import numpy as np
 
     rng = np.random.default_rng(SEED)
-    counts: Counter[str] = Counter()
-    calls: Counter[str] = Counter()
+    counts: dict[str, int] = {}
+    calls: dict[str, int] = {}
 
     def perturbed(name: str, results: int) -> None:
-        counts[name] += results
-        calls[name] += 1
-        if calls[name] & (calls[name] - 1) == 0:  # a power of two: about log2(calls) writes
+        counts[name] = counts.get(name, 0) + results
+        done = calls[name] = calls.get(name, 0) + 1
+        if done & (done - 1) == 0:  # a power of two: about log2(calls) writes
             report()
 
     def moved(name: str, value):  # type: ignore[no-untyped-def]
@@ -67,8 +68,15 @@ def _install(folder: str) -> None:
             return value
         if isinstance(value, (float, np.float64)) and math.isfinite(value) and value != round(value):
             perturbed(name, 1)
-            return type(value)(value * (1.0 + RELATIVE * rng.uniform(-1.0, 1.0)))
+            return type(value)(value * scalar_factor())
         return value
+
+    factors: list[float] = []  # 1 + RELATIVE * u for scalar results, drawn SCALAR_BLOCK at a time
+
+    def scalar_factor() -> float:
+        if not factors:
+            factors.extend((1.0 + RELATIVE * rng.uniform(-1.0, 1.0, SCALAR_BLOCK)).tolist())
+        return factors.pop()
 
     class Noisy:
         """``function`` with its float64 results moved; every attribute is the original's."""
@@ -77,7 +85,13 @@ def _install(folder: str) -> None:
             self._name, self._function = name, function
 
         def __call__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            return moved(self._name, self._function(*args, **kwargs))
+            value = self._function(*args, **kwargs)
+            if type(value) is float:  # math's results, millions of calls in a chapter: the short path
+                if math.isfinite(value) and value != round(value):
+                    perturbed(self._name, 1)
+                    return value * scalar_factor()
+                return value
+            return moved(self._name, value)
 
         def __getattr__(self, attribute: str):  # type: ignore[no-untyped-def]
             return getattr(self._function, attribute)
