@@ -10,10 +10,19 @@ from hypothesis import strategies as st
 
 from forgetting import governance
 from forgetting.decay import EbbinghausEngine
-from forgetting.governance.batch import _crowded, _interval_harmful, _Test, delay_table, play_batch
+from forgetting.governance.batch import (
+    _crowded,
+    _interval_harmful,
+    _Test,
+    _whole_readings,
+    delay_table,
+    play_batch,
+    play_seeds,
+)
 from forgetting.governance.evidence import HarmTest, _harmful
-from forgetting.governance.policies import run_governance, run_governance_seeds
+from forgetting.governance.policies import _read_worth, run_governance, run_governance_seeds
 from forgetting.governance.world import crowded_out
+from forgetting.worth import LOW_VALUE, MemoryWorth
 
 probabilities = st.sampled_from([0.0, 0.05, 0.2, 0.25, 0.5, 0.9, 1.0])
 
@@ -70,6 +79,27 @@ def test_run_governance_seeds_gives_the_runs_of_run_governance():
             for s in range(3, 10)
         ]
         assert runs[policy] == one_by_one
+
+
+def test_play_seeds_plays_each_policy_as_play_batch_does_on_the_seeds_sessions():
+    world = governance.GovernanceWorld(session_length=90, crowding=0.01, confound=0.5, difficulty=0.5)
+    seeds = [3, 11, 4]
+    sessions = [governance.generate_governance_session(world, seed) for seed in seeds]
+    rule = (0.2, 5.0, 0.3, 0.9, 2.576, 0.01)
+    by_policy = [play_batch(sessions, policy, rule) for policy in governance.ALL_POLICIES]
+    assert play_seeds(world, seeds, governance.ALL_POLICIES, rule) == [list(runs) for runs in zip(*by_policy)]
+
+
+@given(st.integers(0, 25), st.sampled_from([1.0, 2.0, 5.0]), st.sampled_from([0.0, 0.3, 0.6]))
+def test_whole_counter_readings_are_memory_worths_own(bound, min_evidence, low_threshold):
+    worth = MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
+    reading = (worth.prior, worth.min_evidence, worth.high_threshold, worth.low_threshold)
+    rates, lows = _whole_readings(bound, reading)
+    for positive in range(bound + 1):
+        for negative in range(bound + 1):
+            rate, kind = _read_worth((float(positive), float(negative)), *reading)
+            key = positive * (bound + 1) + negative
+            assert (float(rates[key]), bool(lows[key])) == (rate, kind == LOW_VALUE)
 
 
 def test_the_delay_table_is_the_engines_own():

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from forgetting.governance.intervals import (
+    BOOTSTRAP_DECIMALS,
     BOOTSTRAP_RESAMPLES,
     NO_SESSION,
     Z_95,
@@ -65,6 +66,23 @@ def test_bootstrap_is_deterministic_and_seeded():
     assert bootstrap_interval(values) != bootstrap_interval(values, seed=1)
     assert all(math.isnan(x) for x in bootstrap_interval([]))
     assert bootstrap_interval([0.25] * 7) == (0.25, 0.25)
+
+
+def plain_bootstrap(values, resamples, seed):
+    """The docstring's resampling, read directly: fresh draws every time."""
+    array = np.asarray(values, dtype=np.float64)
+    draws = np.random.default_rng(seed).integers(0, array.size, size=(resamples, array.size))
+    means = np.sort(np.round(array[draws].mean(axis=1), BOOTSTRAP_DECIMALS))
+    low, high = math.floor(0.025 * resamples), math.ceil(0.975 * resamples) - 1
+    return float(means[low]), float(means[max(low, high)])
+
+
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=40), st.integers(1, 300), st.integers(0, 2))
+def test_bootstrap_with_kept_resampling_indices_is_the_plain_bootstrap(values, resamples, seed):
+    expected = plain_bootstrap(values, resamples, seed)
+    assert bootstrap_interval(values, resamples, seed) == expected
+    assert bootstrap_interval(values, resamples, seed) == expected  # the kept indices, unchanged
+    assert bootstrap_interval(values[::-1], resamples, seed) == plain_bootstrap(values[::-1], resamples, seed)
 
 
 def test_bootstrap_reads_order_statistics_without_interpolation():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from forgetting.decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine, decay_eviction_delay
 from forgetting.governance.policies import (
     POLICIES,
+    GovernanceRun,
     decay_fact_states,
     noise_present,
     run_governance,
@@ -214,6 +216,36 @@ def test_working_set_excludes_deprecated_items_and_worth_alone_keeps_the_noise()
             worth_run.true_removed_turn is not None
         )
     assert all(r.worth_trace is None for r in runs["decay"])
+
+
+def plain_mean(values):
+    """The rates' plain reading: numpy's mean of the values, NaN for none."""
+    return float(np.mean(values)) if values else math.nan
+
+
+def same_float(a, b):
+    return type(a) is float and (a == b or (math.isnan(a) and math.isnan(b)))
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 60), st.booleans(), st.booleans()), max_size=40, unique_by=lambda t: t[0]
+    ),
+    st.integers(1, 59),
+    st.integers(0, 62),
+    st.integers(0, 62),
+    st.lists(st.integers(0, 2**40), min_size=60, max_size=60),
+)
+def test_a_runs_rates_are_the_plain_means_over_its_tasks(tasks, shift, first, last, sizes):
+    turns, successes, crowded = (tuple(column) for column in zip(*sorted(tasks))) if tasks else ((), (), ())
+    run = GovernanceRun(
+        "decay", 0, shift, turns, successes, ((),) * len(turns), tuple(sizes), None, None, None, crowded
+    )
+    assert same_float(run.success_after_shift, plain_mean([s for t, s in zip(turns, successes) if t > shift]))
+    assert same_float(run.crowded_after_shift, plain_mean([c for t, c in zip(turns, crowded) if t > shift]))
+    chosen = [s for t, s in zip(turns, successes) if first <= t <= last]
+    assert same_float(run.success_between(first, last), plain_mean(chosen))
+    assert same_float(run.mean_working_set, plain_mean(sizes[shift:]))
 
 
 def test_success_between_checks_its_turns():

@@ -9,11 +9,19 @@ import pytest
 from forgetting.executor import ProcessPool
 from forgetting.governance.policies import POLICIES, run_governance, run_governance_seeds
 from forgetting.governance.world import (
+    BOTH_STREAM,
+    CROWD_STREAM,
+    HARD_STREAM,
+    OUTCOME_STREAM,
+    WHICH_STREAM,
     GovernanceOutcome,
     GovernanceWorld,
+    _session_draws,
     generate_governance_session,
     omission_world,
+    session_arrays,
 )
+from forgetting.worlds.model import substream
 
 
 def test_outcome_probability_by_what_was_retrieved():
@@ -27,6 +35,25 @@ def test_sessions_are_a_function_of_world_and_seed():
     world = GovernanceWorld(session_length=200, noise_per_turn=1)
     assert generate_governance_session(world, 3) == generate_governance_session(world, 3)
     assert generate_governance_session(world, 3) != generate_governance_session(world, 4)
+
+
+def test_kept_draws_are_the_streams_own_whatever_was_drawn_before():
+    world = GovernanceWorld(session_length=120, shift_turn=30)
+    _session_draws.cache_clear()
+    first = generate_governance_session(world, 5)  # drawn
+    generate_governance_session(world, 6)
+    kept = generate_governance_session(replace(world, co_retrieval=0.0, crowding=0.1), 5)  # kept
+    _session_draws.cache_clear()
+    again = generate_governance_session(world, 5)  # drawn again
+    streams = (BOTH_STREAM, WHICH_STREAM, OUTCOME_STREAM, CROWD_STREAM, HARD_STREAM)
+    plain = [tuple(substream(5, stream).random(len(first.task_turns)).tolist()) for stream in streams]
+    for session in (first, kept, again):
+        assert session.task_turns == first.task_turns
+        assert [session.draw_both, session.draw_which, session.draw_outcome, session.draw_crowd,
+                session.draw_hard] == plain  # fmt: skip
+    turns, arrays = session_arrays(world, 5)
+    assert turns == first.task_turns and [tuple(a.tolist()) for a in arrays] == plain
+    assert not any(a.flags.writeable for a in arrays)  # what is kept cannot be changed
 
 
 def test_pre_shift_recalls_are_spaced_and_post_shift_tasks_follow_the_rate():

@@ -17,11 +17,13 @@ between CPUs in the last bit; the rounding removes it).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validate import is_real, raise_problems, real_problem, require_int, shown
 
@@ -113,10 +115,27 @@ def bootstrap_interval(
         raise ValueError(f"values must be a 1-d sequence of finite numbers, got {values!r}")
     if array.size == 0:
         return math.nan, math.nan
-    draws = np.random.default_rng(int(seed)).integers(0, array.size, size=(int(resamples), array.size))
+    return _bootstrap(array.tobytes(), int(resamples), int(seed))
+
+
+@functools.lru_cache(maxsize=256)
+def _bootstrap(values: bytes, resamples: int, seed: int) -> tuple[float, float]:
+    """:func:`bootstrap_interval` of the float64 values whose bytes are ``values``: a function
+    of their exact bits, so kept (summaries of the same sessions often average the same values)."""
+    array = np.frombuffer(values, dtype=np.float64)
+    draws = _resample_indices(seed, resamples, array.size)
     means = np.sort(np.round(array[draws].mean(axis=1), BOOTSTRAP_DECIMALS))
     low, high = math.floor(0.025 * resamples), math.ceil(0.975 * resamples) - 1
     return float(means[low]), float(means[max(low, high)])
+
+
+@functools.lru_cache(maxsize=2)
+def _resample_indices(seed: int, resamples: int, size: int) -> npt.NDArray[np.int64]:
+    """``default_rng(seed).integers(0, size, size=(resamples, size))``, read-only: the same
+    indices for every bootstrap over as many values, so kept for the commonest sizes."""
+    draws = np.random.default_rng(seed).integers(0, size, size=(resamples, size))
+    draws.flags.writeable = False
+    return draws
 
 
 def share_estimate(flags: Sequence[bool]) -> Estimate:

@@ -58,7 +58,6 @@ from .world import (
     GovernanceSession,
     GovernanceWorld,
     crowded_out,
-    generate_governance_session,
 )
 
 __all__ = [
@@ -403,10 +402,8 @@ CHUNK_SESSIONS = 250
 def _governance_chunk(
     world: GovernanceWorld, policies: tuple[str, ...], rules: Rules, seeds: Sequence[int]
 ) -> list[list[GovernanceRun]]:
-    """Each seed's runs of every policy, :func:`~.batch.play_batch` on the chunk's sessions (the
+    """Each seed's runs of every policy, :func:`~.batch.play_seeds` on the chunk's sessions (the
     runs :func:`run_governance` gives, field for field)."""
-    from .batch import play_batch  # the batch module imports this one
+    from .batch import play_seeds  # the batch module imports this one
 
-    sessions = [generate_governance_session(world, seed) for seed in seeds]
-    by_policy = [play_batch(sessions, p, rules) for p in policies]
-    return [list(runs) for runs in zip(*by_policy)]
+    return play_seeds(world, seeds, policies, rules)

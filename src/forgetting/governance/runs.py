@@ -4,13 +4,20 @@ decay engine holds it at the end (:class:`FactState`)."""
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from .._validate import require_int
 
-__all__ = ["GovernanceRun", "FactState"]
+__all__ = ["GovernanceRun", "FactState", "success_in"]
+
+
+def _rate(values: Sequence[int]) -> float:
+    """``float(np.mean(values))`` of whole numbers (bools or ints, sums below ``2**53``; NaN for
+    none), exactly: every partial sum is a whole number a float holds exactly, so numpy's sum in
+    any order is the int sum, and the mean the one division of it by the count."""
+    return float(sum(values) / len(values)) if values else math.nan
 
 
 @dataclass(frozen=True)
@@ -23,7 +30,7 @@ class GovernanceRun:
         One of :data:`~.policies.ALL_POLICIES`.
     seed, shift_turn : int
     task_turns : tuple of int
-        The deployment-task turns (the session's).
+        The deployment-task turns (the session's, increasing).
     successes : tuple of bool
         Outcome of each task.
     retrieved : tuple of tuple of str
@@ -55,8 +62,7 @@ class GovernanceRun:
     @property
     def success_after_shift(self) -> float:
         """Success rate of the deployment tasks after the shift (NaN if there were none)."""
-        after = [s for t, s in zip(self.task_turns, self.successes) if t > self.shift_turn]
-        return float(np.mean(after)) if after else math.nan
+        return _rate(self.successes[bisect_right(self.task_turns, self.shift_turn) :])
 
     def success_between(self, first_turn: int, last_turn: int) -> float:
         """Success rate of the deployment tasks in turns ``first_turn .. last_turn`` (NaN if none).
@@ -65,19 +71,23 @@ class GovernanceRun:
         """
         require_int("first_turn", first_turn, 0, allow_numpy=True)
         require_int("last_turn", last_turn, 0, allow_numpy=True)
-        chosen = [s for t, s in zip(self.task_turns, self.successes) if first_turn <= t <= last_turn]
-        return float(np.mean(chosen)) if chosen else math.nan
+        return success_in(self, first_turn, last_turn)
 
     @property
     def crowded_after_shift(self) -> float:
         """Share of the tasks after the shift whose search noise crowded out (NaN if none)."""
-        after = [c for t, c in zip(self.task_turns, self.crowded_out) if t > self.shift_turn]
-        return float(np.mean(after)) if after else math.nan
+        return _rate(self.crowded_out[bisect_right(self.task_turns, self.shift_turn) :])
 
     @property
     def mean_working_set(self) -> float:
         """Mean working-set size over the turns after the shift."""
-        return float(np.mean(self.working_set[self.shift_turn :]))
+        return _rate(self.working_set[self.shift_turn :])
+
+
+def success_in(run: GovernanceRun, first_turn: int, last_turn: int) -> float:
+    """:meth:`GovernanceRun.success_between` without checking the turns (for callers that chose them)."""
+    turns = run.task_turns
+    return _rate(run.successes[bisect_left(turns, first_turn) : bisect_right(turns, last_turn)])
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from ..executor import Executor
 from ..hashing import digest
 from .intervals import NO_SESSION, Estimate, mean_estimate, share_estimate
 from .policies import POLICIES, run_governance_seeds
-from .runs import FactState, GovernanceRun
+from .runs import FactState, GovernanceRun, success_in
 from .world import GovernanceWorld
 
 __all__ = [
@@ -139,7 +139,7 @@ def summarize_governance(runs: Sequence[GovernanceRun]) -> dict[str, Estimate]:
     late = [_late_bounds(len(r.working_set), r.shift_turn) for r in runs]
     return {
         "success_after_shift": _mean([r.success_after_shift for r in runs]),
-        "success_late": _mean([r.success_between(*w) for r, w in zip(runs, late)]),
+        "success_late": _mean([success_in(r, *w) for r, w in zip(runs, late)]),
         "stale_removed": _share([r.stale_removed_turn is not None for r in runs]),
         "turns_to_remove_stale": _mean(
             [r.stale_removed_turn - r.shift_turn for r in runs if r.stale_removed_turn is not None]

@@ -22,7 +22,8 @@
   ``crowding = 0`` the working set's size changes no outcome.
 
 All randomness of a session is drawn up front (:func:`generate_governance_session`), so every
-policy faces exactly the same tasks and the same uniform draws (common random numbers). Each
+policy faces exactly the same tasks and the same uniform draws (common random numbers). The
+draws are kept (:data:`SESSIONS_CACHED` sessions), since every sweep redraws the same ones. Each
 kind of draw has its own stream (:func:`~forgetting.worlds.model.substream` of the seed:
 :data:`GAP_STREAM`, :data:`TASK_STREAM`, :data:`BOTH_STREAM`, :data:`WHICH_STREAM`,
 :data:`OUTCOME_STREAM`, :data:`CROWD_STREAM`, :data:`HARD_STREAM`), read a fixed amount per
@@ -32,10 +33,12 @@ long the session runs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validate import is_int, raise_problems, real_problem, require_int
 from ..worlds.model import substream
@@ -59,6 +62,8 @@ __all__ = [
     "GovernanceWorld",
     "GovernanceSession",
     "generate_governance_session",
+    "session_arrays",
+    "SESSIONS_CACHED",
 ]
 
 STALE = "A"
@@ -89,6 +94,7 @@ the noise when it is at or above ``1 / (1 + crowding * n)``, :func:`crowded_out`
 HARD_STREAM = 6
 """Index of a session's difficulty stream: one uniform per task (a task after the shift is hard
 when it is below 1/2)."""
+_FloatArray = npt.NDArray[np.float64]
 _CROWD_MARGIN = 1e-9
 """A float product this far from 1 decides :func:`crowded_out` as the exact one would."""
 
@@ -308,21 +314,46 @@ def generate_governance_session(world: GovernanceWorld, seed: int) -> Governance
     if not isinstance(world, GovernanceWorld):
         raise ValueError(f"world must be a GovernanceWorld, got {world!r}")
     seed = require_int("seed", seed, 0, allow_numpy=True)
+    turns, draws = session_arrays(world, seed)
+    return GovernanceSession(world, seed, turns, *(tuple(row.tolist()) for row in draws))
+
+
+def session_arrays(world: GovernanceWorld, seed: int) -> tuple[tuple[int, ...], tuple[_FloatArray, ...]]:
+    """The task turns and the draws of :func:`generate_governance_session` as read-only arrays
+    (``draw_both, draw_which, draw_outcome, draw_crowd, draw_hard``), unchecked: for callers that
+    checked ``world`` and ``seed`` (an int >= 0)."""
+    return _session_draws(seed, world.first_gap, world.shift_turn, world.session_length, world.task_rate)
+
+
+SESSIONS_CACHED = 4096
+"""How many sessions' draws :func:`generate_governance_session` keeps (about 10 kB each at the
+defaults), so that every sweep over the settings that change no draw reuses them."""
+
+
+@functools.lru_cache(maxsize=SESSIONS_CACHED)
+def _session_draws(
+    seed: int, first_gap: int, shift_turn: int, session_length: int, task_rate: float
+) -> tuple[tuple[int, ...], tuple[_FloatArray, ...]]:
+    """The task turns and the five per-task draws of the session of ``seed``: a function of
+    the seed and of the only settings that change them (the arguments), so cached. The
+    arrays are read-only."""
     gaps = substream(seed, GAP_STREAM)
-    turns, turn, gap = [], 1, world.first_gap
+    turns, turn, gap = [], 1, first_gap
     while True:  # spaced recalls of A before the shift
         turn += max(1, int(round(gap * gaps.uniform(1 - JITTER, 1 + JITTER))))
-        if turn >= world.shift_turn:
+        if turn >= shift_turn:
             break
         turns.append(turn)
         gap *= 2
-    after = np.arange(world.shift_turn + 1, world.session_length + 1)
-    turns += [int(t) for t in after[substream(seed, TASK_STREAM).random(after.size) < world.task_rate]]
-    draws = [
+    after = np.arange(shift_turn + 1, session_length + 1)
+    turns += [int(t) for t in after[substream(seed, TASK_STREAM).random(after.size) < task_rate]]
+    draws = tuple(
         substream(seed, stream).random(len(turns))
         for stream in (BOTH_STREAM, WHICH_STREAM, OUTCOME_STREAM, CROWD_STREAM, HARD_STREAM)
-    ]
-    return GovernanceSession(world, seed, tuple(turns), *(tuple(row.tolist()) for row in draws))
+    )
+    for row in draws:
+        row.flags.writeable = False
+    return tuple(turns), draws
 
 
 def null_world(world: GovernanceWorld, success: float) -> GovernanceWorld:
