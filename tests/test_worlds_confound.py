@@ -118,3 +118,23 @@ def test_confound_episodes_do_not_depend_on_the_run_length_or_the_block_size(mon
     whole = W.confound_experiment(world, n_seeds=2, seed=8)
     monkeypatch.setattr(W.model, "BLOCK_EPISODES", 7)
     assert_results_identical(W.confound_experiment(world, n_seeds=2, seed=8), whole)
+
+
+def test_the_sweeps_are_one_experiment_per_setting(monkeypatch):
+    """The sweeps draw once per seed and draw setting (the longest run, the effects sharing it)."""
+    world = SMALL[W.confound_experiment]
+    counts = (120, 500, 37, 500)
+    episodes = W.confound_episode_sweep(counts, world, n_seeds=2, seed=3)
+    grid = W.confound_sweep((0.1, 0.3), (4, 10), world, n_seeds=2, seed=3)
+    assert list(episodes) == [120, 500, 37] and list(grid) == [(0.1, 4), (0.1, 10), (0.3, 4), (0.3, 10)]
+    monkeypatch.setattr(W.model, "BLOCK_EPISODES", 32)
+    for e, result in episodes.items():
+        assert_results_identical(
+            result, W.confound_experiment(dataclasses.replace(world, n_episodes=e), 2, 3)
+        )
+    for (effect, count), result in grid.items():
+        alone = dataclasses.replace(
+            world, memory_effect=effect, n_specialists=count, n_generalists=20 - count
+        )
+        assert_results_identical(result, W.confound_experiment(alone, 2, 3))
+    assert W.confound_episode_sweep((), world, n_seeds=2) == {} == W.confound_sweep((), (4,), world)

@@ -8,7 +8,7 @@ import pytest
 from forgetting import published
 from forgetting import worlds as W
 from forgetting.worlds import controlled
-from forgetting.worth import MemoryWorth, WorthArrays
+from forgetting.worth import MemoryWorth, UnitCounters, WorthArrays, memory_worth
 
 
 def assert_results_identical(first, second):
@@ -198,3 +198,47 @@ def test_the_loop_cost_is_called_measured_only_beyond_two_sided_95_percent():
     assert loop_cost_words(DISTINGUISHABLE_Z, 1.0) == "a cost these seeds measure"
     with pytest.raises(ValueError, match="loop_se"):
         loop_cost_words(0.1, 0.0)
+
+
+def _plain_policy_experiment(world, n_seeds, seed):
+    """Experiment 3 read plainly: every worth recomputed from the counters each episode,
+    :func:`softmax_retrieval` on the whole array (the loop before :func:`controlled.softmax_runs`)."""
+    n, k = world.n_memories, world.retrieved_per_episode
+    children = W.seed_streams(seed, n_seeds)
+    utilities = np.stack([np.random.default_rng(child).uniform(0.0, 1.0, n) for child in children])
+    keys = [W.substream(child, W.RETRIEVAL_STREAM) for child in children]
+    coins = [W.substream(child, W.OUTCOME_STREAM) for child in children]
+    counters = UnitCounters(n_seeds * n)
+    offset = (np.arange(n_seeds) * n)[:, None]
+    for start in range(0, world.n_episodes, 64):
+        size = min(64, world.n_episodes - start)
+        gumbel = np.stack([rng.gumbel(size=(size, n)) for rng in keys], axis=1)
+        draws = np.stack([rng.random(size) for rng in coins], axis=1)
+        for t in range(size):
+            retrieved = W.softmax_retrieval(
+                counters.worth().reshape(n_seeds, n), gumbel[t], world.temperature, k
+            )
+            flat = retrieved + offset
+            counters.add(flat, draws[t] < W.success_probability(utilities.ravel(), flat))
+    worth = memory_worth(counters.successes, counters.failures).reshape(n_seeds, n)
+    return utilities, worth, (counters.successes + counters.failures).reshape(n_seeds, n)
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.2, 0.01])
+def test_experiment3_is_the_plain_loop_bit_for_bit(temperature):
+    world = dataclasses.replace(SMALL[W.policy_experiment], temperature=temperature)
+    result = W.policy_experiment(world, n_seeds=3, seed=6)
+    utilities, worth, retrievals = _plain_policy_experiment(world, 3, 6)
+    assert np.array_equal(result.utilities, utilities)
+    assert np.array_equal(result.worth, worth) and np.array_equal(result.retrievals, retrievals)
+
+
+def test_the_temperature_sweep_is_one_experiment_per_temperature(monkeypatch):
+    world = SMALL[W.policy_experiment]
+    sweep = W.temperature_sweep((0.5, 0.05, 0.2), world, n_seeds=2, seed=5)
+    assert list(sweep) == [0.5, 0.05, 0.2]
+    monkeypatch.setattr(controlled, "BLOCK_EPISODES", 7)
+    for t, result in sweep.items():
+        alone = W.policy_experiment(dataclasses.replace(world, temperature=t), n_seeds=2, seed=5)
+        assert_results_identical(result, alone)
+    assert W.temperature_sweep((), world, n_seeds=2) == {}

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from forgetting import worlds as W
 from forgetting.stats import Z_95
 from forgetting.worlds import exploration as X
+from forgetting.worth import UnitCounters, memory_worth
 
 SMALL = W.PolicyWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300, temperature=0.05)
 STREAMS = ("RETRIEVAL_STREAM", "OUTCOME_STREAM", "TASK_STREAM", "PAIR_STREAM", "BREAK_STREAM", "KEEP_STREAM")
@@ -143,3 +144,43 @@ def test_bad_epsilon_is_refused(epsilon):
 def test_explore_flags_of_the_wrong_shape_are_refused():
     with pytest.raises(ValueError, match="explore must have shape"):
         X.mixed_retrieval(np.zeros((2, 5)), np.zeros((2, 5)), 0.1, 2, np.zeros(3, dtype=bool))
+
+
+def _plain_exploration(world, temperatures, epsilons, n_seeds, seed):
+    """The exploration loop read plainly, one setting at a time: the worth recomputed from the
+    counters every episode and :func:`mixed_retrieval` on the whole array."""
+    n, k = world.n_memories, world.retrieved_per_episode
+    out = []
+    for temperature, epsilon in zip(temperatures, epsilons):
+        children = W.seed_streams(seed, n_seeds)
+        utilities = np.stack([np.random.default_rng(child).uniform(0.0, 1.0, n) for child in children])
+        streams = [
+            [W.substream(c, i) for c in children]
+            for i in (W.RETRIEVAL_STREAM, W.OUTCOME_STREAM, X.EXPLORE_STREAM)
+        ]
+        counters = UnitCounters(n_seeds * n)
+        offset = (np.arange(n_seeds) * n)[:, None]
+        explored = np.zeros(n_seeds)
+        for _ in range(world.n_episodes):
+            gumbel = np.stack([rng.gumbel(size=n) for rng in streams[0]])
+            draws, toss = (np.array([rng.random() for rng in s]) for s in streams[1:])
+            explored += toss < epsilon
+            chosen = X.mixed_retrieval(
+                counters.worth().reshape(n_seeds, n), gumbel, temperature, k, toss < epsilon
+            )
+            flat = chosen + offset
+            counters.add(flat, draws < W.success_probability(utilities.ravel(), flat))
+        worth = memory_worth(counters.successes, counters.failures).reshape(n_seeds, n)
+        out.append((worth, (counters.successes + counters.failures).reshape(n_seeds, n), explored))
+    return out
+
+
+def test_the_grid_is_the_plain_loop_of_each_setting_bit_for_bit():
+    temperatures, epsilons = (1.0, 0.05, 0.01), (0.0, 0.3, 1.0)
+    grid = X.exploration_grid(epsilons, temperatures, SMALL, n_seeds=2, seed=9)
+    settings = [(t, e) for t in temperatures for e in epsilons]
+    plain = _plain_exploration(SMALL, *zip(*settings), n_seeds=2, seed=9)
+    for (t, e), (worth, retrievals, explored) in zip(settings, plain):
+        result = grid[(t, e)]
+        assert np.array_equal(result.worth, worth) and np.array_equal(result.retrievals, retrievals), (t, e)
+        assert np.array_equal(result.explored, explored / SMALL.n_episodes)

@@ -239,11 +239,42 @@ def confound_draws(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, np.ndar
     return utilities, task, retrieved
 
 
-def _confound_run(world: ConfoundWorld, seed: Any) -> tuple[np.ndarray, ...]:
-    """One seed: :func:`confound_draws`, then one outcome uniform per episode from its own stream."""
+def _draw_settings(world: ConfoundWorld) -> tuple[Any, ...]:
+    """The settings :func:`confound_draws` reads, but for ``n_episodes``."""
+    return (
+        world.n_generalists,
+        world.n_specialists,
+        world.retrieved_per_episode,
+        world.hard_fraction,
+        world.generalist_utility,
+        world.specialist_utility,
+    )
+
+
+def _confound_runs(worlds: Sequence[ConfoundWorld], seed: Any) -> list[tuple[np.ndarray, ...]]:
+    """One seed of each world in ``worlds``, in order: :func:`confound_draws`, then one outcome
+    uniform per episode from its own stream.
+
+    Worlds with the same draw settings (:func:`_draw_settings`) share the draws of the longest
+    of them: a seed's episode ``t`` does not depend on ``n_episodes``, so each world reads the
+    first ``n_episodes`` rows (the same per-episode operations, rows read in the same order)."""
+    longest: dict[tuple[Any, ...], ConfoundWorld] = {}
+    for world in worlds:
+        key = _draw_settings(world)
+        if key not in longest or world.n_episodes > longest[key].n_episodes:
+            longest[key] = world
+    draws = {key: confound_draws(world, seed) for key, world in longest.items()}
+    uniforms = substream(seed, OUTCOME_STREAM).random(max(w.n_episodes for w in worlds))
+    return [_confound_tally(world, *draws[_draw_settings(world)], uniforms) for world in worlds]
+
+
+def _confound_tally(
+    world: ConfoundWorld, utilities: np.ndarray, task: np.ndarray, retrieved: np.ndarray, uniforms: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """One seed's result from its first ``world.n_episodes`` draws (longer arrays are cut)."""
     n, e = world.n_memories, world.n_episodes
-    utilities, task, retrieved = confound_draws(world, seed)
-    outcomes = substream(seed, OUTCOME_STREAM).random(e) < success_probability(
+    task, retrieved = task[:e], retrieved[:e]
+    outcomes = uniforms[:e] < success_probability(
         utilities, retrieved, world.base_rates()[task], world.memory_effect
     )
     successes, failures = np.zeros(n), np.zeros(n)
@@ -282,9 +313,19 @@ def confound_experiment(
     ``executor`` (default: this process) runs chunks of seeds; the result does not depend on it.
     """
     check_n_seeds(n_seeds)
-    chunk = each_seed(functools.partial(_confound_run, world))
+    return _confound_results([world], n_seeds, seed, executor)[0]
+
+
+def _confound_results(
+    worlds: Sequence[ConfoundWorld], n_seeds: int, seed: int, executor: Executor | None = None
+) -> list[ConfoundResult]:
+    """:func:`confound_experiment` of each world, seed by seed (:func:`_confound_runs`)."""
+    chunk = each_seed(functools.partial(_confound_runs, worlds))
     runs = map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds")
-    return ConfoundResult(world, *(np.stack(parts) for parts in zip(*runs)))
+    return [
+        ConfoundResult(world, *(np.stack(parts) for parts in zip(*(run[i] for run in runs))))
+        for i, world in enumerate(worlds)
+    ]
 
 
 def confound_sweep(
@@ -294,19 +335,22 @@ def confound_sweep(
     n_seeds: int = DEFAULT_N_SEEDS,
     seed: int = 0,
 ) -> dict[tuple[float, int], ConfoundResult]:
-    """Experiment 2 over memory effects and specialist counts (total memories kept fixed)."""
+    """Experiment 2 over memory effects and specialist counts (total memories kept fixed).
+
+    The memory effect only changes the outcome model, so the effects at one specialist count
+    share their draws (:func:`_confound_runs`)."""
     total = world.n_memories
-    return {
-        (float(effect), int(count)): confound_experiment(
-            replace_world(
-                world, memory_effect=float(effect), n_specialists=int(count), n_generalists=total - int(count)
-            ),
-            n_seeds,
-            seed,
+    grid = {
+        (float(effect), int(count)): replace_world(
+            world, memory_effect=float(effect), n_specialists=int(count), n_generalists=total - int(count)
         )
         for effect in memory_effects
         for count in specialist_counts
     }
+    if not grid:
+        return {}
+    check_n_seeds(n_seeds)
+    return dict(zip(grid, _confound_results(list(grid.values()), n_seeds, seed)))
 
 
 def confound_episode_sweep(
@@ -321,9 +365,10 @@ def confound_episode_sweep(
     (:attr:`ConfoundResult.p_plus_rho_global`) as episodes grow, and the conditioned rho
     towards its own (:attr:`ConfoundResult.p_plus_rho_conditioned`). A seed's episodes do not
     depend on the run's length, so each seed's runs at the different counts are one run read
-    at each count.
+    at each count: it is drawn once, at the largest count (:func:`_confound_runs`).
     """
-    return {
-        int(e): confound_experiment(replace_world(world, n_episodes=int(e)), n_seeds, seed)
-        for e in episode_counts
-    }
+    worlds = {int(e): replace_world(world, n_episodes=int(e)) for e in episode_counts}
+    if not worlds:
+        return {}
+    check_n_seeds(n_seeds)
+    return dict(zip(worlds, _confound_results(list(worlds.values()), n_seeds, seed)))

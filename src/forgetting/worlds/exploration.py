@@ -24,22 +24,17 @@ import numpy as np
 
 from .._validate import raise_problems, real_problem
 from ..stats import Z_95
-from ..worth import UnitCounters, memory_worth
-from .controlled import PolicyResult, PolicyWorld
+from ..worth import memory_worth
+from .controlled import PolicyResult, PolicyWorld, softmax_runs
 from .model import (
     BLOCK_EPISODES,
     DEFAULT_N_SEEDS,
     KEEP_STREAM,
-    OUTCOME_STREAM,
-    RETRIEVAL_STREAM,
     check_n_seeds,
     replace_world,
     retrieval_entropy,
-    seed_streams,
     softmax_retrieval,
     spearman_rho,
-    substream,
-    success_probability,
 )
 
 __all__ = [
@@ -127,36 +122,14 @@ def _exploration_runs(
     row's operations are those of a single run, so the results are
     :func:`exploration_experiment`'s, bit for bit."""
     world = settings[0][0]
-    n, k, runs = world.n_memories, world.retrieved_per_episode, len(settings)
-    children = seed_streams(seed, n_seeds)
-    utilities = np.stack([np.random.default_rng(child).uniform(0.0, 1.0, n) for child in children])
-    keys = [substream(child, RETRIEVAL_STREAM) for child in children]
-    coins = [substream(child, OUTCOME_STREAM) for child in children]
-    tosses = [substream(child, EXPLORE_STREAM) for child in children]
-    rows = runs * n_seeds
-    temperatures = np.repeat([w.temperature for w, _ in settings], n_seeds)[:, None]  # (rows, 1)
-    epsilons = np.repeat([e for _, e in settings], n_seeds)  # (rows,)
-    counters = UnitCounters(rows * n)
-    offset = (np.arange(rows) * n)[:, None]
-    row_utilities = np.tile(utilities, (runs, 1))  # (rows, n)
-    flat_utilities = row_utilities.ravel()
-    explored = np.zeros(rows)
-    for start in range(0, world.n_episodes, BLOCK_EPISODES):
-        size = min(BLOCK_EPISODES, world.n_episodes - start)
-        gumbel = np.stack([rng.gumbel(size=(size, n)) for rng in keys], axis=1)  # (block, seeds, n)
-        draws = np.tile(np.stack([rng.random(size) for rng in coins], axis=1), (1, runs))  # (block, rows)
-        toss = np.tile(np.stack([rng.random(size) for rng in tosses], axis=1), (1, runs))
-        explore = toss < epsilons  # (block, rows)
-        explored += explore.sum(axis=0)
-        for t in range(size):
-            worth = counters.worth().reshape(rows, n)
-            chosen = mixed_retrieval(worth, np.tile(gumbel[t], (runs, 1)), temperatures, k, explore[t])
-            flat = chosen + offset
-            outcomes = draws[t] < success_probability(flat_utilities, flat)
-            counters.add(flat, outcomes)
-    successes, failures = counters.successes, counters.failures
-    worth = memory_worth(successes, failures).reshape(rows, n)
-    retrievals = (successes + failures).reshape(rows, n)
+    temperatures = [w.temperature for w, _ in settings]
+    epsilons = [e for _, e in settings]
+    utilities, successes, failures, explored = softmax_runs(
+        world, temperatures, n_seeds, seed, (EXPLORE_STREAM, epsilons), BLOCK_EPISODES
+    )
+    row_utilities = np.tile(utilities, (len(settings), 1))  # (rows, n)
+    worth = memory_worth(successes, failures)
+    retrievals = successes + failures
     rho = np.array([spearman_rho(w, u) for w, u in zip(worth, row_utilities)])
     coverage = (retrievals > 0).mean(axis=1)
     entropy = retrieval_entropy(retrievals)
