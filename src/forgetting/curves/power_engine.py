@@ -58,6 +58,7 @@ class PowerLawEngine(ScheduledEngine):
         self.baseline_stability = float(baseline_stability)
         self.decay = float(decay)
         self.eviction_threshold = float(eviction_threshold)
+        self._untouched = power_eviction_delay(self.baseline_stability, self.eviction_threshold, self.decay)
 
     @classmethod
     def matched(
@@ -84,7 +85,7 @@ class PowerLawEngine(ScheduledEngine):
         return self.baseline_stability
 
     def untouched_delay(self) -> int | None:
-        return power_eviction_delay(self.baseline_stability, self.eviction_threshold, self.decay)
+        return self._untouched  # read at every registration: computed once, in __init__
 
     def _touched(self, item: MemoryItem) -> int | None:
         item.stability = reinforced_stability(item.stability, item.touch_count)
