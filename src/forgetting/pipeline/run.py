@@ -49,16 +49,17 @@ FIGURES_MANIFEST = "{name}-figures.json"
 
 
 #: Chapters a parallel build starts first, longest first at published parameters on the reference
-#: machine (2 cores, this release's ``forgetting verify``), so that its workers finish together;
-#: the others follow in book order. Only the order in which chapters start depends on it.
+#: machine (2 cores, this release's ``forgetting verify`` of every chapter, one BLAS thread), so
+#: that its workers finish together; the others follow in book order. Only the order in which
+#: chapters start depends on it.
 LONGEST_FIRST = (
     "real-conversations",
-    "beyond-governance",
     "beyond-credit",
-    "mw-exp4",
     "decay-sweeps",
-    "mw-exp3",
     "decay-postmortems",
+    "beyond-governance",
+    "mw-exp3",
+    "mw-theory",
     "mw-exp2",
 )
 #: The thread counts of the numeric libraries a kernel loads; a parallel build sets them (below).
