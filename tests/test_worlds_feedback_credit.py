@@ -10,17 +10,15 @@ import pytest
 
 from forgetting.executor import InProcess
 from forgetting.worlds import PolicyWorld, feedback_credit, policy_experiment
-from forgetting.worlds.credit import omission_slots, present_ids, present_mask, present_mean, ranked_rho
+from forgetting.worlds.credit import omission_slots, present_mask, present_mean
 from forgetting.worlds.model import (
     OUTCOME_STREAM,
     RETRIEVAL_STREAM,
     seed_streams,
     softmax_retrieval,
-    spearman_rho,
     substream,
 )
-from forgetting.worth import DEFAULT_PRIOR, memory_worth
-from forgetting.worth.causal import omission_effects, regression_credit
+from forgetting.worth import DEFAULT_PRIOR
 from forgetting.worth.formulas import ratio_or_prior
 
 WORLD = PolicyWorld(n_memories=30, retrieved_per_episode=4, n_episodes=1500)
@@ -106,20 +104,19 @@ def plain_seed(world, temperatures, epsilons, seed):
         successes[rows, chosen] += used & ok[:, None]
         failures[rows, chosen] += used & ~ok[:, None]
         retrieved[:, t], outcomes[:, t], probability[:, t] = chosen, ok, p
-    results = []
-    for r in range(len(grid)):
-        omission = omission_effects(retrieved[r], slots[r], outcomes[r], n)
-        regression = regression_credit(present_ids(retrieved[r], present[r], n), outcomes[r], n + 1)
-        results.append(
-            (
-                spearman_rho(memory_worth(successes[r], failures[r]), utilities),
-                ranked_rho(omission.effect, utilities),
-                ranked_rho(regression.beta[:n], utilities),
-                float(np.isnan(omission.effect).sum()),
-                float(probability[r].mean()),
-                float((successes[r] + failures[r] > 0).mean()),
-            )
+    results = [  # each setting summarized as _feedback_seed does: the loop is what is tested
+        feedback_credit._setting_summary(
+            utilities,
+            successes[r],
+            failures[r],
+            retrieved[r],
+            present[r],
+            slots[r],
+            outcomes[r],
+            probability[r],
         )
+        for r in range(len(grid))
+    ]
     return [results[i * len(epsilons) : (i + 1) * len(epsilons)] for i in range(len(temperatures))]
 
 

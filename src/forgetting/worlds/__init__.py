@@ -8,6 +8,7 @@
 * :mod:`~forgetting.worlds.adaptive` -- the same limit when retrieval depends on the history.
 * :mod:`~forgetting.worlds.controlled` -- Experiment 1 (uniform retrieval) and Experiment 3
   (retrieval by a softmax over the current worth).
+* :mod:`~forgetting.worlds.softmax_loop` -- Experiment 3's feedback loop, several settings side by side.
 * :mod:`~forgetting.worlds.exploration` -- Experiment 3 with a share of uniform, worth-blind episodes.
 * :mod:`~forgetting.worlds.confound` -- Experiment 2, the task-difficulty confound.
 * :mod:`~forgetting.worlds.hitchhiker` -- Experiment 4, co-retrieval.

@@ -25,7 +25,7 @@ from ..executor import Executor, each_seed, map_seeds
 from ..worth import add_episodes, memory_worth
 from ..worth.causal import omission_effects, regression_credit
 from .confound import ConfoundWorld, confound_draws
-from .hitchhiker import ANCHOR, HITCHHIKER, CoRetrievalWorld, pair_draws
+from .hitchhiker import ANCHOR, HITCHHIKER, CoRetrievalWorld, pair_draws, pair_utilities
 from .model import (
     OUTCOME_STREAM,
     SEPARATION_Z,
@@ -134,7 +134,7 @@ def _pair_run(
     at the setting's diversity (retrieved ids, outcome draws), ``unperturbed`` the intact pair
     episodes' success probability."""
     n, k = world.n_memories, world.retrieved_per_episode
-    utilities = _pair_utilities(world, seed)
+    utilities = pair_utilities(world, seed)
     retrieved, draws = episodes
     slots = omission_slots(seed, retrieved.shape[0], k, epsilon)
     present = present_mask(slots, k)
@@ -151,13 +151,6 @@ def _pair_run(
     )
 
 
-def _pair_utilities(world: CoRetrievalWorld, seed: Any) -> FloatArray:
-    """Experiment 4's utilities of a seed: ``default_rng(seed)``, then the anchor's and the hitchhiker's."""
-    utilities = np.random.default_rng(seed).uniform(0.0, 1.0, world.n_memories)
-    utilities[ANCHOR], utilities[HITCHHIKER] = world.anchor_utility, world.hitchhiker_utility
-    return utilities
-
-
 def _pair_seed(
     world: CoRetrievalWorld, diversities: tuple[float, ...], epsilons: tuple[float, ...], seed: Any
 ) -> list[list[tuple[float, ...]]]:
@@ -165,7 +158,7 @@ def _pair_seed(
     (:func:`~forgetting.worlds.hitchhiker.pair_draws`)."""
     episodes = pair_draws(world, seed)
     _, intact, _ = episodes.at(0.0)
-    unperturbed = _pair_utilities(world, seed)[intact].mean(axis=1)
+    unperturbed = pair_utilities(world, seed)[intact].mean(axis=1)
     rows = []
     for d in diversities:
         _, retrieved, draws = episodes.at(d)

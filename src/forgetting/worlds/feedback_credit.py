@@ -73,6 +73,31 @@ class FeedbackCredit:
     coverage: FloatArray
 
 
+def _setting_summary(
+    utilities: FloatArray,
+    successes: FloatArray,
+    failures: FloatArray,
+    retrieved: np.ndarray,
+    present: np.ndarray,
+    slots: np.ndarray,
+    outcomes: np.ndarray,
+    probability: FloatArray,
+) -> tuple[float, ...]:
+    """One setting's row of a seed: the three rhos, the turns omission could not judge, the mean
+    success probability and the share of memories ever retrieved."""
+    n = utilities.size
+    omission = omission_effects(retrieved, slots, outcomes, n)
+    regression = regression_credit(present_ids(retrieved, present, n), outcomes, n + 1)
+    return (
+        spearman_rho(memory_worth(successes, failures), utilities),
+        ranked_rho(omission.effect, utilities),
+        ranked_rho(regression.beta[:n], utilities),
+        float(np.isnan(omission.effect).sum()),
+        float(probability.mean()),
+        float((successes + failures > 0).mean()),
+    )
+
+
 def _feedback_seed(
     world: PolicyWorld, temperatures: tuple[float, ...], epsilons: tuple[float, ...], seed: Any
 ) -> list[list[tuple[float, ...]]]:
@@ -113,20 +138,11 @@ def _feedback_seed(
             won = successes[rows, chosen]
             scaled[rows, chosen] = ratio_or_prior(won, won + failures[rows, chosen], DEFAULT_PRIOR) / scale
             retrieved[:, t], outcomes[:, t], probability[:, t] = chosen, ok, p
-    results: list[tuple[float, ...]] = []
-    for r in range(len(grid)):
-        omission = omission_effects(retrieved[r], slots[r], outcomes[r], n)
-        regression = regression_credit(present_ids(retrieved[r], present[r], n), outcomes[r], n + 1)
-        results.append(
-            (
-                spearman_rho(memory_worth(successes[r], failures[r]), utilities),
-                ranked_rho(omission.effect, utilities),
-                ranked_rho(regression.beta[:n], utilities),
-                float(np.isnan(omission.effect).sum()),
-                float(probability[r].mean()),
-                float((successes[r] + failures[r] > 0).mean()),
-            )
-        )
+    results = [
+        _setting_summary(utilities, successes[r], failures[r], retrieved[r], present[r], slots[r], outcomes[r],
+                         probability[r])
+        for r in range(len(grid))
+    ]  # fmt: skip
     return [results[i * len(epsilons) : (i + 1) * len(epsilons)] for i in range(len(temperatures))]
 
 

@@ -256,7 +256,7 @@ def pair_episodes(world: Any, diversity: float, seed: Any) -> tuple[IntArray, In
     ValueError
         Unless ``diversity`` is a real number in [0, 1].
     """
-    raise_problems([real_problem("diversity", diversity, 0.0, 1.0)])
+    raise_problems([real_problem("diversity", diversity, 0.0, 1.0)])  # before any draw
     return pair_draws(world, seed).at(diversity)
 
 
@@ -352,13 +352,8 @@ def leading_seeds(result: CoRetrievalResult, count: int) -> CoRetrievalResult:
     returns for the same world and base seed with ``n_seeds = count``, bit for bit (seed ``i``
     is child ``i`` of ``SeedSequence(seed)`` whatever the number of seeds)."""
     check_n_seeds(count, minimum=2)
-    return CoRetrievalResult(
-        result.world,
-        result.diversities,
-        result.anchor_worth[:count],
-        result.hitchhiker_worth[:count],
-        result.exact_gap[:count],
-    )
+    worths = (result.anchor_worth[:count], result.hitchhiker_worth[:count], result.exact_gap[:count])
+    return CoRetrievalResult(result.world, result.diversities, *worths)
 
 
 def threshold_or_nan(threshold: float | None) -> float:
