@@ -64,7 +64,12 @@ images.forEach(img => { img.loading = 'eager'; });
 const loaded = Promise.all(images.map(img => img.complete ? null :
     new Promise(resolve => { img.addEventListener('load', resolve); img.addEventListener('error', resolve); })));
 const typeset = (window.MathJax && MathJax.startup && MathJax.startup.promise) || Promise.resolve();
-Promise.all([loaded, typeset, document.fonts.ready]).then(() => done(true), error => done(String(error)));
+// every declared font face, not only those the screen layout used: print media can show text
+// (icons, print-only elements) in a face the screen never loaded, and one loaded during the
+// print would race it (the fallback font's glyphs would end up in the PDF)
+const faces = Promise.all(Array.from(document.fonts, face => face.load().catch(() => null)));
+Promise.all([loaded, typeset, faces]).then(() => document.fonts.ready)
+    .then(() => done(true), error => done(String(error)));
 """
 
 # Paper does not scroll: long code lines wrap instead of being cut at the right margin.
