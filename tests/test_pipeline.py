@@ -283,6 +283,20 @@ def test_compare_reports_missing_extra_and_changed_files(tmp_path):
     ]
 
 
+def test_a_publications_temp_file_is_not_a_stray(tmp_path):
+    """verify lists strays without the publishing lock, so it can meet another process's
+    staged temp file: not a stray (the likely cause of two failures of the race test in
+    tests/test_book.py on a loaded machine, whose output was cut before verify's reason)."""
+    from forgetting.pipeline.comparison import strays
+    from forgetting.safeio import temp_path
+
+    root = scratch_root(tmp_path)
+    published = root / "data" / "results"
+    temp_path(published / "decay-headline-summary.csv").write_text("staged")
+    (published / "leftover.tmp").write_text("stray")
+    assert [p.name for p in strays(root)] == ["leftover.tmp"]
+
+
 def test_promote_replaces_the_whole_set_and_removes_strays(tmp_path):
     root = scratch_root(tmp_path)
     published = root / "data" / "results"

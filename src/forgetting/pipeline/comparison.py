@@ -39,9 +39,16 @@ def published_files(folder: Path, name: str) -> list[Path]:
 
 
 def strays(root: Path) -> list[Path]:
-    """Files in ``data/results/`` that belong to no chapter (left by an older layout or tool)."""
+    """Files in ``data/results/`` that belong to no chapter (left by an older layout or tool).
+
+    Hidden files are not strays, as they are not published files (:func:`published_files`): a
+    publication stages its files there as hidden temp files under the publishing lock, so a
+    reader without the lock (``forgetting verify``) could meet them; recovery removes any left.
+    """
     folder = results_dir(root)
-    return sorted(p for p in folder.iterdir() if owner(p.name) is None) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and owner(p.name) is None)
 
 
 def first_difference(name: str, new: bytes, old: bytes) -> str:
