@@ -254,8 +254,10 @@ def make_row(target: str) -> tuple[str, float, str]:
             check=False,
         )
         seconds = time.perf_counter() - start
-    tail = (result.stdout + result.stderr).strip().splitlines()[-1:] or [""]
-    note = f"install first, untimed: {installed:.0f} s; exit {result.returncode}: {tail[0][:80]}"
+    lines = (result.stdout + result.stderr).strip().splitlines()
+    failed = [line for line in lines if line.startswith(("FAILED ", "ERROR "))]  # pytest's summary
+    said = "; ".join(line.split(" - ")[0] for line in failed) if failed else (lines[-1:] or [""])[0][:80]
+    note = f"install first, untimed: {installed:.0f} s; exit {result.returncode}: {said}"
     return what, seconds, note.replace("|", "\\|")
 
 
