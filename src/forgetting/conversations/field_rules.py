@@ -128,13 +128,16 @@ class _Bank:
         previous, self.previous = self.previous, event
         if not is_pass(self.policy.forget_at, event, previous):
             return []
-        coins = self.rng.random(len(self.level)).tolist()  # one per memory stored so far, held or not
+        coins = self.rng.random(len(self.level))  # one per memory stored so far, held or not
+        # only held memories read theirs: those from the first held one on (``held`` is in store order)
+        first = next(iter(self.held.values()), len(self.level))
+        tail = coins[first:].tolist()
         today, max_days, since, level = self._today(event), self.policy.max_days, self.since, self.level
         table = _bank_retentions(max_days, self.policy.max_strength)
         dropped = [
             mem_id
             for mem_id, i in self.held.items()
-            if (days := today - since[i]) >= max_days or not coins[i] < table[days][level[i]]
+            if (days := today - since[i]) >= max_days or not tail[i - first] < table[days][level[i]]
         ]
         for mem_id in dropped:
             del self.held[mem_id]
