@@ -183,6 +183,22 @@ def test_the_depth_sweep_covers_every_k_from_1_to_20():
     assert tuple(range(1, 21)) == W.DEFAULT_DEPTHS
 
 
+def test_the_depth_sweep_is_one_experiment_per_depth():
+    """The sweep runs a seed's depths on one set of draws: each depth as it would run alone,
+    the deepest allowed and depths given out of order or twice included."""
+    world = SMALL[W.controlled_experiment]
+    sweep = W.retrieval_depth_sweep((5, 1, 19, 3, 5), world, n_seeds=3, seed=4)
+    assert list(sweep) == [5, 1, 19, 3]
+    for k, result in sweep.items():
+        alone = W.controlled_experiment(dataclasses.replace(world, retrieved_per_episode=k), n_seeds=3, seed=4)
+        assert_results_identical(result, alone)
+    assert W.retrieval_depth_sweep((), world, n_seeds=3) == {}
+    with pytest.raises(ValueError, match="retrieved_per_episode"):
+        W.retrieval_depth_sweep((3, 20), world, n_seeds=3)
+    with pytest.raises(ValueError, match="n_seeds"):
+        W.retrieval_depth_sweep((3,), world, n_seeds=0)
+
+
 @pytest.mark.parametrize("seed", [-1, True, 0.0])
 def test_static_score_rho_refuses_a_seed_that_is_not_a_non_negative_int(seed):
     with pytest.raises(ValueError, match="seed must be an int >= 0"):

@@ -82,7 +82,7 @@ def test_an_empty_setting_is_refused_by_name(name, arguments):
 
 def plain_seed(world, temperatures, epsilons, seed):
     """The loop read plainly: every episode the worth from the whole counters, then
-    :func:`softmax_retrieval` (what ``_feedback_seed`` keeps up to date incrementally)."""
+    :func:`softmax_retrieval` (what ``_feedback_seeds`` keeps up to date incrementally)."""
     n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
     grid = [(t, epsilon) for t in temperatures for epsilon in epsilons]
     utilities = np.random.default_rng(seed).uniform(0.0, 1.0, n)
@@ -104,7 +104,7 @@ def plain_seed(world, temperatures, epsilons, seed):
         successes[rows, chosen] += used & ok[:, None]
         failures[rows, chosen] += used & ~ok[:, None]
         retrieved[:, t], outcomes[:, t], probability[:, t] = chosen, ok, p
-    results = [  # each setting summarized as _feedback_seed does: the loop is what is tested
+    results = [  # each setting summarized as _feedback_seeds does: the loop is what is tested
         feedback_credit._setting_summary(
             utilities,
             successes[r],
@@ -122,11 +122,20 @@ def plain_seed(world, temperatures, epsilons, seed):
 
 @pytest.mark.parametrize("seed", [0, 3])
 def test_the_incremental_loop_is_the_plain_reading_bit_for_bit(monkeypatch, seed):
-    """Worth kept up to date at the updated memories, one scatter per episode and the selection
-    inlined give exactly the plain loop's results, also across blocks of episodes."""
+    """Worth kept up to date at the updated memories, one scatter per episode, the selection
+    inlined and several seeds played side by side give exactly the plain loop's results, seed
+    by seed, also across blocks of episodes."""
     monkeypatch.setattr(feedback_credit, "BLOCK_EPISODES", 700)
-    child = seed_streams(seed, 2)[1]
+    children = seed_streams(seed, 3)
     temperatures, epsilons = (1.0, 0.1, 0.02), (0.0, 0.3)
-    fast = feedback_credit._feedback_seed(WORLD, temperatures, epsilons, child)
-    plain = plain_seed(WORLD, temperatures, epsilons, child)
+    fast = feedback_credit._feedback_seeds(WORLD, temperatures, epsilons, children)
+    plain = [plain_seed(WORLD, temperatures, epsilons, child) for child in children]
     assert np.array_equal(np.array(fast), np.array(plain), equal_nan=True)
+
+
+def test_the_result_does_not_depend_on_how_many_seeds_play_side_by_side(monkeypatch):
+    first = feedback_credit.feedback_credit(WORLD, (0.0, 0.5), n_seeds=3, seed=2, temperatures=(0.5, 0.05))
+    monkeypatch.setattr(feedback_credit, "CHUNK_SEEDS", 2)
+    second = feedback_credit.feedback_credit(WORLD, (0.0, 0.5), n_seeds=3, seed=2, temperatures=(0.5, 0.05))
+    for name in ("rho_worth", "rho_omission", "rho_regression", "unscored", "success", "coverage"):
+        assert np.array_equal(getattr(first, name), getattr(second, name), equal_nan=True), name

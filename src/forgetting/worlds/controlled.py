@@ -23,7 +23,7 @@ from .model import (
     check_checkpoints,
     check_n_seeds,
     check_world,
-    episodes_to_checkpoints,
+    depths_to_checkpoints,
     p_plus_uniform,
     replace_world,
     retrieval_entropy,
@@ -151,26 +151,44 @@ def _controlled_run(world: ControlledWorld, seed: Any) -> tuple[npt.NDArray[Any]
     """One seed: utilities from ``default_rng(seed)``, episodes from its own streams
     (:func:`~forgetting.worlds.model.episodes_to_checkpoints`), so ``checkpoints`` only chooses
     where ``rho`` is read."""
+    return _depth_runs(world, (world.retrieved_per_episode,), seed)[0]
+
+
+def _depth_runs(world: ControlledWorld, depths: Sequence[int], seed: Any) -> list[tuple[npt.NDArray[Any], ...]]:
+    """:func:`_controlled_run` of ``world`` at each retrieval depth of ``depths``, one seed, every
+    depth on the same draws (:func:`~forgetting.worlds.model.depths_to_checkpoints`)."""
     rng = np.random.default_rng(seed)
-    n, k = world.n_memories, world.retrieved_per_episode
+    n = world.n_memories
     utilities = rng.uniform(0.0, 1.0, n)
-    successes, failures = np.zeros(n), np.zeros(n)
-    rhos: list[float] = []  # at each checkpoint; the last block runs on to n_episodes without a record
-    for _ in episodes_to_checkpoints(
-        seed, utilities, k, (*world.checkpoints, world.n_episodes), successes, failures
-    ):
-        if len(rhos) < len(world.checkpoints):
-            rhos.append(spearman_rho(memory_worth(successes, failures), utilities))
-    worth = memory_worth(successes, failures)
-    evidence = successes + failures
-    return (
-        np.array(spearman_rho(worth, utilities)),
-        np.array(rhos),
-        class_counts(worth, evidence),
-        utilities,
-        p_plus_uniform(utilities, k),
-        worth,
-        evidence,
+    counters = [(np.zeros(n), np.zeros(n)) for _ in depths]
+    rhos: list[list[float]] = [[] for _ in depths]  # at each checkpoint; the last block runs on unrecorded
+    for _ in depths_to_checkpoints(seed, utilities, depths, (*world.checkpoints, world.n_episodes), counters):
+        if len(rhos[0]) < len(world.checkpoints):
+            for found, (successes, failures) in zip(rhos, counters):
+                found.append(spearman_rho(memory_worth(successes, failures), utilities))
+    runs = []
+    for k, found, (successes, failures) in zip(depths, rhos, counters):
+        worth = memory_worth(successes, failures)
+        evidence = successes + failures
+        runs.append(
+            (
+                np.array(spearman_rho(worth, utilities)),
+                np.array(found),
+                class_counts(worth, evidence),
+                utilities,
+                p_plus_uniform(utilities, k),
+                worth,
+                evidence,
+            )
+        )
+    return runs
+
+
+def _result(world: ControlledWorld, runs: Sequence[tuple[npt.NDArray[Any], ...]]) -> ControlledResult:
+    """The seeds' runs of ``world`` stacked into a :class:`ControlledResult`."""
+    rho, rhos, taxonomy, utilities, p_plus, worth, evidence = (np.stack(parts) for parts in zip(*runs))
+    return ControlledResult(
+        world, rho, rhos, np.array(world.checkpoints), taxonomy, utilities, p_plus, worth, evidence
     )
 
 
@@ -189,11 +207,7 @@ def controlled_experiment(
     """
     check_n_seeds(n_seeds)
     chunk = each_seed(functools.partial(_controlled_run, world))
-    runs = map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds")
-    rho, rhos, taxonomy, utilities, p_plus, worth, evidence = (np.stack(parts) for parts in zip(*runs))
-    return ControlledResult(
-        world, rho, rhos, np.array(world.checkpoints), taxonomy, utilities, p_plus, worth, evidence
-    )
+    return _result(world, map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds"))
 
 
 #: Retrieval depths of the Experiment 1 sweep: every k from 1 to 20.
@@ -267,11 +281,19 @@ def retrieval_depth_sweep(
     n_seeds: int = DEFAULT_N_SEEDS,
     seed: int = 0,
 ) -> dict[int, ControlledResult]:
-    """Experiment 1 at several retrieval depths ``k`` (everything else from ``world``)."""
-    return {
-        int(k): controlled_experiment(replace_world(world, retrieved_per_episode=int(k)), n_seeds, seed)
-        for k in depths
-    }
+    """Experiment 1 at several retrieval depths ``k`` (everything else from ``world``).
+
+    Each depth's result is :func:`controlled_experiment` of its world with the same ``n_seeds``
+    and ``seed``: the depths of a seed are run together on one set of draws
+    (:func:`~forgetting.worlds.model.depths_to_checkpoints`), as each would draw them alone.
+    """
+    worlds = {int(k): replace_world(world, retrieved_per_episode=int(k)) for k in depths}
+    check_n_seeds(n_seeds)
+    if not worlds:
+        return {}
+    chunk = each_seed(functools.partial(_depth_runs, world, tuple(worlds)))
+    runs = map_seeds(chunk, seed_streams(seed, n_seeds), None, label=f"{n_seeds} seeds x {len(worlds)} depths")
+    return {k: _result(worlds[k], [run[i] for run in runs]) for i, k in enumerate(worlds)}
 
 
 @dataclass(frozen=True)

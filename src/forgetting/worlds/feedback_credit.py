@@ -19,13 +19,14 @@ memories and is compared with their utility.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._validate import raise_problems, real_problem
-from ..executor import Executor, each_seed, map_seeds
+from ..executor import Executor, map_seeds
 from ..worth import DEFAULT_PRIOR, memory_worth
 from ..worth.causal import omission_effects, regression_credit
 from ..worth.formulas import ratio_or_prior
@@ -98,40 +99,51 @@ def _setting_summary(
     )
 
 
-def _feedback_seed(
-    world: PolicyWorld, temperatures: tuple[float, ...], epsilons: tuple[float, ...], seed: Any
-) -> list[list[tuple[float, ...]]]:
-    """One seed at every setting: row ``i * len(epsilons) + j`` is the loop at
-    ``(temperatures[i], epsilons[j])``; a row's keys ``MW / temperature + G`` are the scalar
+#: Seeds a chunk of :func:`feedback_credit` plays side by side (the loop's per-episode calls are
+#: shared by their rows; its arrays grow with it). The result does not depend on it.
+CHUNK_SEEDS = 5
+
+
+def _feedback_seeds(
+    world: PolicyWorld, temperatures: tuple[float, ...], epsilons: tuple[float, ...], seeds: Sequence[Any]
+) -> list[list[list[tuple[float, ...]]]]:
+    """Each seed of ``seeds`` at every setting: ``[seed][i][j]`` is the loop at ``(temperatures[i],
+    epsilons[j])``. Every (seed, setting) is one row of the arrays, played side by side; a row
+    reads only its own seed's draws, and its keys ``MW / temperature + G`` are the scalar
     temperature's, bit for bit (one division per element either way)."""
     n, k, e = world.n_memories, world.retrieved_per_episode, world.n_episodes
     grid = [(t, epsilon) for t in temperatures for epsilon in epsilons]
-    utilities = np.random.default_rng(seed).uniform(0.0, 1.0, n)
-    keys, coins = substream(seed, RETRIEVAL_STREAM), substream(seed, OUTCOME_STREAM)
-    slots = np.stack([omission_slots(seed, e, k, epsilon) for _, epsilon in grid])  # (rows, e)
-    scale = np.array([t for t, _ in grid])[:, None]
-    rows = np.arange(len(grid))[:, None]
+    width, total = len(grid), len(seeds) * len(grid)
+    owner = np.repeat(np.arange(len(seeds)), width)  # the seed of each row, seed-major
+    utilities = np.stack([np.random.default_rng(seed).uniform(0.0, 1.0, n) for seed in seeds])
+    streams = [(substream(seed, RETRIEVAL_STREAM), substream(seed, OUTCOME_STREAM)) for seed in seeds]
+    slots = np.stack([omission_slots(seed, e, k, epsilon) for seed in seeds for _, epsilon in grid])  # (rows, e)
+    scale = np.array([t for _ in seeds for t, _ in grid])[:, None]
+    rows = np.arange(total)[:, None]
+    offsets = (owner * n)[:, None]  # row r reads its seed's utilities at utilities.ravel()[offsets[r] + id]
     # counts[0] = successes, counts[1] = failures; an episode adds 1 to one of them per used slot
-    counts = np.zeros((2, len(grid), n))
+    counts = np.zeros((2, total, n))
     successes, failures = counts
     # scaled[r] = MW[r] / temperature[r], kept up to date at the memories an episode updates
-    scaled = np.full((len(grid), n), DEFAULT_PRIOR) / scale
-    retrieved = np.empty((len(grid), e, k), dtype=np.intp)
-    present = present_mask(slots.ravel(), k).reshape(len(grid), e, k)
-    outcomes = np.empty((len(grid), e), dtype=bool)
-    probability = np.empty((len(grid), e))
+    scaled = np.full((total, n), DEFAULT_PRIOR) / scale
+    by_seed = scaled.reshape(len(seeds), width, n)  # a view: each seed's rows
+    retrieved = np.empty((total, e, k), dtype=np.intp)
+    present = present_mask(slots.ravel(), k).reshape(total, e, k)
+    outcomes = np.empty((total, e), dtype=bool)
+    probability = np.empty((total, e))
     for start in range(0, e, BLOCK_EPISODES):
         size = min(BLOCK_EPISODES, e - start)
-        gumbel, draws = keys.gumbel(size=(size, n)), coins.random(size)
+        gumbel = np.stack([keys.gumbel(size=(size, n)) for keys, _ in streams], axis=1)  # (size, seeds, n)
+        draws = np.stack([coins.random(size) for _, coins in streams], axis=1)[:, owner]  # (size, rows)
         for step in range(size):
             t = start + step
             # model.softmax_retrieval(MW, gumbel, scale, k), its keys' negation computed once
-            negated = -(scaled + gumbel[step])
+            negated = -(by_seed + gumbel[step, :, None]).reshape(total, n)
             top = np.argpartition(negated, k - 1, axis=-1)[:, :k]
             chosen = top[rows, negated[rows, top].argsort(axis=-1)]
             used = present[:, t]
             # Experiment 3's outcome model, 0.5 + (mean utility - 0.5), with an empty slot adding 0
-            p = 0.5 + (present_mean(utilities, chosen, used) - 0.5)
+            p = 0.5 + (present_mean(utilities.ravel(), chosen + offsets, used) - 0.5)
             ok = draws[step] < p
             counts[(~ok).astype(np.intp)[:, None], rows, chosen] += used
             # memory_worth without its checks: the counters are whole counts from zero, far below 2**53
@@ -139,11 +151,14 @@ def _feedback_seed(
             scaled[rows, chosen] = ratio_or_prior(won, won + failures[rows, chosen], DEFAULT_PRIOR) / scale
             retrieved[:, t], outcomes[:, t], probability[:, t] = chosen, ok, p
     results = [
-        _setting_summary(utilities, successes[r], failures[r], retrieved[r], present[r], slots[r], outcomes[r],
-                         probability[r])
-        for r in range(len(grid))
+        _setting_summary(utilities[owner[r]], successes[r], failures[r], retrieved[r], present[r], slots[r],
+                         outcomes[r], probability[r])
+        for r in range(total)
     ]  # fmt: skip
-    return [results[i * len(epsilons) : (i + 1) * len(epsilons)] for i in range(len(temperatures))]
+    return [
+        [results[first + i * len(epsilons) : first + (i + 1) * len(epsilons)] for i in range(len(temperatures))]
+        for first in range(0, total, width)
+    ]
 
 
 def feedback_credit(
@@ -168,8 +183,9 @@ def feedback_credit(
         if not values:
             raise ValueError(f"{name} must name at least one value, got ()")
     settings = (tuple(float(t) for t in temperatures), tuple(float(e) for e in epsilons))
-    chunk = each_seed(functools.partial(_feedback_seed, world, *settings))
-    runs = np.array(map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds"))
+    chunk = functools.partial(_feedback_seeds, world, *settings)
+    streams = seed_streams(seed, n_seeds)
+    runs = np.array(map_seeds(chunk, streams, executor, chunk_size=CHUNK_SEEDS, label=f"{n_seeds} seeds"))
     return FeedbackCredit(world, np.array(settings[0]), np.array(settings[1]), *np.moveaxis(runs, -1, 0))
 
 

@@ -79,6 +79,7 @@ __all__ = [
     "check_n_seeds",
     "check_checkpoints",
     "replace_world",
+    "depths_to_checkpoints",
     "episodes_to_checkpoints",
 ]
 
@@ -363,19 +364,46 @@ def episodes_to_checkpoints(
     yields an empty block. Invariant: the counters after ``c`` episodes are the same whatever
     the other checkpoints, since each stream is read a fixed amount per episode.
     """
+    for checkpoint, [(retrieved, outcomes)] in depths_to_checkpoints(
+        seed, utilities, (retrieved_per_episode,), checkpoints, [(successes, failures)]
+    ):
+        yield checkpoint, retrieved, outcomes
+
+
+def depths_to_checkpoints(
+    seed: int | np.random.SeedSequence,
+    utilities: FloatArray,
+    depths: Sequence[int],
+    checkpoints: Sequence[int],
+    counters: Sequence[tuple[FloatArray, FloatArray]],
+) -> Iterator[tuple[int, list[tuple[IntArray, npt.NDArray[np.bool_]]]]]:
+    """:func:`episodes_to_checkpoints` at several retrieval depths at once, ``counters[i]`` the
+    ``(successes, failures)`` of depth ``depths[i]``; yields ``(checkpoint, [(retrieved,
+    outcomes) of each depth])``.
+
+    Each depth's episodes are those :func:`episodes_to_checkpoints` would draw for it alone:
+    every depth reads the same streams by the same amounts, a row's ``k`` smallest keys in key
+    order are the leading ``k`` columns of one :func:`uniform_retrieval` at the largest depth,
+    and each depth compares the same outcome uniforms with its own success probability. (Only
+    two equal keys in a row, doubles of ``Generator.random``, could be ordered differently
+    by the two routes.)
+    """
     retrieval, outcome = substream(seed, RETRIEVAL_STREAM), substream(seed, OUTCOME_STREAM)
-    n_memories = utilities.size
+    widest = max(depths)
     done = 0
     for checkpoint in checkpoints:
-        if checkpoint > done:
-            retrieved = uniform_retrieval(retrieval, checkpoint - done, n_memories, retrieved_per_episode)
-            outcomes = outcome.random(checkpoint - done) < success_probability(utilities, retrieved)
-            add_episodes(successes, failures, retrieved, outcomes)
-            done = checkpoint
-        else:
-            retrieved = np.empty((0, retrieved_per_episode), dtype=np.intp)
-            outcomes = np.empty(0, dtype=np.bool_)
-        yield checkpoint, retrieved, outcomes
+        size = max(checkpoint - done, 0)
+        shared = uniform_retrieval(retrieval, size, utilities.size, widest)
+        draws = outcome.random(size)
+        blocks = []
+        for k, (successes, failures) in zip(depths, counters):
+            retrieved = shared[:, :k]
+            outcomes = draws < success_probability(utilities, retrieved)
+            if size:
+                add_episodes(successes, failures, retrieved, outcomes)
+            blocks.append((retrieved, outcomes))
+        done = max(done, checkpoint)
+        yield checkpoint, blocks
 
 
 def preference_bound(worth: np.ndarray, temperature: float) -> float:
