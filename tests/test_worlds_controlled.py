@@ -190,7 +190,9 @@ def test_the_depth_sweep_is_one_experiment_per_depth():
     sweep = W.retrieval_depth_sweep((5, 1, 19, 3, 5), world, n_seeds=3, seed=4)
     assert list(sweep) == [5, 1, 19, 3]
     for k, result in sweep.items():
-        alone = W.controlled_experiment(dataclasses.replace(world, retrieved_per_episode=k), n_seeds=3, seed=4)
+        alone = W.controlled_experiment(
+            dataclasses.replace(world, retrieved_per_episode=k), n_seeds=3, seed=4
+        )
         assert_results_identical(result, alone)
     assert W.retrieval_depth_sweep((), world, n_seeds=3) == {}
     with pytest.raises(ValueError, match="retrieved_per_episode"):

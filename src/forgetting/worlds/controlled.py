@@ -154,7 +154,9 @@ def _controlled_run(world: ControlledWorld, seed: Any) -> tuple[npt.NDArray[Any]
     return _depth_runs(world, (world.retrieved_per_episode,), seed)[0]
 
 
-def _depth_runs(world: ControlledWorld, depths: Sequence[int], seed: Any) -> list[tuple[npt.NDArray[Any], ...]]:
+def _depth_runs(
+    world: ControlledWorld, depths: Sequence[int], seed: Any
+) -> list[tuple[npt.NDArray[Any], ...]]:
     """:func:`_controlled_run` of ``world`` at each retrieval depth of ``depths``, one seed, every
     depth on the same draws (:func:`~forgetting.worlds.model.depths_to_checkpoints`)."""
     rng = np.random.default_rng(seed)
@@ -292,7 +294,9 @@ def retrieval_depth_sweep(
     if not worlds:
         return {}
     chunk = each_seed(functools.partial(_depth_runs, world, tuple(worlds)))
-    runs = map_seeds(chunk, seed_streams(seed, n_seeds), None, label=f"{n_seeds} seeds x {len(worlds)} depths")
+    runs = map_seeds(
+        chunk, seed_streams(seed, n_seeds), None, label=f"{n_seeds} seeds x {len(worlds)} depths"
+    )
     return {k: _result(worlds[k], [run[i] for run in runs]) for i, k in enumerate(worlds)}
 
 

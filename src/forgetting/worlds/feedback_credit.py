@@ -117,7 +117,9 @@ def _feedback_seeds(
     owner = np.repeat(np.arange(len(seeds)), width)  # the seed of each row, seed-major
     utilities = np.stack([np.random.default_rng(seed).uniform(0.0, 1.0, n) for seed in seeds])
     streams = [(substream(seed, RETRIEVAL_STREAM), substream(seed, OUTCOME_STREAM)) for seed in seeds]
-    slots = np.stack([omission_slots(seed, e, k, epsilon) for seed in seeds for _, epsilon in grid])  # (rows, e)
+    slots = np.stack(
+        [omission_slots(seed, e, k, epsilon) for seed in seeds for _, epsilon in grid]
+    )  # (rows, e)
     scale = np.array([t for _ in seeds for t, _ in grid])[:, None]
     rows = np.arange(total)[:, None]
     offsets = (owner * n)[:, None]  # row r reads its seed's utilities at utilities.ravel()[offsets[r] + id]
@@ -156,7 +158,10 @@ def _feedback_seeds(
         for r in range(total)
     ]  # fmt: skip
     return [
-        [results[first + i * len(epsilons) : first + (i + 1) * len(epsilons)] for i in range(len(temperatures))]
+        [
+            results[first + i * len(epsilons) : first + (i + 1) * len(epsilons)]
+            for i in range(len(temperatures))
+        ]
         for first in range(0, total, width)
     ]
 
