@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from .._validate import raise_problems, seed_problem
 from ..executor import Executor, each_seed, map_seeds
@@ -147,18 +146,10 @@ class ControlledResult(_RhoAcrossSeeds):
         return {name: float(v) for name, v in zip(WORTH_CLASSES, self.taxonomy.mean(axis=0))}
 
 
-def _controlled_run(world: ControlledWorld, seed: Any) -> tuple[npt.NDArray[Any], ...]:
-    """One seed: utilities from ``default_rng(seed)``, episodes from its own streams
-    (:func:`~forgetting.worlds.model.episodes_to_checkpoints`), so ``checkpoints`` only chooses
-    where ``rho`` is read."""
-    return _depth_runs(world, (world.retrieved_per_episode,), seed)[0]
-
-
-def _depth_runs(
-    world: ControlledWorld, depths: Sequence[int], seed: Any
-) -> list[tuple[npt.NDArray[Any], ...]]:
-    """:func:`_controlled_run` of ``world`` at each retrieval depth of ``depths``, one seed, every
-    depth on the same draws (:func:`~forgetting.worlds.model.depths_to_checkpoints`)."""
+def _depth_runs(world: ControlledWorld, depths: Sequence[int], seed: Any) -> list[tuple[Any, ...]]:
+    """One seed of ``world`` at each retrieval depth of ``depths``, every depth on the same draws
+    (:func:`~forgetting.worlds.model.depths_to_checkpoints`): utilities from ``default_rng(seed)``,
+    episodes from its own streams, so ``checkpoints`` only chooses where ``rho`` is read."""
     rng = np.random.default_rng(seed)
     n = world.n_memories
     utilities = rng.uniform(0.0, 1.0, n)
@@ -186,14 +177,6 @@ def _depth_runs(
     return runs
 
 
-def _result(world: ControlledWorld, runs: Sequence[tuple[npt.NDArray[Any], ...]]) -> ControlledResult:
-    """The seeds' runs of ``world`` stacked into a :class:`ControlledResult`."""
-    rho, rhos, taxonomy, utilities, p_plus, worth, evidence = (np.stack(parts) for parts in zip(*runs))
-    return ControlledResult(
-        world, rho, rhos, np.array(world.checkpoints), taxonomy, utilities, p_plus, worth, evidence
-    )
-
-
 def controlled_experiment(
     world: ControlledWorld = ControlledWorld(),
     n_seeds: int = DEFAULT_N_SEEDS,
@@ -207,9 +190,8 @@ def controlled_experiment(
     whatever is recorded, so the final ``rho`` and ``rho`` at a checkpoint are the same with any
     other set of checkpoints (or none), and a shorter run is the start of a longer one.
     """
-    check_n_seeds(n_seeds)
-    chunk = each_seed(functools.partial(_controlled_run, world))
-    return _result(world, map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds"))
+    k = int(world.retrieved_per_episode)
+    return retrieval_depth_sweep((k,), world, n_seeds, seed, executor)[k]
 
 
 #: Retrieval depths of the Experiment 1 sweep: every k from 1 to 20.
@@ -282,22 +264,26 @@ def retrieval_depth_sweep(
     world: ControlledWorld = ControlledWorld(),
     n_seeds: int = DEFAULT_N_SEEDS,
     seed: int = 0,
+    executor: Executor | None = None,
 ) -> dict[int, ControlledResult]:
-    """Experiment 1 at several retrieval depths ``k`` (everything else from ``world``).
-
-    Each depth's result is :func:`controlled_experiment` of its world with the same ``n_seeds``
-    and ``seed``: the depths of a seed are run together on one set of draws
-    (:func:`~forgetting.worlds.model.depths_to_checkpoints`), as each would draw them alone.
-    """
+    """Experiment 1 at several retrieval depths ``k`` (everything else from ``world``);
+    :func:`controlled_experiment` is the sweep of one depth. A seed's depths run together on
+    one set of draws (:func:`~forgetting.worlds.model.depths_to_checkpoints`), each depth's
+    episodes those it would draw alone."""
     worlds = {int(k): replace_world(world, retrieved_per_episode=int(k)) for k in depths}
     check_n_seeds(n_seeds)
     if not worlds:
         return {}
     chunk = each_seed(functools.partial(_depth_runs, world, tuple(worlds)))
-    runs = map_seeds(
-        chunk, seed_streams(seed, n_seeds), None, label=f"{n_seeds} seeds x {len(worlds)} depths"
-    )
-    return {k: _result(worlds[k], [run[i] for run in runs]) for i, k in enumerate(worlds)}
+    runs = map_seeds(chunk, seed_streams(seed, n_seeds), executor, label=f"{n_seeds} seeds")
+
+    def result(i: int, alone: ControlledWorld) -> ControlledResult:
+        stacked = [np.stack(parts) for parts in zip(*(run[i] for run in runs))]
+        rho, rhos, taxonomy, utilities, p_plus, worth, evidence = stacked
+        at = np.array(alone.checkpoints)
+        return ControlledResult(alone, rho, rhos, at, taxonomy, utilities, p_plus, worth, evidence)
+
+    return {k: result(i, alone) for i, (k, alone) in enumerate(worlds.items())}
 
 
 @dataclass(frozen=True)

@@ -395,13 +395,9 @@ def depths_to_checkpoints(
         size = max(checkpoint - done, 0)
         shared = uniform_retrieval(retrieval, size, utilities.size, widest)
         draws = outcome.random(size)
-        blocks = []
-        for k, (successes, failures) in zip(depths, counters):
-            retrieved = shared[:, :k]
-            outcomes = draws < success_probability(utilities, retrieved)
-            if size:
-                add_episodes(successes, failures, retrieved, outcomes)
-            blocks.append((retrieved, outcomes))
+        blocks = [(shared[:, :k], draws < success_probability(utilities, shared[:, :k])) for k in depths]
+        for (successes, failures), (retrieved, outcomes) in zip(counters, blocks if size else ()):
+            add_episodes(successes, failures, retrieved, outcomes)
         done = max(done, checkpoint)
         yield checkpoint, blocks
 
