@@ -98,6 +98,30 @@ def test_pages_reference_no_remote_asset(site):
     assert offenders == []
 
 
+NUMREF = re.compile(
+    r'<a class="reference internal" href="([^"#]*)#([^"]+)"><span class="std std-numref">([^<]+)</span>'
+)
+CAPTION_NUMBER = re.compile(r'<span class="caption-number">([^<]+?) </span>')
+
+
+def test_every_numbered_reference_names_its_targets_number(site):
+    """A ``{numref}`` link reads "Fig. N" or "Table N" where its target's own caption does
+    (the site's ``forgetting.pipeline.sphinx_numref`` resolves them from doctrees read once)."""
+    pages = {path.relative_to(site).as_posix(): path.read_text(encoding="utf-8") for path in site_pages(site)}
+    checked, wrong = 0, []
+    for name, text in pages.items():
+        for target, anchor, shown in NUMREF.findall(text):
+            page = pages[target or name]
+            caption = CAPTION_NUMBER.search(page, page.index(f'id="{anchor}"'))
+            checked += 1
+            if caption is None or caption.group(1) != shown:
+                wrong.append(
+                    f"{name} -> {target}#{anchor}: {shown!r}, caption {caption and caption.group(1)!r}"
+                )
+    figures = len(re.findall(r"<figure\b", "".join(pages.values())))
+    assert wrong == [] and checked >= figures > 0, (checked, figures, wrong[:5])
+
+
 def test_math_renderer_is_bundled(site):
     assert (site / "_static" / "mathjax" / "tex-chtml.js").is_file()
     assert list((site / "_static" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff"))
