@@ -11,7 +11,11 @@ region, not a value) are not covered.
 :func:`clear_legends` keeps each axes legend where the chapter put it when it covers nothing;
 otherwise it moves it to the first of :data:`INSIDE` where it covers nothing, else to the first of
 :data:`BESIDE` where it covers neither data nor another axes' labels. Every decision compares
-drawn extents, which depend only on the figure's data and the house style.
+drawn extents, which depend only on the figure's data and the house style. The extents are those
+a draw lays out (:func:`_lay_out`: the layout engine, text extents, ticks) without rasterizing a
+pixel; a moved legend is laid out again only under a layout engine, the one thing that moves
+other artists around a legend: without one, the legend's extent at its new place is read
+directly.
 """
 
 from __future__ import annotations
@@ -140,11 +144,17 @@ def _legends(fig: Any) -> list[tuple[str, Any, Any]]:
     return [entry for entry in found if entry[2] is not None and entry[2].get_visible()]
 
 
+def _lay_out(fig: Any) -> Any:
+    """Lay ``fig`` out as a draw does, without rasterizing (``Figure.draw_without_rendering``),
+    and return the renderer the extents are read with."""
+    fig.draw_without_rendering()
+    return fig.canvas.get_renderer()
+
+
 def covered_data(fig: Any) -> list[str]:
     """What each legend of ``fig`` covers, e.g. ``"legend of axes 0 covers 'recalled 4x' in axes 0"``
-    (``[]``: no legend covers anything). Draws the figure to place its legends."""
-    fig.canvas.draw()
-    return _report(fig, fig.canvas.get_renderer())
+    (``[]``: no legend covers anything). Lays the figure out to place its legends."""
+    return _report(fig, _lay_out(fig))
 
 
 def _report(fig: Any, renderer: Any) -> list[str]:
@@ -159,8 +169,7 @@ def _report(fig: Any, renderer: Any) -> list[str]:
 def clear_legends(fig: Any) -> list[str]:
     """Move each axes legend of ``fig`` that covers something where it covers nothing (see the
     module); return :func:`covered_data` afterwards. A figure legend is left where it is."""
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    renderer = _lay_out(fig)
     for _, ax, legend in _legends(fig):
         if ax is None or not _covered(fig, legend, renderer, ax):
             continue
@@ -172,10 +181,11 @@ def clear_legends(fig: Any) -> list[str]:
             else:
                 legend.set_loc(where)
                 legend.set_bbox_to_anchor(None)  # the axes' own box, as a legend placed inside has it
-            fig.canvas.draw()
+            if fig.get_layout_engine() is not None:
+                _lay_out(fig)  # the engine may move the axes around the legend's new place
             if not _covered(fig, legend, renderer, ax):
                 break
-    return _report(fig, renderer)  # drawn after every move: no need to draw again
+    return _report(fig, renderer)  # as laid out after the last move
 
 
 def legends_off_the_data(fig: Any, label: str, *, refuse: bool) -> None:
