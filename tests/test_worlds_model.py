@@ -212,6 +212,44 @@ def test_uniform_retrieval_does_not_depend_on_the_block_size(monkeypatch):
     assert np.array_equal(np.concatenate(parts), whole)
 
 
+@pytest.mark.parametrize(
+    "pool_size, k, limits",
+    [
+        (20, 4, None),
+        (12, 12, None),  # every memory, in key order
+        (100, 10, "halves"),  # Experiment 2: the generalists or everyone
+        (9, 3, "any"),  # every limit from k to the pool, k itself included
+    ],
+)
+def test_uniform_retrieval_is_the_plain_reading(monkeypatch, pool_size, k, limits):
+    """Each pool's rows ranked over its own columns, by the k-th smallest key, are the k smallest
+    keys of the whole row once the keys outside the pool are inf, in stable key order."""
+    n_episodes = 700
+    rng = np.random.default_rng(pool_size + k)
+    if limits == "halves":
+        limits = np.where(rng.random(n_episodes) < 0.5, pool_size, pool_size // 2)
+    elif limits == "any":
+        limits = rng.integers(k, pool_size + 1, n_episodes)
+    keys = np.random.default_rng(11).random((n_episodes, pool_size))
+    if limits is not None:
+        keys[np.arange(pool_size) >= limits[:, None]] = np.inf
+    plain = np.argsort(keys, axis=1, kind="stable")[:, :k]
+    for block in (W.BLOCK_EPISODES, 64):  # one block, then several with every pool in most
+        monkeypatch.setattr(W.model, "BLOCK_EPISODES", block)
+        rows = W.uniform_retrieval(np.random.default_rng(11), n_episodes, pool_size, k, pool_limits=limits)
+        assert rows.dtype == np.intp and np.array_equal(rows, plain), block
+
+
+def test_smallest_in_order_with_equal_keys_still_takes_the_k_smallest():
+    # a key equal to the k-th smallest: the mask holds k + 1, so the block goes through argpartition
+    keys = np.array([[0.5, 0.1, 0.3, 0.3, 0.9], [0.2, 0.8, 0.6, 0.4, 0.7]])
+    for k in (1, 2, 3, 4):
+        got = W.model._smallest_in_order(keys, k)
+        assert got.shape == (2, k)
+        assert (np.sort(got, axis=1)[:, 1:] != np.sort(got, axis=1)[:, :-1]).all()  # distinct
+        assert np.array_equal(np.take_along_axis(keys, got, axis=1), np.sort(keys, axis=1)[:, :k]), k
+
+
 def test_substreams_are_fixed_children_of_the_seed():
     seed = W.seed_streams(4, 3)[2]
     first = W.substream(seed, W.RETRIEVAL_STREAM).random(5)

@@ -53,6 +53,38 @@ def test_expected_abs_error_is_the_direct_sum_over_retrievals_and_successes(p, q
     assert got == pytest.approx(_direct_expected_abs_error(p, q, t), rel=1e-8, abs=1e-12)
 
 
+def _plain_expected_abs_error(p: float, q: float, t: int, prior: float = 0.5) -> float:
+    """The expectation one memory at a time: scipy's pmf for this p alone, summed as a 1-d array."""
+    from scipy.stats import binom
+
+    def pmf(k, n, p):
+        return np.where(np.asarray(k) == 1, np.asarray(n) * p, 0.0) if p < 2.0**-90 else binom.pmf(k, n, p)
+
+    r = np.arange(1, t + 1)
+    r_pmf = pmf(r, t, q)
+    r, r_pmf = r[r_pmf > W.theory.NEGLIGIBLE], r_pmf[r_pmf > W.theory.NEGLIGIBLE]
+    spread = 0.0
+    if p not in (0.0, 1.0) and r.size:
+        j = np.floor(r * p)
+        spread = float(np.sum(r_pmf * (2 * (j + 1) * (1 - p) * pmf(j + 1, r, p)) / r))
+    log_q0 = 0.0 if t == 0 else -math.inf if q == 1 else t * math.log1p(-q)
+    return float(f"{math.exp(log_q0) * abs(prior - p) + spread:.10g}")
+
+
+@pytest.mark.parametrize("table", [None, 1, 3000])  # the default table, one memory per row, a few
+def test_expected_abs_error_of_many_memories_is_each_memory_alone_bit_for_bit(monkeypatch, table):
+    if table is not None:
+        monkeypatch.setattr(W.theory, "TABLE_ELEMENTS", table)
+    rng = np.random.default_rng(4)
+    p_plus = np.concatenate([rng.uniform(0, 1, 37), [0.0, 1.0, 2.0**-95, 2.2250738585072014e-308, 0.5]])
+    rng.shuffle(p_plus)
+    for q, t in ((0.2, 5000), (0.2, 100), (0.5, 1), (1.0, 30), (2.0**-100, 12), (0.3, 0)):
+        got = W.expected_abs_error(p_plus.reshape(6, 7), q, t)
+        assert got.shape == (6, 7)
+        plain = [_plain_expected_abs_error(float(p), q, t) for p in p_plus]
+        assert got.ravel().tolist() == plain, (q, t)
+
+
 def test_expected_abs_error_refuses_bad_input():
     with pytest.raises(ValueError, match="episodes"):
         W.expected_abs_error(np.array([0.5]), 0.5, -1)
@@ -60,6 +92,14 @@ def test_expected_abs_error_refuses_bad_input():
         W.expected_abs_error(np.array([0.5]), 0.0, 10)
     with pytest.raises(ValueError, match=r"p_plus=.*allowed: values in \[0, 1\]"):
         W.expected_abs_error(np.array([1.5]), 0.5, 10)
+
+
+def test_theory_check_expects_each_seed_from_its_own_memories():
+    world = W.TheoryWorld(n_memories=7, retrieved_per_episode=3, checkpoints=(10, 400))
+    result = W.theory_check(world, n_seeds=4, seed=6)
+    for row, expected in zip(result.p_plus, result.expected_error):
+        plain = [W.expected_abs_error(row, 3 / 7, c).mean() for c in world.checkpoints]
+        assert expected.tolist() == plain
 
 
 def test_the_prediction_check_catches_a_small_systematic_bias():

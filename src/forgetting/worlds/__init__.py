@@ -8,7 +8,8 @@
 * :mod:`~forgetting.worlds.adaptive` -- the same limit when retrieval depends on the history.
 * :mod:`~forgetting.worlds.controlled` -- Experiment 1 (uniform retrieval) and Experiment 3
   (retrieval by a softmax over the current worth).
-* :mod:`~forgetting.worlds.softmax_loop` -- Experiment 3's feedback loop, several settings side by side.
+* :mod:`~forgetting.worlds.softmax_loop` -- Experiment 3's feedback loop, several settings side by side,
+  and the softmax's preference bound.
 * :mod:`~forgetting.worlds.exploration` -- Experiment 3 with a share of uniform, worth-blind episodes.
 * :mod:`~forgetting.worlds.confound` -- Experiment 2, the task-difficulty confound.
 * :mod:`~forgetting.worlds.hitchhiker` -- Experiment 4, co-retrieval.
@@ -78,7 +79,6 @@ from .model import (
     loglog_slope,
     p_plus_by_enumeration,
     p_plus_uniform,
-    preference_bound,
     retrieval_entropy,
     seed_streams,
     separated,
@@ -88,6 +88,7 @@ from .model import (
     success_probability,
     uniform_retrieval,
 )
+from .softmax_loop import preference_bound
 from .theory import (
     DiscountedTheoryResult,
     PredictionCheck,

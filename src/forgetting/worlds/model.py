@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .._validate import int_problem, is_int, is_real, raise_problems, real_problem, require_int, seed_problem
+from .._validate import int_problem, is_int, is_real, raise_problems, require_int, seed_problem
 from ..stats import mean_sd
 from ..worth import add_episodes
 
@@ -194,8 +194,9 @@ def uniform_retrieval(
 
     Each row is a uniformly random *ordered* sample without replacement: the ``k`` smallest of
     ``pool_size`` uniform keys, in increasing key order. Any leading columns of a row are
-    therefore themselves a uniform sample (Experiment 4 relies on this), and the result does
-    not depend on how ``argpartition`` happens to order ties internally.
+    therefore themselves a uniform sample (Experiment 4 relies on this). How the ``k`` smallest
+    are found (:func:`_smallest_in_order`, over each pool's columns alone) cannot change a row
+    whose keys are distinct (doubles of ``Generator.random``: equal keys are never seen).
 
     ``pool_limits`` (one int per episode, each in ``[k, pool_size]``) restricts episode ``t`` to
     the memories ``0 .. pool_limits[t] - 1``: the keys of the others are drawn and ignored. Every
@@ -207,19 +208,38 @@ def uniform_retrieval(
         limits.shape != (n_episodes,) or not np.all((limits >= k) & (limits <= pool_size))
     ):
         raise ValueError(f"pool_limits must be {n_episodes} ints in [{k}, {pool_size}]")
-    rows = []
+    pools, rows = () if limits is None else np.unique(limits), []
     for start in range(0, n_episodes, BLOCK_EPISODES):
         keys = rng.random((min(BLOCK_EPISODES, n_episodes - start), pool_size))
-        if limits is not None:
-            keys[np.arange(pool_size) >= limits[start : start + keys.shape[0], None]] = np.inf
-        smallest = (
-            keys.argpartition(k - 1, axis=1)[:, :k]
-            if k < pool_size
-            else np.broadcast_to(np.arange(pool_size), keys.shape).copy()
-        )
-        order = np.take_along_axis(keys, smallest, axis=1).argsort(axis=1)
-        rows.append(np.take_along_axis(smallest, order, axis=1))
+        if limits is None:
+            rows.append(_smallest_in_order(keys, k))
+            continue
+        # a row's k smallest keys in its pool are its k smallest once the others are set to
+        # inf: each pool's rows are ranked over its columns alone
+        part, chosen = limits[start : start + keys.shape[0]], np.empty((keys.shape[0], k), dtype=np.intp)
+        for limit in pools:
+            at = np.flatnonzero(part == limit)
+            chosen[at] = _smallest_in_order(keys[at, :limit], k)
+        rows.append(chosen)
     return np.concatenate(rows) if rows else np.empty((0, k), dtype=np.intp)
+
+
+def _smallest_in_order(keys: FloatArray, k: int) -> IntArray:
+    """Column indices of each row's ``k`` smallest keys, in increasing key order: the columns
+    whose keys are ``<=`` the row's ``k``-th smallest (``np.sort``), ordered by key. Should a
+    row hold two keys equal to its ``k``-th smallest, the block is ranked by ``argpartition``."""
+    rows, width = keys.shape
+    columns: IntArray = np.broadcast_to(np.arange(width), keys.shape)
+    if k < width:
+        chosen = keys <= np.sort(keys, axis=1)[:, k - 1 : k]
+        tied = np.count_nonzero(chosen) != rows * k  # every row has at least k
+        columns = (
+            keys.argpartition(k - 1, axis=1)[:, :k]
+            if tied
+            else (np.flatnonzero(chosen) % width).reshape(rows, k)
+        )
+    order = np.take_along_axis(keys, columns, axis=1).argsort(axis=1)
+    return np.take_along_axis(columns, order, axis=1)
 
 
 def softmax_retrieval(
@@ -400,26 +420,3 @@ def depths_to_checkpoints(
             add_episodes(successes, failures, retrieved, outcomes)
         done = max(done, checkpoint)
         yield checkpoint, blocks
-
-
-def preference_bound(worth: np.ndarray, temperature: float) -> float:
-    """``exp(mean_s(max_m MW - min_m MW) / temperature)``: how many times more likely the softmax
-    makes the best-rated memory than the worst-rated one, at the average spread of the worth.
-
-    ``worth`` has shape (seeds, memories). Under ``softmax(MW / temperature)`` two memories'
-    retrieval probabilities differ by the factor ``exp((MW_a - MW_b) / temperature)``; this is
-    that factor at the mean over seeds of each seed's widest spread. Raises ``ValueError`` for
-    an empty or non-finite ``worth`` or a temperature that is not a positive finite number.
-    """
-    values = np.asarray(worth, dtype=np.float64)
-    raise_problems(
-        [
-            None
-            if values.ndim == 2 and values.size
-            else f"worth must be a non-empty (seeds, memories) array, got shape {values.shape}",
-            None if np.isfinite(values).all() else "worth must be finite",
-            real_problem("temperature", temperature, 0.0, low_open=True),
-        ]
-    )
-    spread = math.fsum((values.max(axis=1) - values.min(axis=1)).tolist()) / values.shape[0]
-    return math.exp(spread / float(temperature))

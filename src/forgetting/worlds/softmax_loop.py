@@ -1,21 +1,24 @@
 """Experiment 3's feedback loop, several settings side by side: episode ``t`` retrieves ``k``
 memories by a softmax over the current Memory Worth (Gumbel-top-``k``), and the outcome updates
-the counters the next episode reads (:class:`~forgetting.worlds.controlled.PolicyWorld`)."""
+the counters the next episode reads (:class:`~forgetting.worlds.controlled.PolicyWorld`); and
+:func:`preference_bound`, how strongly such a softmax favours the best-rated memory."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._validate import raise_problems, real_problem
 from ..worth import DEFAULT_PRIOR
 from .model import OUTCOME_STREAM, RETRIEVAL_STREAM, FloatArray, seed_streams, substream, success_probability
 
 if TYPE_CHECKING:
     from .controlled import PolicyWorld
 
-__all__ = ["softmax_runs"]
+__all__ = ["softmax_runs", "preference_bound"]
 
 
 def softmax_runs(
@@ -86,3 +89,26 @@ def softmax_runs(
             won = won_flat[flat]
             scaled_flat[flat] = won / (won + lost_flat[flat]) / scale
     return utilities, successes, failures, explored
+
+
+def preference_bound(worth: np.ndarray, temperature: float) -> float:
+    """``exp(mean_s(max_m MW - min_m MW) / temperature)``: how many times more likely the softmax
+    makes the best-rated memory than the worst-rated one, at the average spread of the worth.
+
+    ``worth`` has shape (seeds, memories). Under ``softmax(MW / temperature)`` two memories'
+    retrieval probabilities differ by the factor ``exp((MW_a - MW_b) / temperature)``; this is
+    that factor at the mean over seeds of each seed's widest spread. Raises ``ValueError`` for
+    an empty or non-finite ``worth`` or a temperature that is not a positive finite number.
+    """
+    values = np.asarray(worth, dtype=np.float64)
+    raise_problems(
+        [
+            None
+            if values.ndim == 2 and values.size
+            else f"worth must be a non-empty (seeds, memories) array, got shape {values.shape}",
+            None if np.isfinite(values).all() else "worth must be finite",
+            real_problem("temperature", temperature, 0.0, low_open=True),
+        ]
+    )
+    spread = math.fsum((values.max(axis=1) - values.min(axis=1)).tolist()) / values.shape[0]
+    return math.exp(spread / float(temperature))

@@ -157,9 +157,9 @@ def theory_check(world: TheoryWorld = TheoryWorld(), n_seeds: int = 100, seed: i
         axis=(0, 2)
     )
     rate = world.retrieved_per_episode / world.n_memories
-    expected = np.array(
-        [[expected_abs_error(row, rate, int(c)).mean() for c in checkpoints] for row in p_plus]
-    )
+    # one call per checkpoint for every seed's memories; each seed's mean is of its own row
+    errors = [expected_abs_error(p_plus, rate, int(c)) for c in checkpoints]
+    expected = np.array([[error[s].mean() for error in errors] for s in range(n_seeds)])
     # E[MW - p+] = Pr[R = 0] (prior - p+): given R = r >= 1, S / r is unbiased
     never = np.array([math.exp(int(c) * math.log1p(-rate)) if rate < 1 else 0.0 for c in checkpoints])
     expected_signed = never[None, :] * (DEFAULT_PRIOR - p_plus).mean(axis=1)[:, None]
@@ -178,25 +178,32 @@ def theory_check(world: TheoryWorld = TheoryWorld(), n_seeds: int = 100, seed: i
     )
 
 
-def _binomial_pmf(k: np.ndarray, n: Any, p: float) -> np.ndarray:
-    """``scipy.stats.binom.pmf(k, n, p)`` for ``k >= 1``, except below ``p = 2**-90``, where scipy
-    overflows at the smallest normal float: there ``Pr[S = 1] = n p (1 - p)**(n - 1)`` is ``n p``
-    to within ``2**-60`` for every ``n <= 10**9``, and ``Pr[S >= 2] <= (n p)**2 < 2**-120`` lies
-    below :data:`NEGLIGIBLE`, so it is taken as 0."""
-    if p < 2.0**-90:
-        return np.asarray(np.where(np.asarray(k) == 1, np.asarray(n) * p, 0.0), dtype=np.float64)
+def _binomial_pmf(k: np.ndarray, n: Any, p: Any) -> np.ndarray:
+    """``scipy.stats.binom.pmf(k, n, p)`` for ``k >= 1``, elementwise over the broadcast arguments,
+    except below ``p = 2**-90``, where scipy overflows at the smallest normal float: there
+    ``Pr[S = 1] = n p (1 - p)**(n - 1)`` is ``n p`` to within ``2**-60`` for every ``n <= 10**9``,
+    and ``Pr[S >= 2] <= (n p)**2 < 2**-120`` lies below :data:`NEGLIGIBLE`, so it is taken as 0."""
+    tiny = np.asarray(p) < 2.0**-90
+    if tiny.any():
+        first = np.asarray(np.where(np.asarray(k) == 1, np.asarray(n) * p, 0.0), dtype=np.float64)
+        return first if tiny.all() else np.where(tiny, first, _binomial_pmf(k, n, np.where(tiny, 0.5, p)))
     from scipy.stats import binom  # imported here: scipy.stats takes a second to import
 
-    return np.asarray(binom.pmf(k, n, p), dtype=np.float64)
+    return np.asarray(binom.pmf(k, n, p), dtype=np.float64)  # a ufunc: each element on its own
 
 
-def _binomial_mad(r: np.ndarray, p: float) -> np.ndarray:
+def _binomial_mad(r: np.ndarray, p: Any) -> np.ndarray:
     """De Moivre's ``E|S - r p|`` for ``S ~ Binomial(r, p)``, ``r >= 1``, ``0 < p < 1``:
     ``2 (j + 1) C(r, j + 1) p^(j + 1) (1 - p)^(r - j)`` with ``j = floor(r p)``, that is
     ``2 (j + 1) (1 - p) Pr[S = j + 1]``, the probability from :func:`_binomial_pmf` (see
-    :func:`expected_abs_error` for why not ``exp`` of a sum of log-gammas)."""
+    :func:`expected_abs_error` for why not ``exp`` of a sum of log-gammas). Elementwise over the
+    broadcast ``r`` and ``p`` (a column of ``p`` against a row of ``r`` gives one row per ``p``)."""
     j = np.floor(r * p)
     return np.asarray(2 * (j + 1) * (1 - p) * _binomial_pmf(j + 1, r, p))
+
+
+#: Elements of the (memories, retrieval counts) table :func:`expected_abs_error` builds at once.
+TABLE_ELEMENTS = 1 << 18
 
 
 def expected_abs_error(
@@ -209,6 +216,8 @@ def expected_abs_error(
     ``R = 0``) and ``E|MW - p+| = sum_r Pr[R = r] E|S - r p+| / r`` with de Moivre's closed form
     for the binomial mean absolute deviation. Terms with ``Pr[R = r] <= NEGLIGIBLE`` are left
     out (each adds at most its probability). Rounded to ``EXPECTATION_DIGITS`` significant digits.
+    The terms of many memories are tabulated at once, one row per memory, and each row summed
+    alone (``np.sum`` of a 1-d array): a memory's value does not depend on the others passed.
     """
     require_int("episodes", episodes, 0, 10**9)
     if not 0 < retrieval_rate <= 1:
@@ -226,11 +235,16 @@ def expected_abs_error(
     pmf = _binomial_pmf(r, episodes, retrieval_rate)
     keep = pmf > NEGLIGIBLE
     r, pmf = r[keep], pmf[keep]
-    out = np.empty(values.shape)
-    for index, p in np.ndenumerate(values):
-        spread = 0.0 if p in (0.0, 1.0) or r.size == 0 else float(np.sum(pmf * _binomial_mad(r, p) / r))
-        out[index] = math.exp(log_q0) * abs(prior - p) + spread
-    return np.asarray([float(f"{value:.{EXPECTATION_DIGITS}g}") for value in out.ravel()]).reshape(out.shape)
+    flat = values.ravel()
+    spread = np.zeros(flat.size)
+    inner = np.flatnonzero((flat > 0.0) & (flat < 1.0)) if r.size else np.empty(0, dtype=np.intp)
+    step = max(1, TABLE_ELEMENTS // max(r.size, 1))
+    for start in range(0, inner.size, step):
+        rows = inner[start : start + step]
+        terms = pmf * _binomial_mad(r, flat[rows, None]) / r
+        spread[rows] = [float(np.sum(row)) for row in terms]
+    out = math.exp(log_q0) * np.abs(prior - flat) + spread
+    return np.asarray([float(f"{value:.{EXPECTATION_DIGITS}g}") for value in out]).reshape(values.shape)
 
 
 @dataclass(frozen=True)
