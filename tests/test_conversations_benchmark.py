@@ -12,13 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conversation_streams import stream
 from forgetting.conversations import KeepAll, Window, load_locomo, locomo_zip, parse_session_time, replay
 from forgetting.conversations.benchmark import (
     ADVERSARIAL,
+    QuestionIndex,
     QuestionRanking,
     pooled,
     question_index,
@@ -27,15 +28,24 @@ from forgetting.conversations.benchmark import (
     score,
     top_k,
 )
+from forgetting.conversations.capacity import Capacity, RandomEviction
 from forgetting.conversations.embeddings import (
     ConversationVectors,
     embed_conversations,
     fragile_pairs,
     token_counts,
 )
+from forgetting.conversations.policies import check_events
 from forgetting.conversations.records import session_time_text
 from forgetting.conversations.source import LOCOMO_ENV, SHARED_COPY
-from forgetting.conversations.sweep import policy_grid, run_sweep
+from forgetting.conversations.sweep import (
+    SweepTask,
+    _score_task,
+    policy_grid,
+    recall_blind,
+    replay_blind,
+    run_sweep,
+)
 from forgetting.executor import InProcess, ProcessPool
 from forgetting.text.encoder import get_encoder
 from locomo_fixture import write_fixture
@@ -186,6 +196,17 @@ def test_a_short_window_scores_what_a_direct_reading_of_its_held_set_gives(fixtu
         np.isin(top_k(vector.question_cosines[index.rows[i]], 2, held), index.evidence[i]).any() for i in main
     )
     assert result.hits_held == expected_hits
+    for question_k in (1, 2, 3):  # hit@k over every turn, the same for every policy
+        direct = [
+            np.isin(top_k(vector.question_cosines[row], question_k), evidence).any()
+            for row, evidence in zip(index.rows, index.evidence)
+        ]
+        adversarial = index.category == ADVERSARIAL
+        found = score(conversation, index, ranking, tokens, Window(1), events, 1, question_k)
+        assert (found.hits_all, found.adv_hits_all) == (
+            sum(np.array(direct)[~adversarial]),
+            sum(np.array(direct)[adversarial]),
+        )
 
 
 @given(st.lists(st.booleans(), min_size=7, max_size=7), st.integers(1, 8))
@@ -197,6 +218,21 @@ def test_ranked_hits_over_a_held_set_are_those_of_top_k(fixture_data, held, k):
     found = QuestionRanking.of(cosines, index).hits(k, mask)
     direct = [np.isin(top_k(cosines[row], k, mask), ev).any() for row, ev in zip(index.rows, index.evidence)]
     assert found.tolist() == direct
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 30), st.sampled_from([1, 2, 5]), st.data())
+def test_ranked_hits_over_a_held_set_are_those_of_top_k_few_held_or_many(n_questions, k, data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    n_turns = 40
+    cosines = np.round(rng.uniform(-1, 1, (n_questions, n_turns)), 1)  # rounded: many ties
+    evidence = tuple(np.unique(rng.integers(0, n_turns, rng.integers(1, 4))) for _ in range(n_questions))
+    index = QuestionIndex(np.arange(n_questions), evidence, np.ones(n_questions, dtype=int), 0, 0)
+    ranking = QuestionRanking.of(cosines, index)
+    for share in (0.02, 0.1, 0.3, 0.5, 0.9):  # both readings: a third of the turns held or more
+        held = rng.random(n_turns) < share
+        direct = [np.isin(top_k(cosines[q], k, held), evidence[q]).any() for q in range(n_questions)]
+        assert ranking.hits(k, held).tolist() == direct
 
 
 # --- embeddings -------------------------------------------------------------------------------
@@ -264,6 +300,61 @@ def test_the_sweep_pools_conversations_and_seeds_and_does_not_depend_on_the_exec
     assert {r["replicates"] for r in random_rows} == {2}
     # a capacity above the conversation keeps everything
     assert all(r["turns_share"] == 1.0 for r in one if r["family"] == "LRU" and r["value"] == 100)
+
+
+def test_the_sweep_task_scores_every_setting_at_each_retrieval_as_score_does(fixture_data):
+    _, conversations, vectors = fixture_data
+    conversation, vector = conversations[0], vectors[0]
+    tokens = token_counts(conversation, get_encoder(np.float64))
+    grid = policy_grid([1, 100], [1], [1, 50], [2, 100], [1, 3], [0.5, 1.0], 0.2, "turn", "day", 0, 2)
+    retrievals = ((1, 0.0), (2, 0.0), (2, 0.5), (1, -1.0))
+    found = _score_task(grid, SweepTask(conversation, vector, tokens, retrievals, 2))
+    index = question_index(conversation)
+    ranking = QuestionRanking.of(vector.question_cosines, index)
+    plain = []
+    for k, m in retrievals:
+        events = recall_events(conversation, ranked_history(vector.turn_cosines, m))
+        plain.append([score(conversation, index, ranking, tokens, s.policy, events, k, 2) for s in grid])
+    assert found == plain
+    assert {s.family for s in grid if recall_blind(s.policy)} == {
+        "Keep everything",
+        "FIFO",
+        "Random eviction",
+    }
+    # the recall-blind families miss recalls at one retrieval setting and not at another
+    fifo = [grid.index(s) for s in grid if s.family == "FIFO" and s.value == 2][0]
+    assert len({scores[fifo].missed_recalls for scores in found}) > 1
+
+
+def same_turns(days, recall_lists):
+    """Streams of the same turns (``conversation_streams.stream``), one per recall pattern, checked."""
+    return [check_events(stream(days, dict(enumerate(recalls)))) for recalls in recall_lists]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.lists(st.sampled_from([0, 0, 1, 3, 40]), min_size=1, max_size=25))
+def test_replay_blind_is_the_replay_of_each_stream(data, gaps):
+    days = [sum(gaps[: i + 1]) - gaps[0] for i in range(len(gaps))]
+    rankings = st.lists(st.permutations(range(len(days))), min_size=len(days), max_size=len(days))
+    recall_lists = [
+        [[j for j in order if j < i] for i, order in enumerate(data.draw(rankings))] for _ in range(3)
+    ]
+    streams = same_turns(days, recall_lists)
+    ks = data.draw(st.lists(st.integers(1, 4), min_size=3, max_size=3))
+    for policy in (KeepAll(), Capacity(3, "fifo"), RandomEviction(2, 7), RandomEviction(5, 0)):
+        assert replay_blind(policy, streams, ks) == [replay(policy, e, k) for e, k in zip(streams, ks)]
+
+
+def test_replay_blind_refuses_a_policy_that_reads_recalls_and_streams_of_other_turns():
+    streams = same_turns([0, 0, 0, 0], [[[], [], [0], [1]], [[], [], [1], [0]]])
+    lru = Capacity(2, "lru")
+    assert not recall_blind(lru)
+    assert replay(lru, streams[0], 1).dropped != replay(lru, streams[1], 1).dropped  # LRU reads recalls
+    with pytest.raises(ValueError, match="recall-blind"):
+        replay_blind(lru, streams, [1, 1])
+    other = check_events(stream([0, 0, 1, 1]))  # same ids, another day
+    with pytest.raises(ValueError, match="same turns"):
+        replay_blind(KeepAll(), [streams[0], other], [1, 1])
 
 
 # --- the real file ------------------------------------------------------------------------------

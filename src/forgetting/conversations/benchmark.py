@@ -37,6 +37,7 @@ __all__ = [
     "QuestionIndex",
     "QuestionRanking",
     "Score",
+    "Scorer",
     "question_index",
     "ranked_history",
     "recall_events",
@@ -186,6 +187,17 @@ class QuestionRanking:
             evidence[q] = np.isin(order[q], ev)
         return cls(order, evidence)
 
+    @functools.cached_property
+    def by_turn(self) -> tuple[np.ndarray, np.ndarray]:
+        """``place[q, t]``, where turn ``t`` stands in ``order[q]``, and ``evidence`` by turn
+        (``[q, t]``: ``t`` is an evidence turn of ``q``)."""
+        rows = np.arange(self.order.shape[0])[:, None]
+        place = np.empty_like(self.order)
+        place[rows, self.order] = np.arange(self.order.shape[1])
+        evidence = np.zeros_like(self.evidence)
+        evidence[rows, self.order] = self.evidence
+        return place, evidence
+
     def hits(self, k: int, held: np.ndarray | None = None) -> np.ndarray:
         """hit@``k`` of each question over the ``held`` turns (a mask; ``None``: every turn).
 
@@ -193,9 +205,68 @@ class QuestionRanking:
         """
         if held is None:
             return np.asarray(self.evidence[:, :k].any(axis=1))
+        turns = np.flatnonzero(held)
+        if 3 * turns.size < held.size:  # few held: the same hits from the held turns' places alone
+            place, evidence = self.by_turn
+            places = place[:, turns]
+            first_k = places <= np.partition(places, k - 1, axis=1)[:, k - 1 : k] if turns.size > k else True
+            return np.asarray((evidence[:, turns] & first_k).any(axis=1))
         present = held[self.order]
         first_k = present & (np.cumsum(present, axis=1) <= k)
         return np.asarray((first_k & self.evidence).any(axis=1))
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """Scores the held set a replay leaves on one conversation (what :func:`score` does after its
+    replay); what no policy changes (turn positions, hit@k over every turn) is computed once."""
+
+    index: QuestionIndex
+    ranking: QuestionRanking
+    tokens: np.ndarray
+    question_k: int
+    position: Mapping[str, int]  # dia_id -> turn index
+    hits_all: np.ndarray
+
+    @classmethod
+    def of(
+        cls,
+        conversation: Conversation,
+        index: QuestionIndex,
+        ranking: QuestionRanking,
+        tokens: np.ndarray,
+        question_k: int,
+    ) -> Scorer:
+        """The scorer of ``conversation`` (``question_k >= 1``)."""
+        raise_problems([int_problem("question_k", question_k, minimum=1)])
+        position = {turn.dia_id: turn.index for turn in conversation.turns}
+        return cls(index, ranking, tokens, question_k, position, ranking.hits(question_k))
+
+    def __call__(self, held_ids: Sequence[str], missed_recalls: int) -> Score:
+        """The :class:`Score` of holding the turns ``held_ids`` at the end."""
+        held = np.zeros(len(self.position), dtype=bool)
+        held[[self.position[mem_id] for mem_id in held_ids]] = True
+        hits_all, tokens, index = self.hits_all, self.tokens, self.index
+        hits_held = self.ranking.hits(self.question_k, held)
+        main = index.category != ADVERSARIAL
+        main_evidence, adv_evidence = index.pooled_evidence
+        return Score(
+            evidence=main_evidence.size,
+            evidence_held=int(held[main_evidence].sum()),
+            questions=int(main.sum()),
+            hits_held=int(hits_held[main].sum()),
+            hits_all=int(hits_all[main].sum()),
+            adv_evidence=adv_evidence.size,
+            adv_evidence_held=int(held[adv_evidence].sum()),
+            adv_questions=int((~main).sum()),
+            adv_hits_held=int(hits_held[~main].sum()),
+            adv_hits_all=int(hits_all[~main].sum()),
+            turns=int(held.size),
+            turns_held=int(held.sum()),
+            tokens=int(tokens.sum()),
+            tokens_held=int(tokens[held].sum()),
+            missed_recalls=missed_recalls,
+        )
 
 
 def score(
@@ -209,32 +280,9 @@ def score(
     question_k: int,
 ) -> Score:
     """Replay ``policy`` over ``events`` recalling ``recall_k`` held turns, then score the questions."""
-    raise_problems([int_problem("question_k", question_k, minimum=1)])
+    scorer = Scorer.of(conversation, index, ranking, tokens, question_k)
     result = replay(policy, events, k=recall_k)
-    position = {turn.dia_id: turn.index for turn in conversation.turns}
-    held = np.zeros(len(conversation.turns), dtype=bool)
-    held[[position[mem_id] for mem_id in result.held]] = True
-    hits_all = ranking.hits(question_k)
-    hits_held = ranking.hits(question_k, held)
-    main = index.category != ADVERSARIAL
-    main_evidence, adv_evidence = index.pooled_evidence
-    return Score(
-        evidence=main_evidence.size,
-        evidence_held=int(held[main_evidence].sum()),
-        questions=int(main.sum()),
-        hits_held=int(hits_held[main].sum()),
-        hits_all=int(hits_all[main].sum()),
-        adv_evidence=adv_evidence.size,
-        adv_evidence_held=int(held[adv_evidence].sum()),
-        adv_questions=int((~main).sum()),
-        adv_hits_held=int(hits_held[~main].sum()),
-        adv_hits_all=int(hits_all[~main].sum()),
-        turns=int(held.size),
-        turns_held=int(held.sum()),
-        tokens=int(tokens.sum()),
-        tokens_held=int(tokens[held].sum()),
-        missed_recalls=result.missed_recalls,
-    )
+    return scorer(result.held, result.missed_recalls)
 
 
 def pooled(scores: Sequence[Score]) -> dict[str, float]:

@@ -128,16 +128,14 @@ class _Bank:
         previous, self.previous = self.previous, event
         if not is_pass(self.policy.forget_at, event, previous):
             return []
-        coins = self.rng.random(len(self.level))  # one per memory stored so far, held or not
-        # only held memories read theirs: those from the first held one on (``held`` is in store order)
-        first = next(iter(self.held.values()), len(self.level))
-        tail = coins[first:].tolist()
+        # one coin per memory stored so far, held or not; a held one reads its own (a Python float)
+        coins = self.rng.random(len(self.level)).data
         today, max_days, since, level = self._today(event), self.policy.max_days, self.since, self.level
         table = _bank_retentions(max_days, self.policy.max_strength)
-        dropped = [
+        dropped = [  # t = 0: R = 1 > u, kept without reading the coin
             mem_id
             for mem_id, i in self.held.items()
-            if (days := today - since[i]) >= max_days or not tail[i - first] < table[days][level[i]]
+            if (days := today - since[i]) >= max_days or (days and not coins[i] < table[days][level[i]])
         ]
         for mem_id in dropped:
             del self.held[mem_id]

@@ -4,31 +4,33 @@
 and the value of the parameter the frontier runs along); :func:`run_sweep` scores every
 setting on every conversation for each retrieval setting ``(recall_k, min_similarity)`` and
 returns one row per (retrieval setting, policy setting) with the pooled shares of
-:func:`~.benchmark.pooled`. A task is one conversation and one retrieval setting (all the
-policies of the grid), so ``--workers`` spreads conversations; the rows do not depend on the
-executor. Seeded policies (random eviction, MemoryBank) run ``replicates`` seeds, ``seed`` to
-``seed + replicates - 1``, the same on every conversation, and their rows are pooled over the
-seeds too (a row's ``replicates`` says over how many).
+:func:`~.benchmark.pooled`. A task is one conversation (all the policies of the grid at every
+retrieval setting), so ``--workers`` spreads conversations; the rows do not depend on the
+executor. A policy whose rule never reads a recall (:func:`recall_blind`) is replayed once per
+conversation for every retrieval setting (:func:`replay_blind`). Seeded policies (random
+eviction, MemoryBank) run ``replicates`` seeds, ``seed`` to ``seed + replicates - 1``, the same
+on every conversation, and their rows are pooled over the seeds too (a row's ``replicates``
+says over how many).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .._validate import int_problem, raise_problems, real_problem, seed_problem
 from ..executor import Executor, InProcess
-from .benchmark import QuestionRanking, Score, pooled, question_index, ranked_history, recall_events, score
+from .benchmark import QuestionRanking, Score, Scorer, pooled, question_index, ranked_history, recall_events
 from .capacity import Capacity, RandomEviction
 from .embeddings import ConversationVectors
 from .field_rules import MemoryBank, YourMemory
-from .policies import Ebbinghaus, KeepAll, Policy, Window
+from .policies import CheckedEvents, Ebbinghaus, KeepAll, Policy, Replay, Window, replay
 from .records import Conversation
 
-__all__ = ["Setting", "SweepTask", "policy_grid", "run_sweep"]
+__all__ = ["Setting", "SweepTask", "policy_grid", "recall_blind", "replay_blind", "run_sweep"]
 
 
 @dataclass(frozen=True)
@@ -97,29 +99,80 @@ def policy_grid(
     return grid
 
 
+def recall_blind(policy: Policy) -> bool:
+    """Whether the rule of ``policy`` never reads a recall (keep everything, FIFO, random
+    eviction): what it holds does not depend on the retriever."""
+    return isinstance(policy, (KeepAll, RandomEviction)) or (
+        isinstance(policy, Capacity) and policy.rule == "fifo"
+    )
+
+
+def replay_blind(policy: Policy, streams: Sequence[CheckedEvents], ks: Sequence[int]) -> list[Replay]:
+    """``[replay(policy, events, k) for events, k in zip(streams, ks)]`` from one run of a
+    :func:`recall_blind` policy: the streams are the same turns with other ``recalled``, which
+    such a rule never reads, so only ``missed_recalls`` differs (its ``recall`` is not called)."""
+    spine = [event[:4] for event in streams[0]]
+    if not recall_blind(policy) or any([event[:4] for event in s] != spine for s in streams[1:]):
+        raise ValueError("replay_blind needs a recall-blind policy and streams of the same turns")
+    state = policy.start()
+    held: dict[str, None] = {}
+    dropped: dict[str, int] = {}
+    counts: list[int] = []
+    missed = [0] * len(streams)
+    is_held = held.__contains__
+
+    def drop(ids: list[str], turn: int) -> None:
+        for mem_id in ids:
+            del held[mem_id]
+            dropped[mem_id] = turn
+
+    for step in zip(*streams):
+        event = step[0]
+        drop(state.forget(event), event.turn)
+        for j, (other, k) in enumerate(zip(step, ks)):
+            head = other.recalled[:k]
+            missed[j] += len(head) - sum(map(is_held, head))
+        drop(state.store(event), event.turn)
+        held[event.stored] = None
+        counts.append(len(held))
+    stored = tuple(event.stored for event in streams[0])
+    return [Replay(policy.label, stored, dict(dropped), tuple(held), tuple(counts), m) for m in missed]
+
+
 @dataclass(frozen=True)
 class SweepTask:
-    """One conversation and one retrieval setting: what a worker scores every policy on."""
+    """One conversation and every retrieval setting: what a worker scores every policy on."""
 
     conversation: Conversation
     vectors: ConversationVectors
     tokens: np.ndarray
-    recall_k: int
-    min_similarity: float
+    retrievals: tuple[tuple[int, float], ...]  # (recall_k, min_similarity)
     question_k: int
 
 
-def _score_task(settings: Sequence[Setting], task: SweepTask) -> list[Score]:
-    ranked = ranked_history(task.vectors.turn_cosines, task.min_similarity)
-    events = recall_events(task.conversation, ranked)
-    index = question_index(task.conversation)
-    ranking = QuestionRanking.of(task.vectors.question_cosines, index)
-    return [
-        score(
-            task.conversation, index, ranking, task.tokens, s.policy, events, task.recall_k, task.question_k
-        )
-        for s in settings
-    ]
+def _score_task(settings: Sequence[Setting], task: SweepTask) -> list[list[Score]]:
+    """Each setting's :func:`~.benchmark.score` at each retrieval setting, ``[retrieval][setting]``;
+    a :func:`recall_blind` policy is replayed once for all of them (:func:`replay_blind`)."""
+    conversation, vectors = task.conversation, task.vectors
+    index = question_index(conversation)
+    ranking = QuestionRanking.of(vectors.question_cosines, index)
+    scorer = Scorer.of(conversation, index, ranking, task.tokens, task.question_k)
+    by_minimum = {
+        m: recall_events(conversation, ranked_history(vectors.turn_cosines, m))
+        for m in dict.fromkeys(m for _, m in task.retrievals)
+    }
+    streams = [by_minimum[m] for _, m in task.retrievals]
+    ks = [k for k, _ in task.retrievals]
+    columns = []
+    for setting in settings:
+        if recall_blind(setting.policy):
+            replays = replay_blind(setting.policy, streams, ks)
+            first = scorer(replays[0].held, 0)  # every replay holds the same turns
+            columns.append([replace(first, missed_recalls=r.missed_recalls) for r in replays])
+        else:
+            replays = [replay(setting.policy, events, k) for events, k in zip(streams, ks)]
+            columns.append([scorer(r.held, r.missed_recalls) for r in replays])
+    return [list(row) for row in zip(*columns)]
 
 
 def run_sweep(
@@ -136,16 +189,13 @@ def run_sweep(
     Each row: ``recall_k``, ``min_similarity``, ``family``, ``parameter``, ``value``, the
     pooled shares of :func:`~.benchmark.pooled` and ``replicates``.
     """
-    tasks = [
-        SweepTask(c, v, t, int(k), float(m), question_k)
-        for k, m in retrievals
-        for c, v, t in zip(conversations, vectors, tokens)
-    ]
+    pairs = tuple((int(k), float(m)) for k, m in retrievals)
+    tasks = [SweepTask(c, v, t, pairs, question_k) for c, v, t in zip(conversations, vectors, tokens)]
     results = (executor or InProcess()).map(functools.partial(_score_task, list(settings)), tasks)
     rows = []
     per_retrieval = len(conversations)
-    for r, (k, m) in enumerate(retrievals):
-        chunk = results[r * per_retrieval : (r + 1) * per_retrieval]
+    for r, (k, m) in enumerate(pairs):
+        chunk = [scores[r] for scores in results]
         groups: dict[tuple[str, float], list[Score]] = {}
         meta: dict[tuple[str, float], Setting] = {}
         for position, setting in enumerate(settings):
@@ -157,8 +207,8 @@ def run_sweep(
             replicates = len(scores) // per_retrieval
             rows.append(
                 {
-                    "recall_k": int(k),
-                    "min_similarity": float(m),
+                    "recall_k": k,
+                    "min_similarity": m,
                     "family": setting.family,
                     "parameter": setting.parameter,
                     "value": float(setting.value),
