@@ -5,7 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.conversations.question_retrieval import QuestionSet, hits, retrieve, turn_roles
+from forgetting.conversations.question_retrieval import (
+    QuestionSet,
+    hits,
+    question_indices_of,
+    retrieve,
+    turn_roles,
+)
 from question_fixtures import direct_retrieve, question_sets
 
 
@@ -137,6 +143,27 @@ def test_a_bad_question_set_is_refused_with_a_message(name, scores, evidence, me
 def test_every_problem_of_a_question_set_is_reported_at_once():
     with pytest.raises(ValueError, match=r"name must be .*; scores must be rounded.*; evidence must hold"):
         QuestionSet("", np.array([[0.0001]]), (frozenset({5}),))
+
+
+@given(
+    st.lists(st.integers(-2, 6), max_size=8),
+    st.sampled_from([np.int64, np.int8, np.uint16, np.uint64]),
+)
+def test_question_indices_as_an_int_array_are_checked_as_item_by_item(values, dtype):
+    qs = QuestionSet("c", np.zeros((5, 2)), tuple(frozenset({0}) for _ in range(5)))
+    array = np.array([v % 10 for v in values] if dtype in (np.uint16, np.uint64) else values, dtype=dtype)
+
+    def read(indices):
+        try:
+            found = question_indices_of(qs, indices)
+        except ValueError:
+            return "refused"
+        assert found.dtype == np.int64
+        return found.tolist()
+
+    items = array.tolist()
+    direct = items if len(set(items)) == len(items) and all(0 <= i < 5 for i in items) else "refused"
+    assert read(array) == direct == read(list(array))  # a list is checked item by item
 
 
 @pytest.mark.parametrize(

@@ -220,12 +220,21 @@ def hits(qs: QuestionSet, k: int, suppressed: Any = None) -> BoolArray:
 
 
 def question_indices_of(qs: QuestionSet, question_indices: Any) -> IntArray:
-    """Distinct question indices of ``qs`` as an int array, or ``ValueError``."""
+    """Distinct question indices of ``qs`` as an int array, or ``ValueError``.
+
+    A 1-d numpy array of ints is checked as a whole (the test below, made item by item).
+    """
+    n = qs.n_questions
+    array = question_indices
+    whole = isinstance(array, np.ndarray) and array.ndim == 1 and array.dtype.kind in "iu"
+    if whole and (
+        not array.size or (array.min() >= 0 and array.max() < n and np.unique(array).size == array.size)
+    ):
+        return np.array(array, dtype=np.int64)
     try:
         values = list(question_indices)
     except TypeError:
         values = None
-    n = qs.n_questions
     if (
         values is None
         or not all(is_int(i, allow_numpy=True) and 0 <= i < n for i in values)
