@@ -256,7 +256,7 @@ def make_row(target: str) -> tuple[str, float, str]:
         seconds = time.perf_counter() - start
     lines = (result.stdout + result.stderr).strip().splitlines()
     failed = [line for line in lines if line.startswith(("FAILED ", "ERROR "))]  # pytest's summary
-    said = "; ".join(line.split(" - ")[0] for line in failed) if failed else (lines[-1:] or [""])[0][:80]
+    said = "; ".join(line[:240] for line in failed) if failed else (lines[-1:] or [""])[0][:80]
     note = f"install first, untimed: {installed:.0f} s; exit {result.returncode}: {said}"
     return what, seconds, note.replace("|", "\\|")
 
