@@ -55,6 +55,7 @@ __all__ = [
     "Window",
     "check_events",
     "choice_problem",
+    "record_drops",
     "conversation_events",
     "day_number",
     "replay",
@@ -203,6 +204,18 @@ def check_events(events: Iterable[Event]) -> CheckedEvents:
     return CheckedEvents(stream)
 
 
+def record_drops(
+    policy: Policy, held: dict[str, None], dropped: dict[str, int], ids: list[str], turn: int
+) -> None:
+    """Move ``ids`` from ``held`` to ``dropped`` at ``turn``; ``ValueError`` (nothing moved) if
+    ``policy`` dropped a memory it does not hold."""
+    if stray := [mem_id for mem_id in ids if mem_id not in held]:
+        raise ValueError(f"policy {policy.label!r} dropped memories it does not hold at turn {turn}: {stray}")
+    for mem_id in ids:
+        del held[mem_id]
+        dropped[mem_id] = turn
+
+
 def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Replay:
     """Replay ``events`` through a fresh state of ``policy`` (the module docstring's three steps).
 
@@ -230,26 +243,16 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
     counts: list[int] = []
     missed = 0
     is_held = held.__contains__
-
-    def drop(ids: list[str], turn: int) -> None:
-        if stray := [mem_id for mem_id in ids if mem_id not in held]:
-            raise ValueError(
-                f"policy {policy.label!r} dropped memories it does not hold at turn {turn}: {stray}"
-            )
-        for mem_id in ids:
-            del held[mem_id]
-            dropped[mem_id] = turn
-
     for event in stream:
         if forgotten := state.forget(event):
-            drop(forgotten, event.turn)
+            record_drops(policy, held, dropped, forgotten, event.turn)
         ranking = event.recalled
         head = ranking if k is None else ranking[:k]
         missed += len(head) - sum(map(is_held, head))
         for mem_id in islice(filter(is_held, ranking), k):  # a recall drops nothing: ``held`` stays
             state.recall(mem_id, event)
         if evicted := state.store(event):
-            drop(evicted, event.turn)
+            record_drops(policy, held, dropped, evicted, event.turn)
         held[event.stored] = None
         counts.append(len(held))
     return Replay(

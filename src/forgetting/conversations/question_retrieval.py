@@ -224,8 +224,7 @@ def question_indices_of(qs: QuestionSet, question_indices: Any) -> IntArray:
 
     A 1-d numpy array of ints is checked as a whole (the test below, made item by item).
     """
-    n = qs.n_questions
-    array = question_indices
+    n, array = qs.n_questions, question_indices
     whole = isinstance(array, np.ndarray) and array.ndim == 1 and array.dtype.kind in "iu"
     if whole and (
         not array.size or (array.min() >= 0 and array.max() < n and np.unique(array).size == array.size)

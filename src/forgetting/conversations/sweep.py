@@ -27,7 +27,7 @@ from .benchmark import QuestionRanking, Score, Scorer, pooled, question_index, r
 from .capacity import Capacity, RandomEviction
 from .embeddings import ConversationVectors
 from .field_rules import MemoryBank, YourMemory
-from .policies import CheckedEvents, Ebbinghaus, KeepAll, Policy, Replay, Window, replay
+from .policies import CheckedEvents, Ebbinghaus, KeepAll, Policy, Replay, Window, record_drops, replay
 from .records import Conversation
 
 __all__ = ["Setting", "SweepTask", "policy_grid", "recall_blind", "replay_blind", "run_sweep"]
@@ -120,19 +120,13 @@ def replay_blind(policy: Policy, streams: Sequence[CheckedEvents], ks: Sequence[
     counts: list[int] = []
     missed = [0] * len(streams)
     is_held = held.__contains__
-
-    def drop(ids: list[str], turn: int) -> None:
-        for mem_id in ids:
-            del held[mem_id]
-            dropped[mem_id] = turn
-
     for step in zip(*streams):
         event = step[0]
-        drop(state.forget(event), event.turn)
+        record_drops(policy, held, dropped, state.forget(event), event.turn)
         for j, (other, k) in enumerate(zip(step, ks)):
             head = other.recalled[:k]
             missed[j] += len(head) - sum(map(is_held, head))
-        drop(state.store(event), event.turn)
+        record_drops(policy, held, dropped, state.store(event), event.turn)
         held[event.stored] = None
         counts.append(len(held))
     stored = tuple(event.stored for event in streams[0])
