@@ -122,7 +122,8 @@ def _feedback_seeds(
     )  # (rows, e)
     scale = np.array([t for _ in seeds for t, _ in grid])[:, None]
     rows = np.arange(total)[:, None]
-    offsets = (owner * n)[:, None]  # row r reads its seed's utilities at utilities.ravel()[offsets[r] + id]
+    # row r reads its seed's utilities at flat[offsets[r] + id]
+    flat, offsets = utilities.ravel(), (owner * n)[:, None]
     # counts[0] = successes, counts[1] = failures; an episode adds 1 to one of them per used slot
     counts = np.zeros((2, total, n))
     successes, failures = counts
@@ -145,7 +146,7 @@ def _feedback_seeds(
             chosen = top[rows, negated[rows, top].argsort(axis=-1)]
             used = present[:, t]
             # Experiment 3's outcome model, 0.5 + (mean utility - 0.5), with an empty slot adding 0
-            p = 0.5 + (present_mean(utilities.ravel(), chosen + offsets, used) - 0.5)
+            p = 0.5 + (present_mean(flat, chosen + offsets, used) - 0.5)
             ok = draws[step] < p
             counts[(~ok).astype(np.intp)[:, None], rows, chosen] += used
             # memory_worth without its checks: the counters are whole counts from zero, far below 2**53
