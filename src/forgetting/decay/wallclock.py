@@ -48,6 +48,7 @@ from .curves import (
 from .engines import MemoryItem, WorkingSet, _check_mem_id, _check_turn
 from .sessions import SessionConfig, generate_session
 from .simulation import simulate
+from .wallclock_batch import clock_rows
 
 __all__ = [
     "DEFAULT_MEDIAN_LATENCY",
@@ -302,15 +303,12 @@ def wallclock_runs(
     eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
     baseline_stability: float = DEFAULT_BASELINE_STABILITY,
 ) -> list[dict[str, Any]]:
-    """One run of the first draft over sessions ``0..n_seeds-1`` of ``config``.
-
-    Session ``seed`` is replayed on ``VirtualClock(f"{rerun}/{seed}", latency)``: the
-    sessions are the turn engine's, only the turn durations differ between reruns. Rows
-    as :func:`forgetting.decay.study.run_session` returns them.
+    """One run of the first draft over sessions ``0..n_seeds-1`` of ``config``: session ``seed`` on
+    ``VirtualClock(f"{rerun}/{seed}", latency)`` (only turn durations differ between reruns). The
+    rows :func:`clock_runs` gives on those clocks, without replaying events (:mod:`.wallclock_batch`).
     """
-    require_int("n_seeds", n_seeds, minimum=1)
     require_int("rerun", rerun, minimum=0)
-    return clock_runs(
+    return clock_rows(
         config,
         n_seeds,
         lambda seed: VirtualClock(f"{rerun}/{seed}", latency),
