@@ -13,7 +13,8 @@ session replays); the article reports 1.3 s for it. It is run
   article's way (the direct reading of the rule).
 
 All three give the same per-session summaries (checked here before timing). ``--scale`` multiplies
-every seed count (the article's workload is scale 1). Ratios are of the best of ``--repeat`` runs.
+every seed count (the article's workload is scale 1); ``--max-seeds`` caps every group's count (a
+smoke run: the test suite's). Ratios are of the best of ``--repeat`` runs.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ class ScanningEngine:
         return due
 
 
-def workload(scale):
-    """(policies, config, n_seeds) groups: headline, noise 4 levels, sensitivity 15 pairs, failure."""
+def workload(scale, max_seeds=None):
+    """(policies, config, n_seeds) groups: headline, noise 4 levels, sensitivity 15 pairs, failure;
+    every ``n_seeds`` at most ``max_seeds`` (``None``: uncapped)."""
     base = SessionConfig(seed=0)
     both = [study.DECAY, study.WINDOW]
     groups = [(both, base, 50 * scale)]
@@ -56,7 +58,8 @@ def workload(scale):
         for window in (10, 15, 20, 30, 50)
     ]
     groups += [(both, base.replace(recalls_per_foundational=0), 20 * scale)]
-    return groups
+    cap = max_seeds or max(n for _, _, n in groups)
+    return [(policies, config, min(n, cap)) for policies, config, n in groups]
 
 
 def run_batch(groups):
@@ -96,8 +99,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scale", type=int, default=1, help="multiply every seed count")
+    parser.add_argument("--max-seeds", type=int, default=None, help="cap every group's seed count")
     args = parser.parse_args(argv)
-    groups = workload(args.scale)
+    if args.max_seeds is not None and args.max_seeds < 1:
+        parser.error(f"--max-seeds must be an int >= 1, got {args.max_seeds}")
+    groups = workload(args.scale, args.max_seeds)
     replays = sum(len(policies) * n for policies, _, n in groups)
     batch_result = run_batch(groups)
     if batch_result != run_events(groups, lambda e: e) or batch_result != run_events(groups, ScanningEngine):

@@ -24,7 +24,7 @@ def _locomo_available() -> bool:
 @pytest.mark.parametrize(
     "script, args",
     [
-        ("bench_decay.py", ["--repeat", "1"]),
+        ("bench_decay.py", ["--repeat", "1", "--max-seeds", "2"]),
         ("bench_scaling.py", ["--sizes", "100", "--turns", "20", "--repeat", "1"]),
         (
             "bench_worth.py",
