@@ -159,89 +159,15 @@ def _wants_full_runs(item) -> bool:
     return "full_runs" in getattr(item, "fixturenames", ()) and hasattr(item, "callspec")
 
 
-def _command_of(item) -> tuple[str, ...] | None:
-    """The command of the item's ``command`` mark (see :func:`command_result`), or ``None``."""
-    mark = item.get_closest_marker("command")
-    return None if mark is None else tuple(map(str, mark.args[0]))
-
-
 def pytest_collection_modifyitems(session, config, items):
-    """The tests that read the full-size runs, and then those that read a background command,
-    go last, in their order: the runs and the commands start with the session
-    (:func:`_full_runs_started`, :func:`_commands_started`) and go on beside every other test,
-    so by the time those tests come their work is done or nearly (before, the session waited
-    for a run at the first such test, and ran each command in turn at the end, on one core while
-    the other stood idle)."""
-    commands = [item for item in items if _command_of(item) is not None and not _wants_full_runs(item)]
-    late = commands + [item for item in items if _wants_full_runs(item)]
+    """The tests that read the full-size runs go last, in their order: the runs start with the
+    session (:func:`_full_runs_started`) and go on beside every other test, so by the time those
+    tests come their runs are done or nearly (before, the session waited for them at the first
+    such test: the test process idle, the rest of the suite not started)."""
+    late = [item for item in items if _wants_full_runs(item)]
     if late:
         ids = {id(item) for item in late}
         items[:] = [item for item in items if id(item) not in ids] + late
-
-
-BACKGROUND_JOBS = 2
-"""Background commands at once (see :func:`_commands_started`)."""
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _commands_started(request):
-    """Start the commands of the selected tests' ``command`` marks before the session's first
-    test, ``BACKGROUND_JOBS`` at a time in the order the tests come, each a process of its own at
-    ``nice`` +``FULL_RUN_NICENESS``, its output captured; yields ``{command: future of its
-    subprocess.CompletedProcess}``. At the end of the session commands not started are
-    cancelled and running ones killed."""
-    import os
-    import subprocess
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
-    commands = list(dict.fromkeys(c for c in map(_command_of, request.session.items) if c is not None))
-    if not commands:
-        yield {}
-        return
-    running: dict[tuple[str, ...], subprocess.Popen] = {}
-    stopping = threading.Event()
-    lock = threading.Lock()
-
-    def run(command: tuple[str, ...]) -> subprocess.CompletedProcess:
-        with lock:
-            if stopping.is_set():
-                raise RuntimeError("the session ended before this command started")
-            process = subprocess.Popen(
-                command,
-                cwd=ROOT,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                start_new_session=True,  # killed as a group at the end of the session
-            )
-            os.setpriority(os.PRIO_PROCESS, process.pid, FULL_RUN_NICENESS)  # its children inherit it
-            running[command] = process
-        out, err = process.communicate()
-        return subprocess.CompletedProcess(command, process.returncode, out, err)
-
-    pool = ThreadPoolExecutor(BACKGROUND_JOBS, thread_name_prefix="forgetting-tests-background")
-    started = {command: pool.submit(run, command) for command in commands}
-    try:
-        yield started
-    finally:
-        with lock:
-            stopping.set()
-            for process in running.values():
-                if process.poll() is None:
-                    os.killpg(process.pid, signal.SIGKILL)
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-@pytest.fixture
-def command_result(request, _commands_started):
-    """The finished :class:`subprocess.CompletedProcess` of the test's ``command`` mark
-    (``@pytest.mark.command([program, *arguments])``, run in the repository's root with the
-    session's environment), started with the session by :func:`_commands_started`."""
-    command = _command_of(request.node)
-    if command is None:
-        raise pytest.UsageError(f"{request.node.nodeid} reads command_result but has no command mark")
-    return _commands_started[command].result()
 
 
 @pytest.fixture(scope="session", autouse=True)
