@@ -132,11 +132,6 @@ NOISE = Path(__file__).parent / "other_cpu"
 """The folder whose ``sitecustomize.py`` perturbs exp, log and pow (see ``tests/test_other_cpu.py``)."""
 FULL_RUN_JOBS = 2
 """Full-size chapter runs at once (this machine's cores; each kernel runs single-threaded)."""
-FULL_RUN_NICENESS = 10
-"""Added to the full-size runs' ``nice`` value (their kernels inherit it): they wait for nothing and
-nothing waits for them until the suite's last tests, while every other test runs one after another
-in the pytest process, so on a busy machine the scheduler gives that process the CPU first and the
-runs the rest (no result depends on the scheduling)."""
 EMBEDDING_CHAPTERS = ("real-conversations",)
 """Chapters whose first run in a fresh clone computes embeddings (minutes) that the second reuses."""
 
@@ -148,7 +143,6 @@ def _full_run(root: Path, name: str, noise_log: Path | None):
 
     from forgetting import pipeline
 
-    os.nice(FULL_RUN_NICENESS)
     if noise_log is not None:
         os.environ["PYTHONPATH"] = str(NOISE)
         os.environ["FORGETTING_ULP_NOISE"] = str(noise_log)
