@@ -122,6 +122,30 @@ def test_design_counts_are_the_dense_integer_gram_matrix(case):
     assert np.array_equal(design_counts(retrieved, n, groups, n_groups), x.T @ x)
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10**6), st.integers(3, 30), st.integers(1, 5), st.integers(2, 120), st.booleans())
+def test_the_solution_is_numpy_lstsqs_minimum_norm_solution_of_the_normal_equations(seed, n, k, count, typed):
+    """A direct reading: ``numpy.linalg.lstsq`` of the dense ``X^T X b = X^T y`` over the seen
+    columns gives the same rank and, to rounding, the same solution (the library solves it from
+    the singular value decomposition it needs for the null space). With task types the design is
+    rank-deficient; with few episodes many columns are unseen."""
+    k = min(k, n - 1)
+    retrieved = episodes(seed, n, k, count)
+    rng = np.random.default_rng(seed + 1)
+    outcomes = rng.random(count) < 0.5
+    groups = rng.integers(0, 2, count) if typed else None
+    got = regression_credit(retrieved, outcomes, n, groups, 2 if typed else 0)
+    columns = retrieved if groups is None else np.column_stack([retrieved, n + groups])
+    x = np.zeros((count, got.width))
+    x[np.arange(count)[:, None], columns] = 1.0
+    gram, xty = x.T @ x, x.T @ outcomes.astype(np.float64)
+    seen = np.diag(gram) > 0
+    solution, _, rank, _ = np.linalg.lstsq(gram[np.ix_(seen, seen)], xty[seen], rcond=None)
+    assert got.rank == rank
+    np.testing.assert_allclose(got.solution[seen], solution, rtol=0, atol=1e-9)
+    assert np.isnan(got.solution[~seen]).all()
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [

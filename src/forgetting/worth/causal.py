@@ -191,13 +191,17 @@ def regression_credit(
     width = gram.shape[0]
     xty = np.bincount(columns[ok].ravel(), minlength=width).astype(np.float64)
     seen = np.diag(gram) > 0
-    solution, _, rank, _ = np.linalg.lstsq(gram[np.ix_(seen, seen)].astype(np.float64), xty[seen], rcond=None)
+    design = gram[np.ix_(seen, seen)].astype(np.float64)
+    left, singular, vt = np.linalg.svd(design)
+    # the minimum-norm least-squares solution from that decomposition, with numpy.linalg.lstsq's
+    # default cut (rcond=None: singular values above eps * width times the largest count)
+    kept = singular > np.finfo(np.float64).eps * design.shape[0] * (singular[0] if singular.size else 0.0)
+    rank = int(np.count_nonzero(kept))
     full = np.full(width, np.nan)
-    full[seen] = solution
+    full[seen] = vt[kept].T @ ((left[:, kept].T @ xty[seen]) / singular[kept])
     # e_a - e_b is estimable when it is orthogonal to the null space, i.e. when the null basis
     # has equal entries at a and b: memories with equal null-space columns form a class whose
     # differences are all estimable, and the largest class is the identified one
-    _, singular, vt = np.linalg.svd(gram[np.ix_(seen, seen)].astype(np.float64))
     null = vt[singular <= NULL_TOLERANCE * singular[0]] if singular.size else vt
     memory_columns = np.flatnonzero(seen[:n_memories])
     signature = np.round(null[:, : memory_columns.size] / ESTIMABLE_TOLERANCE).astype(np.int64).T
