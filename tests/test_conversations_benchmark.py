@@ -326,6 +326,43 @@ def test_the_sweep_task_scores_every_setting_at_each_retrieval_as_score_does(fix
     assert len({scores[fifo].missed_recalls for scores in found}) > 1
 
 
+def test_memorybanks_of_other_caps_share_only_runs_whose_memories_never_reached_a_cap(
+    fixture_data, monkeypatch
+):
+    """memorybank_replays gives each cap's own replay (labels included) at every retrieval
+    setting and pass schedule, and runs fewer replays than caps only where a run's highest level
+    stayed below a smaller cap."""
+    from forgetting.conversations import field_rules
+
+    _, conversations, vectors = fixture_data
+    runs = []
+    real = field_rules.replay_state
+
+    def counted(policy, events, k=None):
+        replay_and_state = real(policy, events, k)
+        runs.append((policy.max_strength, replay_and_state[1].highest_level))
+        return replay_and_state
+
+    monkeypatch.setattr(field_rules, "replay_state", counted)
+    caps = [200, 1, 3, 2, 5, 50, 3]  # unsorted, a repeat
+    served = 0
+    for forget_at in ("turn", "day", "session"):
+        banks = [field_rules.MemoryBank(seed=1, max_strength=cap, forget_at=forget_at) for cap in caps]
+        for k, m in ((1, 0.0), (3, -1.0)):
+            events = recall_events(conversations[0], ranked_history(vectors[0].turn_cosines, m))
+            runs.clear()
+            assert field_rules.memorybank_replays(banks, events, k) == [replay(b, events, k) for b in banks]
+            ran = [cap for cap, _ in runs]
+            served += len(set(caps)) - len(ran)
+            for bank in {b.max_strength for b in banks} - set(ran):  # served by a larger cap's run
+                assert any(cap > bank and level <= bank - 1 for cap, level in runs)
+    assert served > 0  # some cap was served by another's run
+    with pytest.raises(ValueError, match="banks must differ only in max_strength"):
+        field_rules.memorybank_replays(
+            [field_rules.MemoryBank(seed=0), field_rules.MemoryBank(seed=1)], events, 1
+        )
+
+
 def same_turns(days, recall_lists):
     """Streams of the same turns (``conversation_streams.stream``), one per recall pattern, checked."""
     return [check_events(stream(days, dict(enumerate(recalls)))) for recalls in recall_lists]

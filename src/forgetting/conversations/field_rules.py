@@ -24,14 +24,25 @@ from __future__ import annotations
 import functools
 import heapq
 import math
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import cast
 
 import numpy as np
 
 from .._validate import int_problem, raise_problems, real_problem, seed_problem
 from ..decay.curves import retention
-from .policies import Event, Holder, choice_problem, day_number
+from .policies import (
+    CheckedEvents,
+    Event,
+    Holder,
+    Replay,
+    check_events,
+    choice_problem,
+    day_number,
+    replay_state,
+)
 
 __all__ = [
     "MEMORYBANK_DAYS",
@@ -43,6 +54,7 @@ __all__ = [
     "MemoryBank",
     "YourMemory",
     "is_pass",
+    "memorybank_replays",
     "memorybank_retention",
     "yourmemory_prune_second",
     "yourmemory_strength",
@@ -141,6 +153,11 @@ class _Bank:
             del self.held[mem_id]
         return dropped
 
+    @property
+    def highest_level(self) -> int:
+        """The highest level any memory has reached (``-1`` before the first store)."""
+        return max(self.level, default=-1)
+
     def recall(self, mem_id: str, event: Event) -> None:
         i = self.held[mem_id]
         self.level[i] = min(self.level[i] + 1, self.policy.max_strength - 1)
@@ -208,6 +225,32 @@ class MemoryBank:
     def start(self) -> Holder:
         """An empty bank and a fresh generator."""
         return _Bank(self, np.random.default_rng(int(self.seed)))
+
+
+def memorybank_replays(
+    banks: Sequence[MemoryBank], events: Iterable[Event], k: int | None = None
+) -> list[Replay]:
+    """``[replay(bank, events, k) for bank in banks]`` for MemoryBanks that differ only in
+    ``max_strength``, from fewer runs (the largest cap first).
+
+    A cap binds only at a recall of a memory at level ``max_strength - 1``, and the coins do not
+    depend on levels: a run in which no memory reached level ``c - 1`` decides as a run of cap
+    ``c``, and as any other cap above the highest level it reached; it serves those caps (with
+    their own labels). ``ValueError`` if the banks differ in anything but ``max_strength``.
+    """
+    if len({replace(bank, max_strength=1) for bank in banks}) > 1:
+        raise ValueError(f"banks must differ only in max_strength, got {[bank.label for bank in banks]}")
+    stream = events if isinstance(events, CheckedEvents) else check_events(events)
+    runs: dict[MemoryBank, Replay] = {}
+    reached, shared = 0, None
+    for bank in sorted(set(banks), key=lambda bank: -bank.max_strength):
+        if shared is not None and reached <= bank.max_strength - 1:
+            runs[bank] = replace(shared, policy=bank.label)
+        else:
+            shared, state = replay_state(bank, stream, k)
+            reached = cast(_Bank, state).highest_level
+            runs[bank] = shared
+    return [runs[bank] for bank in banks]
 
 
 def yourmemory_prune_second(recalls: int, policy: YourMemory) -> int | None:

@@ -59,6 +59,7 @@ __all__ = [
     "conversation_events",
     "day_number",
     "replay",
+    "replay_state",
 ]
 
 #: The clocks of :class:`Ebbinghaus`: the turn counter, or whole calendar days of real time.
@@ -234,6 +235,11 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
         memory; or a policy that drops or evicts a memory it does not hold. Every event is
         checked before the first one runs.
     """
+    return replay_state(policy, events, k)[0]
+
+
+def replay_state(policy: Policy, events: Iterable[Event], k: int | None = None) -> tuple[Replay, Holder]:
+    """:func:`replay`, and the policy's state after the last event (for a caller that reads it)."""
     stream = events if isinstance(events, CheckedEvents) else list(events)
     problems = [] if isinstance(stream, CheckedEvents) else _event_problems(stream)
     raise_problems([None if k is None else int_problem("k", k, minimum=1), *problems])
@@ -255,14 +261,8 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
             record_drops(policy, held, dropped, evicted, event.turn)
         held[event.stored] = None
         counts.append(len(held))
-    return Replay(
-        policy=policy.label,
-        stored=tuple(event.stored for event in stream),
-        dropped=dropped,
-        held=tuple(held),
-        held_counts=tuple(counts),
-        missed_recalls=missed,
-    )
+    stored = tuple(event.stored for event in stream)
+    return Replay(policy.label, stored, dropped, tuple(held), tuple(counts), missed), state
 
 
 def conversation_events(

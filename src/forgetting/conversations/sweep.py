@@ -7,7 +7,9 @@ returns one row per (retrieval setting, policy setting) with the pooled shares o
 :func:`~.benchmark.pooled`. A task is one conversation (all the policies of the grid at every
 retrieval setting), so ``--workers`` spreads conversations; the rows do not depend on the
 executor. A policy whose rule never reads a recall (:func:`recall_blind`) is replayed once per
-conversation for every retrieval setting (:func:`replay_blind`). Seeded policies (random
+conversation for every retrieval setting (:func:`replay_blind`); MemoryBanks that differ only in
+their cap share the runs in which no memory reached a cap (:func:`~.field_rules.memorybank_replays`).
+Seeded policies (random
 eviction, MemoryBank) run ``replicates`` seeds, ``seed`` to ``seed + replicates - 1``, the same
 on every conversation, and their rows are pooled over the seeds too (a row's ``replicates``
 says over how many).
@@ -26,7 +28,7 @@ from ..executor import Executor, InProcess
 from .benchmark import QuestionRanking, Score, Scorer, pooled, question_index, ranked_history, recall_events
 from .capacity import Capacity, RandomEviction
 from .embeddings import ConversationVectors
-from .field_rules import MemoryBank, YourMemory
+from .field_rules import MemoryBank, YourMemory, memorybank_replays
 from .policies import CheckedEvents, Ebbinghaus, KeepAll, Policy, Replay, Window, record_drops, replay
 from .records import Conversation
 
@@ -146,7 +148,8 @@ class SweepTask:
 
 def _score_task(settings: Sequence[Setting], task: SweepTask) -> list[list[Score]]:
     """Each setting's :func:`~.benchmark.score` at each retrieval setting, ``[retrieval][setting]``;
-    a :func:`recall_blind` policy is replayed once for all of them (:func:`replay_blind`)."""
+    a :func:`recall_blind` policy is replayed once for all of them (:func:`replay_blind`), MemoryBanks
+    of other caps share runs (:func:`~.field_rules.memorybank_replays`)."""
     conversation, vectors = task.conversation, task.vectors
     index = question_index(conversation)
     ranking = QuestionRanking.of(vectors.question_cosines, index)
@@ -157,9 +160,15 @@ def _score_task(settings: Sequence[Setting], task: SweepTask) -> list[list[Score
     }
     streams = [by_minimum[m] for _, m in task.retrievals]
     ks = [k for k, _ in task.retrievals]
+    banks: dict[MemoryBank, list[Replay]] = {}  # MemoryBanks of other caps share runs (memorybank_replays)
+    for group in _by_all_but_cap([s.policy for s in settings if isinstance(s.policy, MemoryBank)]):
+        per_stream = [memorybank_replays(group, events, k) for events, k in zip(streams, ks)]
+        banks.update({bank: [runs[i] for runs in per_stream] for i, bank in enumerate(group)})
     columns = []
     for setting in settings:
-        if recall_blind(setting.policy):
+        if setting.policy in banks:
+            columns.append([scorer(r.held, r.missed_recalls) for r in banks[setting.policy]])
+        elif recall_blind(setting.policy):
             replays = replay_blind(setting.policy, streams, ks)
             first = scorer(replays[0].held, 0)  # every replay holds the same turns
             columns.append([replace(first, missed_recalls=r.missed_recalls) for r in replays])
@@ -167,6 +176,14 @@ def _score_task(settings: Sequence[Setting], task: SweepTask) -> list[list[Score
             replays = [replay(setting.policy, events, k) for events, k in zip(streams, ks)]
             columns.append([scorer(r.held, r.missed_recalls) for r in replays])
     return [list(row) for row in zip(*columns)]
+
+
+def _by_all_but_cap(banks: Sequence[MemoryBank]) -> list[list[MemoryBank]]:
+    """``banks`` without repeats, grouped by everything but ``max_strength``."""
+    groups: dict[MemoryBank, list[MemoryBank]] = {}
+    for bank in dict.fromkeys(banks):
+        groups.setdefault(replace(bank, max_strength=1), []).append(bank)
+    return list(groups.values())
 
 
 def run_sweep(
