@@ -240,11 +240,11 @@ def test_uniform_retrieval_is_the_plain_reading(monkeypatch, pool_size, k, limit
         assert rows.dtype == np.intp and np.array_equal(rows, plain), block
 
 
-def test_smallest_in_order_with_equal_keys_still_takes_the_k_smallest():
+def testsmallest_in_order_with_equal_keys_still_takes_the_k_smallest():
     # a key equal to the k-th smallest: the mask holds k + 1, so the block goes through argpartition
     keys = np.array([[0.5, 0.1, 0.3, 0.3, 0.9], [0.2, 0.8, 0.6, 0.4, 0.7]])
     for k in (1, 2, 3, 4):
-        got = W.model._smallest_in_order(keys, k)
+        got = W.model.smallest_in_order(keys, k)
         assert got.shape == (2, k)
         assert (np.sort(got, axis=1)[:, 1:] != np.sort(got, axis=1)[:, :-1]).all()  # distinct
         assert np.array_equal(np.take_along_axis(keys, got, axis=1), np.sort(keys, axis=1)[:, :k]), k

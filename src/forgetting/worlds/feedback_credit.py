@@ -39,6 +39,7 @@ from .model import (
     FloatArray,
     check_n_seeds,
     seed_streams,
+    smallest_in_order,
     spearman_rho,
     substream,
 )
@@ -142,8 +143,7 @@ def _feedback_seeds(
             t = start + step
             # model.softmax_retrieval(MW, gumbel, scale, k), its keys' negation computed once
             negated = -(by_seed + gumbel[step, :, None]).reshape(total, n)
-            top = np.argpartition(negated, k - 1, axis=-1)[:, :k]
-            chosen = top[rows, negated[rows, top].argsort(axis=-1)]
+            chosen = smallest_in_order(negated, k)
             used = present[:, t]
             # Experiment 3's outcome model, 0.5 + (mean utility - 0.5), with an empty slot adding 0
             p = 0.5 + (present_mean(flat, chosen + offsets, used) - 0.5)

@@ -63,6 +63,7 @@ __all__ = [
     "p_plus_uniform",
     "p_plus_by_enumeration",
     "uniform_retrieval",
+    "smallest_in_order",
     "softmax_retrieval",
     "retrieval_entropy",
     "loglog_slope",
@@ -195,7 +196,7 @@ def uniform_retrieval(
     Each row is a uniformly random *ordered* sample without replacement: the ``k`` smallest of
     ``pool_size`` uniform keys, in increasing key order. Any leading columns of a row are
     therefore themselves a uniform sample (Experiment 4 relies on this). How the ``k`` smallest
-    are found (:func:`_smallest_in_order`, over each pool's columns alone) cannot change a row
+    are found (:func:`smallest_in_order`, over each pool's columns alone) cannot change a row
     whose keys are distinct (doubles of ``Generator.random``: equal keys are never seen).
 
     ``pool_limits`` (one int per episode, each in ``[k, pool_size]``) restricts episode ``t`` to
@@ -212,19 +213,19 @@ def uniform_retrieval(
     for start in range(0, n_episodes, BLOCK_EPISODES):
         keys = rng.random((min(BLOCK_EPISODES, n_episodes - start), pool_size))
         if limits is None:
-            rows.append(_smallest_in_order(keys, k))
+            rows.append(smallest_in_order(keys, k))
             continue
         # a row's k smallest keys in its pool are its k smallest once the others are set to
         # inf: each pool's rows are ranked over its columns alone
         part, chosen = limits[start : start + keys.shape[0]], np.empty((keys.shape[0], k), dtype=np.intp)
         for limit in pools:
             at = np.flatnonzero(part == limit)
-            chosen[at] = _smallest_in_order(keys[at, :limit], k)
+            chosen[at] = smallest_in_order(keys[at, :limit], k)
         rows.append(chosen)
     return np.concatenate(rows) if rows else np.empty((0, k), dtype=np.intp)
 
 
-def _smallest_in_order(keys: FloatArray, k: int) -> IntArray:
+def smallest_in_order(keys: FloatArray, k: int) -> IntArray:
     """Column indices of each row's ``k`` smallest keys, in increasing key order: the columns
     whose keys are ``<=`` the row's ``k``-th smallest (``np.sort``), ordered by key. Should a
     row hold two keys equal to its ``k``-th smallest, the block is ranked by ``argpartition``."""

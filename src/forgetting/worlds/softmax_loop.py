@@ -13,7 +13,15 @@ import numpy as np
 
 from .._validate import raise_problems, real_problem
 from ..worth import DEFAULT_PRIOR
-from .model import OUTCOME_STREAM, RETRIEVAL_STREAM, FloatArray, seed_streams, substream, success_probability
+from .model import (
+    OUTCOME_STREAM,
+    RETRIEVAL_STREAM,
+    FloatArray,
+    seed_streams,
+    smallest_in_order,
+    substream,
+    success_probability,
+)
 
 if TYPE_CHECKING:
     from .controlled import PolicyWorld
@@ -56,14 +64,12 @@ def softmax_runs(
     scale = np.repeat(np.asarray(temperatures, dtype=np.float64), n_seeds)[:, None]  # (rows, 1)
     thresholds = None if explore is None else np.repeat(np.asarray(explore[1], dtype=np.float64), n_seeds)
     seed_of_row = np.tile(np.arange(n_seeds), runs)
-    row_ix = np.arange(rows)[:, None]
-    offset = row_ix * n  # memory m of row r is entry r * n + m of the flat arrays below
+    offset = np.arange(rows)[:, None] * n  # memory m of row r is entry r * n + m of the flat arrays below
     flat_utilities = np.tile(utilities, (runs, 1)).ravel()
     successes, failures = np.zeros((rows, n)), np.zeros((rows, n))  # whole numbers from zero
     scaled = np.full((rows, n), DEFAULT_PRIOR) / scale  # MW / temperature, the prior before any episode
     won_flat, lost_flat, scaled_flat = successes.reshape(-1), failures.reshape(-1), scaled.reshape(-1)
     negated = np.empty((runs, n_seeds, n))
-    keyed_flat = negated.reshape(-1)
     explored = np.zeros(rows)
     for start in range(0, world.n_episodes, block):
         size = min(block, world.n_episodes - start)
@@ -81,8 +87,7 @@ def softmax_runs(
             if flags[t].any():  # exploring rows rank by 0 / temperature + G (mixed_retrieval)
                 mask = flags[t]
                 keyed[mask] = -(0.0 / scale[mask] + gumbel[t][seed_of_row[mask]])
-            top = np.argpartition(keyed, k - 1, axis=-1)[:, :k] + offset
-            flat = top[row_ix, keyed_flat[top].argsort(axis=-1)]  # the retrieved, in key order
+            flat = smallest_in_order(keyed, k) + offset  # the retrieved, in key order
             outcomes = draws[t] < success_probability(flat_utilities, flat)
             won_flat[flat[outcomes]] += 1.0  # ids within a row are distinct: one unit each
             lost_flat[flat[~outcomes]] += 1.0
