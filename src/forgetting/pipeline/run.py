@@ -48,19 +48,26 @@ KERNEL = "python3"
 FIGURES_MANIFEST = "{name}-figures.json"
 
 
-#: Chapters a parallel build starts first, longest first at published parameters on the reference
-#: machine (2 cores, this release's ``forgetting verify`` of every chapter, one BLAS thread), so
-#: that its workers finish together; the others follow in book order. Only the order in which
-#: chapters start depends on it.
+#: The order in which a parallel build starts the chapters: longest first, by their times in a
+#: ``make.py book`` run on the reference machine (2 cores, two chapters at a time, one BLAS
+#: thread each), so that its workers finish together; a chapter not listed follows, in book
+#: order. Only the order in which chapters start depends on it.
 LONGEST_FIRST = (
     "real-conversations",
-    "beyond-credit",
     "decay-sweeps",
-    "decay-postmortems",
+    "beyond-credit",
     "beyond-governance",
     "mw-exp3",
     "mw-theory",
     "mw-exp2",
+    "mw-exp5",
+    "decay-curves",
+    "decay-postmortems",
+    "mw-exp4",
+    "mw-exp1",
+    "decay-headline",
+    "decay-trace",
+    "decay-retention",
 )
 #: The thread counts of the numeric libraries a kernel loads; a parallel build sets them (below).
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
