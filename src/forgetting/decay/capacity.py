@@ -125,14 +125,6 @@ class _Capped(ScheduledEngine):
         if self._class_entries > 2 * len(self._items) + 16:
             self._rebuild_classes()
 
-    def _current(self, entry: _Entry, stability: float) -> bool:
-        item = entry[3]
-        return (
-            self._items.get(item.mem_id) is item
-            and item.last_touched == entry[0]
-            and item.stability == stability
-        )
-
     def _victim(self) -> MemoryItem:
         """The present item (the incoming one aside: it is not filed yet) with the smallest :func:`victim_key`.
 
@@ -141,22 +133,27 @@ class _Capped(ScheduledEngine):
         """
         best: MemoryItem | None = None
         best_num = best_den = best_order = 0
-        clock = self._clock
-        for stability in list(self._classes):
-            heap = self._classes[stability]
-            while heap and not self._current(heap[0], stability):
+        clock, items, by_retention = self._clock, self._items, self._by_retention
+        for stability, heap in list(self._classes.items()):
+            while heap:  # drop stale tops: an entry is current if its item is present, untouched since
+                last, order, _, item = heap[0]
+                if (
+                    items.get(item.mem_id) is item
+                    and item.last_touched == last
+                    and item.stability == stability
+                ):
+                    break
                 heapq.heappop(heap)
                 self._class_entries -= 1
-            if not heap:
+            else:
                 del self._classes[stability]
                 continue
-            last, order, _, item = heap[0]
-            if not self._by_retention:
+            if not by_retention:
                 num, den = clock - last, 1
             elif stability == math.inf:
                 num, den = 0, 1
             else:
-                p, q = self._ratio(stability)
+                p, q = _integer_ratio(stability)
                 num, den = (clock - last) * q, p
             if (
                 best is None
@@ -166,10 +163,6 @@ class _Capped(ScheduledEngine):
                 best, best_num, best_den, best_order = item, num, den, order
         assert best is not None  # over budget means at least one filed item
         return best
-
-    @staticmethod
-    def _ratio(stability: float) -> tuple[int, int]:
-        return _integer_ratio(stability)
 
     def _evict(self, item: MemoryItem) -> None:
         del self._items[item.mem_id]
