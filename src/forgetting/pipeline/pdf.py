@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,19 +167,20 @@ def print_page(driver: Any, html: Path) -> tuple[str, bytes]:
     return driver.execute_script(PAGE_TITLE), base64.b64decode(driver.print_page(print_options()))
 
 
-def _print_share(root: Path, pages: Sequence[TocPage], stop: threading.Event) -> list[PrintedPage]:
-    """Print ``pages`` in order in one browser session of its own (closed at the end, also on
-    failure); ends early, with what it printed, once ``stop`` is set (another browser failed)."""
+def _print_share(
+    root: Path, pages: Sequence[TocPage], take: Callable[[], int | None], stop: threading.Event
+) -> dict[int, PrintedPage]:
+    """Print, in one browser session of its own (closed at the end, also on failure), the pages
+    ``pages[i]`` for each index ``take()`` hands out until it hands out ``None``; ends early, with
+    what it printed, once ``stop`` is set (another browser failed)."""
     profile = Path(tempfile.mkdtemp(prefix="forgetting-pdf-profile-"))
     driver = None
-    printed: list[PrintedPage] = []
+    printed: dict[int, PrintedPage] = {}
     try:
         driver = start_browser(profile)
-        for page in pages:
-            if stop.is_set():
-                break
-            title, pdf = print_page(driver, page_html(root, page))
-            printed.append(PrintedPage(page, title, pdf))
+        while not stop.is_set() and (index := take()) is not None:
+            title, pdf = print_page(driver, page_html(root, pages[index]))
+            printed[index] = PrintedPage(pages[index], title, pdf)
     except BaseException:
         stop.set()
         raise
@@ -193,20 +194,29 @@ def _print_share(root: Path, pages: Sequence[TocPage], stop: threading.Event) ->
 def print_book(root: Path, pages: Sequence[TocPage], browsers: int = PRINT_BROWSERS) -> list[PrintedPage]:
     """Print every page, returned in the order of ``pages``.
 
-    ``browsers`` Chromium sessions print at once, each its own share of the pages (dealt in
-    turn: page ``i`` goes to browser ``i % browsers``, which prints its share in order). The
-    first failure stops the other browsers after their current page and is raised. Raises
+    ``browsers`` Chromium sessions print at once. A browser that is done with a page takes the
+    next one not yet taken, the largest built pages first (by the size of their HTML, so that the
+    browsers finish together); a page's PDF does not depend on which browser printed it, or when.
+    The first failure stops the other browsers after their current page and is raised. Raises
     ``ValueError`` unless ``browsers`` is an int >= 1.
     """
     raise_problems([int_problem("browsers", browsers, minimum=1)])
     if not pages:
         return []
-    shares = [list(pages[start::browsers]) for start in range(min(browsers, len(pages)))]
+    sizes = [path.stat().st_size if (path := page_html(root, page)).is_file() else 0 for page in pages]
+    order = sorted(range(len(pages)), key=lambda i: -sizes[i])  # a missing page fails when printed
+    queue, lock = iter(order), threading.Lock()
+
+    def take() -> int | None:
+        with lock:
+            return next(queue, None)
+
     stop = threading.Event()
-    with ThreadPoolExecutor(len(shares), thread_name_prefix="forgetting-pdf") as pool:
-        futures = [pool.submit(_print_share, root, share, stop) for share in shares]
-        printed = [future.result() for future in futures]  # the first failure, in share order
-    return [printed[i % len(shares)][i // len(shares)] for i in range(len(pages))]
+    count = min(browsers, len(pages))
+    with ThreadPoolExecutor(count, thread_name_prefix="forgetting-pdf") as pool:
+        futures = [pool.submit(_print_share, root, pages, take, stop) for _ in range(count)]
+        printed = {i: page for future in futures for i, page in future.result().items()}  # the first failure
+    return [printed[i] for i in range(len(pages))]
 
 
 def drop_local_links(page: Any) -> None:
