@@ -1,6 +1,8 @@
 """The curve comparison: matched grace periods leave every decision unchanged; the frontier does not."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forgetting.curves.study import (
     PowerPolicy,
@@ -118,3 +120,34 @@ def test_grace_at_and_relabelling_summary():
     assert exp_grace == DecayPolicy(0.1).grace_turns and power_grace == PowerPolicy(0.5, 0.1, 0.2).grace_turns
     rows = [{"sessions_differing": 0}, {"sessions_differing": None}, {"sessions_differing": 2}]
     assert relabelling_summary(rows) == {"simulated": 2, "underflow": 1, "sessions_differing": 2}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    decay=st.sampled_from([0.1542, 0.3, 0.5, 1.0, 2.0]),
+    threshold=st.sampled_from([0.05, 0.2, 0.5, 0.8]),
+    noise=st.integers(0, 5),
+    schedule=st.sampled_from(["spaced", "uniform"]),
+    recalls=st.integers(0, 4),
+    exponential=st.booleans(),
+)
+def test_the_batch_rows_are_the_event_engines_session_by_session(
+    decay, threshold, noise, schedule, recalls, exponential
+):
+    """run_curve_seeds (the batch simulator, on each policy's eviction delays) against a direct
+    replay of every event through the policy's own engine."""
+    from forgetting.decay import metrics
+    from forgetting.decay.sessions import generate_session
+    from forgetting.decay.simulation import simulate
+
+    config = SessionConfig(seed=0, session_length=80, noise_per_turn=noise, schedule=schedule,
+                           recalls_per_foundational=recalls)  # fmt: skip
+    policy = DecayPolicy(threshold) if exponential else PowerPolicy(decay, threshold)
+    direct = [
+        {
+            "seed": s,
+            **metrics.session_summary(simulate(policy.engine(), generate_session(config.replace(seed=s)))),
+        }
+        for s in range(6)
+    ]
+    assert run_curve_seeds(policy, config, 6) == direct

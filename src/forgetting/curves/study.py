@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._validate import require_int
-from ..decay import metrics
-from ..decay.curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD
+from ..decay import batch, metrics
+from ..decay.curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, stability_after_recalls
 from ..decay.engines import Engine
 from ..decay.sessions import SessionConfig, generate_session
 from ..decay.simulation import Trace, simulate
@@ -86,6 +86,16 @@ class PowerPolicy:
         assert delay is not None  # S0 is finite, so the delay is too
         return delay
 
+    def eviction_delays(self, max_recalls: int) -> tuple[int | None, ...]:
+        """Eviction delay after ``0 .. max_recalls`` recalls, as the engine computes it: the power
+        law's delay at the stability its recalls reach (the same multiplications,
+        :func:`~forgetting.decay.curves.stability_after_recalls`)."""
+        s0 = self.engine().baseline_stability
+        return tuple(
+            power_eviction_delay(stability_after_recalls(k, s0), self.eviction_threshold, self.decay)
+            for k in range(max_recalls + 1)
+        )
+
 
 CurvePolicy = DecayPolicy | PowerPolicy
 """An engine of either curve."""
@@ -97,12 +107,16 @@ def _trace(policy: CurvePolicy, config: SessionConfig) -> Trace:
 
 
 def run_curve_seeds(policy: CurvePolicy, config: SessionConfig, n_seeds: int) -> list[dict[str, Any]]:
-    """Per-session metrics (:func:`~forgetting.decay.metrics.session_summary`) for seeds ``0..n_seeds-1``."""
+    """Per-session metrics (:func:`~forgetting.decay.metrics.session_summary`) for seeds
+    ``0..n_seeds-1``, from the batch simulator (:mod:`~forgetting.decay.batch`): both engines are
+    schedules whose eviction delay depends only on an item's recall count
+    (``policy.eviction_delays``), which is what the batch replays."""
     require_int("n_seeds", n_seeds, minimum=1)
-    return [
-        {"seed": seed, **metrics.session_summary(_trace(policy, config.replace(seed=seed)))}
-        for seed in range(n_seeds)
-    ]
+    delays = policy.eviction_delays(config.recalls_per_foundational)
+    rows: list[dict[str, Any]] = []
+    for seeds, recall_turns in batch.seed_batches(config, n_seeds, policy.label):
+        rows += batch.session_summaries(batch.replay_batch(delays, config, recall_turns, seeds))
+    return rows
 
 
 def _policies(decays: Sequence[float], threshold: float, match: float) -> list[CurvePolicy]:
