@@ -151,3 +151,36 @@ def test_the_batch_rows_are_the_event_engines_session_by_session(
         for s in range(6)
     ]
     assert run_curve_seeds(policy, config, 6) == direct
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    decays=st.tuples(st.sampled_from([0.1542, 0.5, 1.0]), st.sampled_from([0.3, 2.0])),
+    thresholds=st.tuples(st.sampled_from([0.1, 0.2, 0.5]), st.sampled_from([0.05, 0.2, 0.6])),
+    noise=st.integers(0, 4),
+    exponential=st.booleans(),
+)
+def test_differing_sessions_are_those_whose_event_traces_differ(decays, thresholds, noise, exponential):
+    """A direct reading: every event through both engines, the (item, eviction turn) pairs compared."""
+    from forgetting.decay import metrics
+    from forgetting.decay.sessions import generate_session
+    from forgetting.decay.simulation import simulate
+
+    config = SessionConfig(seed=0, session_length=80, noise_per_turn=noise)
+    first = DecayPolicy(thresholds[0]) if exponential else PowerPolicy(decays[0], thresholds[0])
+    second = PowerPolicy(decays[1], thresholds[1])
+    direct = []
+    for seed in range(8):
+        session = generate_session(config.replace(seed=seed))
+        a, b = simulate(first.engine(), session), simulate(second.engine(), session)
+        moved = sum(
+            a.evicted_turn.get(i) != b.evicted_turn.get(i) for i in set(a.evicted_turn) | set(b.evicted_turn)
+        )
+        if moved:
+            direct.append(
+                {"seed": seed, "items_evicted_at_other_turns": moved,
+                 "first_terminal_frr": metrics.terminal_frr(a), "second_terminal_frr": metrics.terminal_frr(b),
+                 "first_footprint_reduction": metrics.footprint_reduction(a),
+                 "second_footprint_reduction": metrics.footprint_reduction(b)}
+            )  # fmt: skip
+    assert differing_sessions(config, 8, first, second) == direct

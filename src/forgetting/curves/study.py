@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+
 from .._validate import require_int
-from ..decay import batch, metrics
+from ..decay import batch
 from ..decay.curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, stability_after_recalls
 from ..decay.engines import Engine
 from ..decay.sessions import SessionConfig, generate_session
@@ -188,24 +190,27 @@ def differing_sessions(
     """Seeds whose sessions end differently under two policies: terminal FRR, footprint, evictions.
 
     One row per seed where the set of (item, eviction turn) pairs differs, with both terminal
-    FRRs and footprint reductions and the number of items evicted at different turns.
+    FRRs and footprint reductions and the number of items evicted at different turns. From the
+    batch simulator (as :func:`run_curve_seeds`): a fact's eviction turn is the session's, a noise
+    item's the same in every session.
     """
     require_int("n_seeds", n_seeds, minimum=1)
+    delays = [policy.eviction_delays(config.recalls_per_foundational) for policy in (first, second)]
     rows = []
-    for seed in range(n_seeds):
-        seeded = config.replace(seed=seed)
-        a, b = _trace(first, seeded), _trace(second, seeded)
-        moved = sum(
-            a.evicted_turn.get(mem_id) != b.evicted_turn.get(mem_id)
-            for mem_id in sorted(set(a.evicted_turn) | set(b.evicted_turn))
-        )
-        if moved:
-            rows.append(
-                {"seed": seed, "items_evicted_at_other_turns": moved,
-                 "first_terminal_frr": metrics.terminal_frr(a), "second_terminal_frr": metrics.terminal_frr(b),
-                 "first_footprint_reduction": metrics.footprint_reduction(a),
-                 "second_footprint_reduction": metrics.footprint_reduction(b)}
-            )  # fmt: skip
+    for seeds, recall_turns in batch.seed_batches(config, n_seeds, "differing sessions"):
+        a, b = (batch.replay_batch(policy_delays, config, recall_turns, seeds) for policy_delays in delays)
+        noise_moved = int(np.count_nonzero(a.noise_evicted_turn != b.noise_evicted_turn))
+        facts_moved = np.count_nonzero(a.fact_evicted_turn != b.fact_evicted_turn, axis=1).tolist()
+        for seed, facts, one, two in zip(
+            seeds, facts_moved, batch.session_summaries(a), batch.session_summaries(b)
+        ):
+            if moved := facts + noise_moved:
+                rows.append(
+                    {"seed": seed, "items_evicted_at_other_turns": moved,
+                     "first_terminal_frr": one["terminal_frr"], "second_terminal_frr": two["terminal_frr"],
+                     "first_footprint_reduction": one["footprint_reduction"],
+                     "second_footprint_reduction": two["footprint_reduction"]}
+                )  # fmt: skip
     return rows
 
 
