@@ -131,7 +131,11 @@ def local_cluster():
 NOISE = Path(__file__).parent / "other_cpu"
 """The folder whose ``sitecustomize.py`` perturbs exp, log and pow (see ``tests/test_other_cpu.py``)."""
 FULL_RUN_JOBS = 2
-"""Full-size chapter runs at once (this machine's cores; each kernel runs single-threaded)."""
+"""Full-size chapter runs at once once the suite's other tests are done (this machine's cores; each
+kernel runs single-threaded). Before, beside those tests, one at a time: the pytest process runs
+them one after another, and with two runs beside it the runs were done long before it was (a
+sampled session: about 100 s with one core idle at the end); with one run beside it throughout,
+the runs were left alone at the end instead (79 s)."""
 EMBEDDING_CHAPTERS = ("real-conversations",)
 """Chapters whose first run in a fresh clone computes embeddings (minutes) that the second reuses."""
 
@@ -167,13 +171,14 @@ def pytest_collection_modifyitems(session, config, items):
 @pytest.fixture(scope="session", autouse=True)
 def _full_runs_started(request, tmp_path_factory):
     """Start every chapter the session's selected tests ask for at its published parameters,
-    twice, ``FULL_RUN_JOBS`` at a time, before the session's first test; yields
-    ``{(kind, name): (root, future, noise log)}`` (empty when no selected test reads them, or
-    none of their chapters has its data here).
+    twice, before the session's first test, one run at a time until :func:`full_runs` widens to
+    ``FULL_RUN_JOBS``; yields ``({(kind, name): (root, future, noise log)}, widen)`` (empty when
+    no selected test reads them, or none of their chapters has its data here).
 
     Each run is a process of its own, so the suite's other tests run beside them in this one; the
-    chapters' kernels run single-threaded (``make.py test`` sets the thread variables). At the
-    end of the session runs not started are cancelled and the run folders removed.
+    chapters' kernels run single-threaded (``make.py test`` sets the thread variables). ``widen()``
+    moves the runs not started yet to a pool of ``FULL_RUN_JOBS`` processes, in their order. At
+    the end of the session runs not started are cancelled and the run folders removed.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -184,7 +189,7 @@ def _full_runs_started(request, tmp_path_factory):
     names = starting_order(sorted(wanted))  # longest first, as a parallel build starts them
     names = [name for name in names if missing_data(name) is None]
     if not names:
-        yield {}
+        yield {}, lambda: None
         return
     # a scratch copy per run: a run's folder is named by its process, which exits after it, so a
     # later run in the same copy would remove the folder as an orphan's
@@ -195,23 +200,31 @@ def _full_runs_started(request, tmp_path_factory):
     }
     logs = {name: tmp_path_factory.mktemp(f"ulp-log-{name}") for name in names}
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(FULL_RUN_JOBS, mp_context=context, max_tasks_per_child=1)
+    pools = [ProcessPoolExecutor(1, mp_context=context, max_tasks_per_child=1)]
+
+    def submit(pool: ProcessPoolExecutor, kind: str, name: str):
+        return pool.submit(_full_run, roots[kind, name], name, logs[name] if kind == "perturbed" else None)
+
     # a chapter's two runs apart, the second after the first has cached the chapter's
     # embeddings: every perturbed run, then the plain ones, the embedding chapter's last
     order = [("perturbed", name) for name in names]
     order += sorted((("plain", name) for name in names), key=lambda run: run[1] in EMBEDDING_CHAPTERS)
     started = {
-        (kind, name): (
-            roots[kind, name],
-            pool.submit(_full_run, roots[kind, name], name, logs[name] if kind == "perturbed" else None),
-            logs[name],
-        )
-        for kind, name in order
+        (kind, name): (roots[kind, name], submit(pools[0], kind, name), logs[name]) for kind, name in order
     }
+
+    def widen() -> None:
+        if len(pools) == 1:
+            pools.append(ProcessPoolExecutor(FULL_RUN_JOBS, mp_context=context, max_tasks_per_child=1))
+            for key, (root, future, log) in started.items():  # in order; a started run stays where it is
+                if future.cancel():
+                    started[key] = (root, submit(pools[1], *key), log)
+
     try:
-        yield started
+        yield started, widen
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for pool in pools:
+            pool.shutdown(wait=True, cancel_futures=True)
         for _, future, _ in started.values():
             if future.done() and not future.cancelled() and future.exception() is None:
                 future.result().discard()
@@ -221,14 +234,16 @@ def _full_runs_started(request, tmp_path_factory):
 def full_runs(_full_runs_started):
     """Every chapter the session's selected tests ask for, run at its published parameters twice:
     as is, and with exp, log and pow perturbed by about four ulp (started with the session by
-    :func:`_full_runs_started`; this waits for them).
+    :func:`_full_runs_started`; this widens their pool and waits for them).
 
     Returns ``{"plain" | "perturbed": {name: (root, run or the exception it raised, noise log)}}``;
     each in a scratch copy of the book. One execution per chapter and kind serves every test
     that reads it; the run folders are removed at the session's end.
     """
+    started, widen = _full_runs_started
+    widen()  # nothing else is left to run beside them
     results: dict[str, dict] = {"plain": {}, "perturbed": {}}
-    for (kind, name), (root, future, log) in _full_runs_started.items():
+    for (kind, name), (root, future, log) in started.items():
         error = future.exception()
         results[kind][name] = (root, error if error is not None else future.result(), log)
     return results
