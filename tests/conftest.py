@@ -131,11 +131,11 @@ def local_cluster():
 NOISE = Path(__file__).parent / "other_cpu"
 """The folder whose ``sitecustomize.py`` perturbs exp, log and pow (see ``tests/test_other_cpu.py``)."""
 FULL_RUN_JOBS = 2
-"""Full-size chapter runs at once once the suite's other tests are done (this machine's cores; each
-kernel runs single-threaded). Before, beside those tests, one at a time: the pytest process runs
-them one after another, and with two runs beside it the runs were done long before it was (a
-sampled session: about 100 s with one core idle at the end); with one run beside it throughout,
-the runs were left alone at the end instead (79 s)."""
+"""How many full-size chapter runs go at once after the suite's other tests are done (this
+machine's cores; each kernel runs single-threaded). While those tests run, one run goes beside
+them: the pytest process runs them one after another, and with two runs beside it the runs were
+done long before it was (a sampled session: about 100 s with one core idle at the end); with one
+run beside it throughout, the runs were left alone at the end instead (79 s)."""
 EMBEDDING_CHAPTERS = ("real-conversations",)
 """Chapters whose first run in a fresh clone computes embeddings (minutes) that the second reuses."""
 

@@ -234,9 +234,9 @@ def memorybank_replays(
     ``max_strength``, from fewer runs (the largest cap first).
 
     A cap binds only at a recall of a memory at level ``max_strength - 1``, and the coins do not
-    depend on levels: a run in which no memory reached level ``c - 1`` decides as a run of cap
-    ``c``, and as any other cap above the highest level it reached; it serves those caps (with
-    their own labels). ``ValueError`` if the banks differ in anything but ``max_strength``.
+    depend on levels: a run in which no memory rose above level ``c - 1`` decides as a run of cap
+    ``c`` does, so it serves every cap ``c`` with ``c - 1`` at least the highest level it reached
+    (each with its own label). ``ValueError`` if the banks differ in anything but ``max_strength``.
     """
     if len({replace(bank, max_strength=1) for bank in banks}) > 1:
         raise ValueError(f"banks must differ only in max_strength, got {[bank.label for bank in banks]}")

@@ -8,11 +8,10 @@ returns one row per (retrieval setting, policy setting) with the pooled shares o
 retrieval setting), so ``--workers`` spreads conversations; the rows do not depend on the
 executor. A policy whose rule never reads a recall (:func:`recall_blind`) is replayed once per
 conversation for every retrieval setting (:func:`replay_blind`); MemoryBanks that differ only in
-their cap share the runs in which no memory reached a cap (:func:`~.field_rules.memorybank_replays`).
-Seeded policies (random
-eviction, MemoryBank) run ``replicates`` seeds, ``seed`` to ``seed + replicates - 1``, the same
-on every conversation, and their rows are pooled over the seeds too (a row's ``replicates``
-says over how many).
+their cap share the runs in which no memory reached a cap
+(:func:`~.field_rules.memorybank_replays`). Seeded policies (random eviction, MemoryBank) run
+``replicates`` seeds, ``seed`` to ``seed + replicates - 1``, the same on every conversation, and
+their rows are pooled over the seeds too (a row's ``replicates`` says over how many).
 """
 
 from __future__ import annotations
