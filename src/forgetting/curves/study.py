@@ -25,7 +25,7 @@ from ..decay.curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOL
 from ..decay.engines import Engine
 from ..decay.sessions import SessionConfig, generate_session
 from ..decay.simulation import Trace, simulate
-from ..decay.study import DecayPolicy, summarize_runs
+from ..decay.study import DecayPolicy, run_seeds, summarize_runs
 from .families import equivalent_exponential_threshold, power_eviction_delay
 from .power_engine import PowerLawEngine
 
@@ -113,12 +113,7 @@ def run_curve_seeds(policy: CurvePolicy, config: SessionConfig, n_seeds: int) ->
     ``0..n_seeds-1``, from the batch simulator (:mod:`~forgetting.decay.batch`): both engines are
     schedules whose eviction delay depends only on an item's recall count
     (``policy.eviction_delays``), which is what the batch replays."""
-    require_int("n_seeds", n_seeds, minimum=1)
-    delays = policy.eviction_delays(config.recalls_per_foundational)
-    rows: list[dict[str, Any]] = []
-    for seeds, recall_turns in batch.seed_batches(config, n_seeds, policy.label):
-        rows += batch.session_summaries(batch.replay_batch(delays, config, recall_turns, seeds))
-    return rows
+    return run_seeds(policy, config, n_seeds)
 
 
 def _policies(decays: Sequence[float], threshold: float, match: float) -> list[CurvePolicy]:

@@ -9,7 +9,7 @@ eviction delay after ``k`` recalls that the batch simulator replays
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from . import batch
 from .curves import (
@@ -100,6 +100,17 @@ class WindowPolicy:
 
 Policy = DecayPolicy | WindowPolicy
 """An eviction policy: the engine it builds and the name it carries in tables."""
+
+
+class ScheduledPolicy(Protocol):
+    """What the batch simulator needs of a policy (:func:`~forgetting.decay.study.run_policies`):
+    its name, and its eviction delay after ``0 .. max_recalls`` recalls (``None``: never)."""
+
+    @property
+    def label(self) -> str: ...
+
+    def eviction_delays(self, max_recalls: int) -> tuple[int | None, ...]: ...
+
 
 DECAY = DecayPolicy()
 """The decay engine at its defaults (theta 0.20, S0 8)."""

@@ -31,7 +31,7 @@ from .curves import (
     stability_after_recalls,
 )
 from .engines import EbbinghausEngine
-from .policies import DECAY, WINDOW, DecayPolicy, Policy, WindowPolicy
+from .policies import DECAY, WINDOW, DecayPolicy, Policy, ScheduledPolicy, WindowPolicy
 from .sessions import Session, SessionConfig, generate_session, latest_last_recall
 from .simulation import Trace, simulate
 
@@ -69,7 +69,7 @@ def run_session(policy: Policy, config: SessionConfig) -> dict[str, Any]:
 
 
 def _policies_chunk(
-    policies: tuple[Policy, ...], config: SessionConfig, seeds: Sequence[int]
+    policies: tuple[ScheduledPolicy, ...], config: SessionConfig, seeds: Sequence[int]
 ) -> list[tuple[dict[str, Any], ...]]:
     """Per seed of ``seeds``, one :func:`run_session` row per policy, from the batch simulator
     (sessions generated once, in blocks of at most :data:`~forgetting.decay.batch.BATCH_CELLS`)."""
@@ -87,7 +87,7 @@ def _policies_chunk(
 
 
 def run_policies(
-    policies: Sequence[Policy], config: SessionConfig, n_seeds: int, executor: Executor | None = None
+    policies: Sequence[ScheduledPolicy], config: SessionConfig, n_seeds: int, executor: Executor | None = None
 ) -> list[list[dict[str, Any]]]:
     """:func:`run_seeds` of each policy, on sessions generated once for all of them.
 
@@ -103,7 +103,7 @@ def run_policies(
 
 
 def run_seeds(
-    policy: Policy, config: SessionConfig, n_seeds: int, executor: Executor | None = None
+    policy: ScheduledPolicy, config: SessionConfig, n_seeds: int, executor: Executor | None = None
 ) -> list[dict[str, Any]]:
     """:func:`run_session` for seeds ``0..n_seeds-1`` of ``config``, in seed order (computed in
     batches; ``executor`` runs chunks of seeds, and the rows do not depend on it)."""
