@@ -137,20 +137,27 @@ them: the pytest process runs them one after another, and with two runs beside i
 done long before it was (a sampled session: about 100 s with one core idle at the end); with one
 run beside it throughout, the runs were left alone at the end instead (79 s)."""
 EMBEDDING_CHAPTERS = ("real-conversations",)
-"""Chapters whose first run in a fresh clone computes embeddings (minutes) that the second reuses."""
+"""Chapters whose first run in a fresh clone computes embeddings (minutes) that the second reuses:
+their two runs go one after the other in the first pool, never side by side."""
 
 
 def _full_run(root: Path, name: str, noise_log: Path | None):
-    """One chapter at its published parameters, in a process of its own; with ``noise_log``, its
-    kernel loads the perturbing ``sitecustomize`` and logs into that folder."""
+    """One chapter at its published parameters, in a pool process (one chapter at a time each);
+    with ``noise_log``, its kernel loads the perturbing ``sitecustomize`` and logs into that
+    folder. The process's environment is restored after the run, for the pool's next one."""
     import os
 
     from forgetting import pipeline
 
+    saved = dict(os.environ)
     if noise_log is not None:
         os.environ["PYTHONPATH"] = str(NOISE)
         os.environ["FORGETTING_ULP_NOISE"] = str(noise_log)
-    return pipeline.run_chapter(root, name)
+    try:
+        return pipeline.run_chapter(root, name)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def _wants_full_runs(item) -> bool:
@@ -177,8 +184,9 @@ def _full_runs_started(request, tmp_path_factory):
 
     Each run is a process of its own, so the suite's other tests run beside them in this one; the
     chapters' kernels run single-threaded (``make.py test`` sets the thread variables). ``widen()``
-    moves the runs not started yet to a pool of ``FULL_RUN_JOBS`` processes, in their order. At
-    the end of the session runs not started are cancelled and the run folders removed.
+    moves the runs not started yet to a pool of ``FULL_RUN_JOBS`` processes, in their order,
+    except those of :data:`EMBEDDING_CHAPTERS`. At the end of the session runs not started are
+    cancelled and the run folders removed.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -191,8 +199,8 @@ def _full_runs_started(request, tmp_path_factory):
     if not names:
         yield {}, lambda: None
         return
-    # a scratch copy per run: a run's folder is named by its process, which exits after it, so a
-    # later run in the same copy would remove the folder as an orphan's
+    # a scratch copy per run, so that no run reads or removes what another left in its copy (a
+    # pool process runs several chapters; interpreter start and imports are paid once per process)
     roots = {
         (kind, name): copy_book(tmp_path_factory.mktemp(f"{kind}-{name}"), share_embeddings=True)
         for kind in ("plain", "perturbed")
@@ -200,24 +208,24 @@ def _full_runs_started(request, tmp_path_factory):
     }
     logs = {name: tmp_path_factory.mktemp(f"ulp-log-{name}") for name in names}
     context = multiprocessing.get_context("spawn")
-    pools = [ProcessPoolExecutor(1, mp_context=context, max_tasks_per_child=1)]
+    pools = [ProcessPoolExecutor(1, mp_context=context)]
 
     def submit(pool: ProcessPoolExecutor, kind: str, name: str):
         return pool.submit(_full_run, roots[kind, name], name, logs[name] if kind == "perturbed" else None)
 
-    # a chapter's two runs apart, the second after the first has cached the chapter's
-    # embeddings: every perturbed run, then the plain ones, the embedding chapter's last
-    order = [("perturbed", name) for name in names]
-    order += sorted((("plain", name) for name in names), key=lambda run: run[1] in EMBEDDING_CHAPTERS)
+    # longest first, a chapter's two runs one after the other: what is left when the pool
+    # widens is short runs, which two processes finish together (with the longest run last, a
+    # sampled session ended with it alone for 54 s)
+    order = [(kind, name) for name in names for kind in ("perturbed", "plain")]
     started = {
         (kind, name): (roots[kind, name], submit(pools[0], kind, name), logs[name]) for kind, name in order
     }
 
     def widen() -> None:
         if len(pools) == 1:
-            pools.append(ProcessPoolExecutor(FULL_RUN_JOBS, mp_context=context, max_tasks_per_child=1))
+            pools.append(ProcessPoolExecutor(FULL_RUN_JOBS, mp_context=context))
             for key, (root, future, log) in started.items():  # in order; a started run stays where it is
-                if future.cancel():
+                if key[1] not in EMBEDDING_CHAPTERS and future.cancel():
                     started[key] = (root, submit(pools[1], *key), log)
 
     try:
