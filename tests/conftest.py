@@ -101,9 +101,25 @@ def built_book(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def session_environ() -> dict[str, str]:
+    """A copy of this process's environment as the session found it."""
+    import os
+
+    return dict(os.environ)
+
+
+@pytest.fixture(scope="session")
 def local_cluster():
     """The address of a real ``dask.distributed.LocalCluster`` on this machine: two worker
-    processes of one thread each, no dashboard; started within 120 s or the test fails."""
+    processes of one thread each, no dashboard; started within 120 s or the test fails.
+
+    This process's environment is as it was before the cluster started. Dask's nannies set
+    their workers' variables (``MALLOC_TRIM_THRESHOLD_``, ``PYTHONHASHSEED``, ...) in the
+    environment of the process that starts them, and leave them there: every process the suite
+    started afterwards inherited them (a chapter kernel took about twice the CPU time with
+    glibc's trim threshold at 64 KiB).
+    """
+    import os
     import signal
 
     from distributed import LocalCluster
@@ -111,6 +127,7 @@ def local_cluster():
     def too_slow(signum, frame):
         raise TimeoutError("the LocalCluster did not start within 120 s")
 
+    before = dict(os.environ)
     previous = signal.signal(signal.SIGALRM, too_slow)
     signal.alarm(120)
     try:
@@ -124,6 +141,8 @@ def local_cluster():
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+        os.environ.clear()
+        os.environ.update(before)
     with cluster:
         yield cluster.scheduler_address
 
@@ -141,15 +160,22 @@ EMBEDDING_CHAPTERS = ("real-conversations",)
 their two runs go one after the other in the first pool, never side by side."""
 
 
-def _full_run(root: Path, name: str, noise_log: Path | None):
-    """One chapter at its published parameters, in a pool process (one chapter at a time each);
-    with ``noise_log``, its kernel loads the perturbing ``sitecustomize`` and logs into that
-    folder. The process's environment is restored after the run, for the pool's next one."""
+def _full_run(root: Path, name: str, noise_log: Path | None, environ: dict[str, str]):
+    """One chapter at its published parameters, in a pool process (one chapter at a time each),
+    in the environment ``environ`` (the session's at its start); with ``noise_log``, its kernel
+    loads the perturbing ``sitecustomize`` and logs into that folder. The process's environment
+    is restored after the run.
+
+    A pool process inherits the test process's environment as it is when the pool starts the
+    process, which may be in the middle of a test that set variables for itself.
+    """
     import os
 
     from forgetting import pipeline
 
     saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(environ)
     if noise_log is not None:
         os.environ["PYTHONPATH"] = str(NOISE)
         os.environ["FORGETTING_ULP_NOISE"] = str(noise_log)
@@ -176,7 +202,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _full_runs_started(request, tmp_path_factory):
+def _full_runs_started(request, tmp_path_factory, session_environ):
     """Start every chapter the session's selected tests ask for at its published parameters,
     twice, before the session's first test, one run at a time until :func:`full_runs` widens to
     ``FULL_RUN_JOBS``; yields ``({(kind, name): (root, future, noise log)}, widen)`` (empty when
@@ -211,7 +237,8 @@ def _full_runs_started(request, tmp_path_factory):
     pools = [ProcessPoolExecutor(1, mp_context=context)]
 
     def submit(pool: ProcessPoolExecutor, kind: str, name: str):
-        return pool.submit(_full_run, roots[kind, name], name, logs[name] if kind == "perturbed" else None)
+        log = logs[name] if kind == "perturbed" else None
+        return pool.submit(_full_run, roots[kind, name], name, log, session_environ)
 
     # longest first, a chapter's two runs one after the other: what is left when the pool
     # widens is short runs, which two processes finish together (with the longest run last, a

@@ -2,6 +2,7 @@
 they are chunked; progress on the terminal; bad input refused before anything runs."""
 
 import functools
+import os
 import socket
 
 import numpy as np
@@ -175,6 +176,19 @@ def test_a_dask_cluster_and_a_process_pool_give_the_in_process_results(local_clu
                 assert digest(got[grid]) == digest(expected[grid]), (grid, executor)
             for field in ("rho", "rho_at_checkpoints", "taxonomy", "utilities", "worth", "evidence"):
                 assert np.array_equal(getattr(got["exp1"], field), getattr(expected["exp1"], field)), field
+
+
+@pytest.mark.cluster
+def test_the_cluster_leaves_this_process_s_environment_as_it_was(local_cluster, session_environ):
+    """Dask's nannies set their workers' variables in the starting process's environment; the
+    fixture takes them out again, so the processes the suite starts afterwards (chapter kernels
+    among them) do not run with glibc's trim threshold at 64 KiB or a fixed hash seed."""
+    import dask
+
+    names = {*dask.config.get("distributed.nanny.pre-spawn-environ"), "PYTHONHASHSEED"}
+    assert "MALLOC_TRIM_THRESHOLD_" in names
+    now = {name: os.environ.get(name) for name in names}
+    assert now == {name: session_environ.get(name) for name in names}
 
 
 @pytest.mark.cluster
