@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     headline_rows(WARM_UP_SEEDS, pool)  # spawn the processes and import the library before timing
     pool_start = time.perf_counter() - start
     start = time.perf_counter()
+    environ = dict(os.environ)
     cluster = LocalCluster(
         n_workers=args.cluster_workers,
         threads_per_worker=1,
@@ -83,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         scheduler_kwargs={"dashboard": False},
         silence_logs=40,
     )
+    # Dask's nannies leave their workers' variables (MALLOC_TRIM_THRESHOLD_, PYTHONHASHSEED, ...)
+    # in this process's environment; a pool process started later would inherit them
+    os.environ.clear()
+    os.environ.update(environ)
     dask = ex.DaskCluster(cluster.scheduler_address)
     headline_rows(WARM_UP_SEEDS, dask)
     cluster_start = time.perf_counter() - start
