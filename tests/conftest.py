@@ -108,16 +108,19 @@ def session_environ() -> dict[str, str]:
     return dict(os.environ)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local_cluster():
     """The address of a real ``dask.distributed.LocalCluster`` on this machine: two worker
-    processes of one thread each, no dashboard; started within 120 s or the test fails.
+    processes of one thread each, no dashboard; started within 120 s or the test fails. One per
+    test module that asks for it: idle, a cluster still takes CPU time (its scheduler and two
+    workers about 6 CPU-s a minute on this project's machine), and one for the session lasted
+    from its first user to the session's end (about five minutes).
 
     This process's environment is as it was before the cluster started. Dask's nannies set
     their workers' variables (``MALLOC_TRIM_THRESHOLD_``, ``PYTHONHASHSEED``, ...) in the
-    environment of the process that starts them, and leave them there: every process the suite
-    started afterwards inherited them (a chapter kernel took about twice the CPU time with
-    glibc's trim threshold at 64 KiB).
+    environment of the process that starts them, and leave them there: the processes the suite
+    started afterwards inherited them. With ``MALLOC_TRIM_THRESHOLD_=65536`` alone, mw-exp2 took
+    twice its time, half of it in the system.
     """
     import os
     import signal

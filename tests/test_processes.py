@@ -229,7 +229,7 @@ def test_a_stopped_command_ends_even_where_python_s_exit_would_hang(body, code):
             try:
                 assert select.select([process.stdout], [], [], 60)[0], "no exit handler ran within 60 s"
                 assert process.stdout.readline() == "at exit\n"
-                with pytest.raises(subprocess.TimeoutExpired):
+                with pytest.raises(subprocess.TimeoutExpired, match="timed out after 1 seconds"):
                     process.wait(timeout=1)
             finally:
                 process.kill()
