@@ -211,7 +211,7 @@ def _full_runs_started(request, tmp_path_factory, session_environ):
     ``FULL_RUN_JOBS``; yields ``({(kind, name): (root, future, noise log)}, widen)`` (empty when
     no selected test reads them, or none of their chapters has its data here).
 
-    Each run is a process of its own, so the suite's other tests run beside them in this one; the
+    The runs go in pool processes, so the suite's other tests run beside them in this one; the
     chapters' kernels run single-threaded (``make.py test`` sets the thread variables). ``widen()``
     moves the runs not started yet to a pool of ``FULL_RUN_JOBS`` processes, in their order,
     except those of :data:`EMBEDDING_CHAPTERS`. At the end of the session runs not started are
@@ -245,7 +245,7 @@ def _full_runs_started(request, tmp_path_factory, session_environ):
 
     # longest first, a chapter's two runs one after the other: what is left when the pool
     # widens is short runs, which two processes finish together (with the longest run last, a
-    # sampled session ended with it alone for 54 s)
+    # sampled session ended with it, its last 45 s alone on one core)
     order = [(kind, name) for name in names for kind in ("perturbed", "plain")]
     started = {
         (kind, name): (roots[kind, name], submit(pools[0], kind, name), logs[name]) for kind, name in order
