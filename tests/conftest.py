@@ -1,7 +1,10 @@
 """Shared fixtures: one smoke build of the whole book in a scratch copy of the repository."""
 
+import os
 import shutil
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,22 @@ settings.register_profile("forgetting", deadline=None, suppress_health_check=[He
 settings.load_profile("forgetting")
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """Run the block with exactly ``values`` as this process's environment, then restore the
+    environment the block found (whatever the block set in between)."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 BOOK_FILES = ("_config.yml", "_toc.yml", "CITATION.cff", "book", "data")
 EMBEDDINGS = Path(".cache") / "embeddings"
 
@@ -37,8 +56,6 @@ def _scratch_books_find_locomo() -> None:
     books the tests run chapters in are copies elsewhere and would not, so ``make.py test``
     beside such a copy ran real-conversations without its data. CI sets the variable itself.
     """
-    import os
-
     from forgetting.conversations.source import LOCOMO_ENV
     from forgetting.pipeline.data import locate, unavailable
 
@@ -103,8 +120,6 @@ def built_book(tmp_path_factory):
 @pytest.fixture(scope="session")
 def session_environ() -> dict[str, str]:
     """A copy of this process's environment as the session found it."""
-    import os
-
     return dict(os.environ)
 
 
@@ -122,30 +137,25 @@ def local_cluster():
     started afterwards inherited them. With ``MALLOC_TRIM_THRESHOLD_=65536`` alone, mw-exp2 took
     twice its time, half of it in the system.
     """
-    import os
-    import signal
-
     from distributed import LocalCluster
 
     def too_slow(signum, frame):
         raise TimeoutError("the LocalCluster did not start within 120 s")
 
-    before = dict(os.environ)
     previous = signal.signal(signal.SIGALRM, too_slow)
     signal.alarm(120)
     try:
-        cluster = LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            scheduler_kwargs={"dashboard": False},
-            silence_logs=40,
-        )
+        with environment(dict(os.environ)):
+            cluster = LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                scheduler_kwargs={"dashboard": False},
+                silence_logs=40,
+            )
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
-        os.environ.clear()
-        os.environ.update(before)
     with cluster:
         yield cluster.scheduler_address
 
@@ -172,21 +182,11 @@ def _full_run(root: Path, name: str, noise_log: Path | None, environ: dict[str, 
     A pool process inherits the test process's environment as it is when the pool starts the
     process, which may be in the middle of a test that set variables for itself.
     """
-    import os
-
     from forgetting import pipeline
 
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(environ)
-    if noise_log is not None:
-        os.environ["PYTHONPATH"] = str(NOISE)
-        os.environ["FORGETTING_ULP_NOISE"] = str(noise_log)
-    try:
+    noise = {} if noise_log is None else {"PYTHONPATH": str(NOISE), "FORGETTING_ULP_NOISE": str(noise_log)}
+    with environment({**environ, **noise}):
         return pipeline.run_chapter(root, name)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def _wants_full_runs(item) -> bool:
