@@ -18,15 +18,16 @@ from forgetting.decay.study import DecayPolicy, WindowPolicy
 CONFIG = SessionConfig(seed=0)
 
 
-def test_the_capacity_sweep_is_the_event_engines_seed_by_seed():
-    rows = sweep_study.capacity_sweep(CONFIG, [1, 6], [5, 40], 3, 0.2, 15)
+@pytest.mark.parametrize("oldest_first", [True, False])  # read without events (capacity_batch); replayed
+def test_the_capacity_sweep_is_the_event_engines_seed_by_seed(oldest_first):
+    rows = sweep_study.capacity_sweep(CONFIG, [1, 6], [5, 40], 3, 0.2, 15, oldest_first)
     assert len(rows) == 2 * 2 * 4 and all(tuple(r) == sweep_study.CAPACITY_COLUMNS for r in rows)
     for row in rows:
         make = {
-            ("decay", True): lambda c: CapacityDecay(c),
-            ("window", True): lambda c: CapacityWindow(c),
-            ("decay", False): lambda c: CapacityDecay(c, 0.2),
-            ("window", False): lambda c: CapacityWindow(c, 15),
+            ("decay", True): lambda c: CapacityDecay(c, oldest_first=oldest_first),
+            ("window", True): lambda c: CapacityWindow(c, oldest_first=oldest_first),
+            ("decay", False): lambda c: CapacityDecay(c, 0.2, oldest_first=oldest_first),
+            ("window", False): lambda c: CapacityWindow(c, 15, oldest_first=oldest_first),
         }[row["policy"], row["rule"] == "budget only"]
         traces = [
             simulate(

@@ -27,8 +27,8 @@ from .._validate import bool_problem, raise_problems, require_int
 from ..executor import Executor, map_seeds
 from . import frontier, metrics
 from .capacity import CapacityDecay, CapacityWindow
+from .capacity_batch import capped_outcome
 from .curves import DEFAULT_BASELINE_STABILITY
-from .engines import Engine
 from .sessions import SessionConfig, generate_session
 from .simulation import simulate
 from .study import DecayPolicy, WindowPolicy
@@ -60,7 +60,7 @@ class CapacityPolicy:
     oldest_first: bool = True
     baseline_stability: float = DEFAULT_BASELINE_STABILITY
 
-    def engine(self) -> Engine:
+    def engine(self) -> CapacityDecay | CapacityWindow:
         """A fresh :class:`~.capacity.CapacityDecay` or :class:`~.capacity.CapacityWindow`."""
         if self.kind == "decay":
             theta = None if self.time_rule is None else float(self.time_rule)
@@ -114,11 +114,17 @@ def _capacity_chunk(
     """Per seed: ``(terminal FRR, footprint reduction, largest working set)`` of each (config, policy)."""
     out = []
     for seed in seeds:
-        row = []
+        row: list[tuple[float, float, int]] = []
         for config in configs:
-            session = generate_session(config.replace(seed=seed))
+            seeded = config.replace(seed=seed)
+            session = None
             for policy in policies:
-                trace = simulate(policy.engine(), session)
+                engine = policy.engine()
+                if policy.oldest_first:  # the engine's decisions, read without its events
+                    row.append(capped_outcome(engine, seeded))
+                    continue
+                session = session or generate_session(seeded)
+                trace = simulate(engine, session)
                 row.append(
                     (
                         metrics.terminal_frr(trace),
