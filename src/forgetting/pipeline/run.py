@@ -54,12 +54,12 @@ FIGURES_MANIFEST = "{name}-figures.json"
 #: order. Only the order in which chapters start depends on it.
 LONGEST_FIRST = (
     "real-conversations",
-    "decay-sweeps",
     "beyond-credit",
     "beyond-governance",
     "mw-exp3",
     "mw-theory",
     "mw-exp2",
+    "decay-sweeps",
     "mw-exp5",
     "decay-curves",
     "decay-postmortems",
