@@ -92,6 +92,8 @@ def test_bad_engines_are_refused_and_left_as_they_were():
         TypeError, match="engine must be a CapacityDecay or CapacityWindow, got EbbinghausEngine"
     ):
         capped_outcome(EbbinghausEngine(), config)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="config must be a SessionConfig, got dict"):
+        capped_outcome(CapacityWindow(4), {"seed": 0})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="a fresh engine with oldest_first=True"):
         capped_outcome(CapacityDecay(4, oldest_first=False), config)
     used = CapacityWindow(4)

@@ -63,15 +63,18 @@ def capped_outcome(engine: CapacityDecay | CapacityWindow, config: SessionConfig
     ``simulate(engine, generate_session(config))``, read from the module docstring's groups.
 
     ``engine`` is a fresh engine with ``oldest_first=True``: only its settings are read, and it
-    is left as it was (``ValueError`` for an engine that holds items or breaks ties newest first).
+    is left as it was (``ValueError`` for an engine that holds items or breaks ties newest first;
+    ``TypeError`` for another engine or a config that is not a :class:`~.sessions.SessionConfig`).
     """
     if not isinstance(engine, (CapacityDecay, CapacityWindow)):
         raise TypeError(f"engine must be a CapacityDecay or CapacityWindow, got {type(engine).__name__}")
+    if not isinstance(config, SessionConfig):
+        raise TypeError(f"config must be a SessionConfig, got {type(config).__name__}")
     if engine.working_set_size() or not engine.oldest_first:
         raise ValueError("capped_outcome needs a fresh engine with oldest_first=True")
-    decay, theta, noise_stability = False, None, math.inf  # the window's items: S = inf
+    decay, theta, first_stability = False, None, math.inf  # every item starts at S0 (the window's: inf)
     if isinstance(engine, CapacityDecay):
-        decay, theta, noise_stability = True, engine.eviction_threshold, engine.baseline_stability
+        decay, theta, first_stability = True, engine.eviction_threshold, engine.baseline_stability
     first_delay = engine.untouched_delay()
     capacity, length = engine.capacity, config.session_length
 
@@ -98,7 +101,7 @@ def capped_outcome(engine: CapacityDecay | CapacityWindow, config: SessionConfig
         best: _Fact | None = None
         if groups:
             g_turn, g_first, g_end = groups[0]
-            num, den = ratio(turn - g_turn, noise_stability)
+            num, den = ratio(turn - g_turn, first_stability)
             order = g_first
         for fact in facts:
             if fact.present:
@@ -138,7 +141,7 @@ def capped_outcome(engine: CapacityDecay | CapacityWindow, config: SessionConfig
                 present -= count
             if fact:
                 due = None if first_delay is None else turn + first_delay
-                facts.append(_Fact(sequence, turn, noise_stability, 1, due))
+                facts.append(_Fact(sequence, turn, first_stability, 1, due))
                 sequence += 1
             else:
                 add_noise(turn, count)
