@@ -17,9 +17,10 @@ the earliest turn has the largest ``t / S`` (the window: the largest ``t``) and 
 the lowest order; so the victim of a registration is the best of the present facts and that
 item, compared as the engine compares them: ``t * q`` against ``p`` for ``S = p / q`` exactly
 (:meth:`float.as_integer_ratio`), then the registration order. Within a turn no key changes, so
-the registrations that evict from one group in a row are applied at once: until the group is
-used up, since a fact registered before all the noise beats any noise item of equal ``t / S``
-(the lower order) and so is never the victim after the group's first item. The time
+the registrations that evict from one group in a row are applied at once, until the group is
+used up: its first item is the victim only if every present fact has a smaller ``t / S`` (a
+fact of equal ``t / S`` has the lower order, registered before all the noise, so it goes
+first), and the group's next items have the same ``t / S``. The time
 rule evicts at the end of the turn, as ``step`` does: a fact at its due turn (reset by each
 recall that finds it), a group ``untouched_delay()`` turns after its turn.
 """
