@@ -123,7 +123,8 @@ def _capacity_chunk(
                 if policy.oldest_first:  # the engine's decisions, read without its events
                     row.append(capped_outcome(engine, seeded))
                     continue
-                session = session or generate_session(seeded)
+                if session is None:
+                    session = generate_session(seeded)
                 trace = simulate(engine, session)
                 row.append(
                     (
@@ -148,8 +149,10 @@ def capacity_sweep(
 ) -> list[dict[str, Any]]:
     """:data:`CAPACITY_COLUMNS` rows for every noise level, budget and :func:`capacity_policies` entry.
 
-    Each setting replays seeds ``0..n_seeds-1`` of ``config`` with its ``noise_per_turn``
-    through the event engines (every policy on the same sessions); means and sds are
+    Each setting runs seeds ``0..n_seeds-1`` of ``config`` with its ``noise_per_turn``
+    through the capacity engines, every policy on the same sessions: with ``oldest_first``, their
+    decisions read without the events (:func:`~.capacity_batch.capped_outcome`, the same
+    outcomes), else the events replayed (:func:`~.simulation.simulate`). Means and sds are
     :func:`~forgetting.stats.summarize` over seeds in seed order, widths
     :func:`~forgetting.stats.ci95_half_width`; ``peak_working_set`` is the most items any
     seed's engine held after a turn (never above ``budget``). ``executor`` runs chunks of
