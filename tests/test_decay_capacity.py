@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay.capacity import CapacityDecay, CapacityWindow, victim_key
+from forgetting.decay.capacity import CapacityDecay, CapacityWindow, age_ratio, victim_key
 from forgetting.decay.curves import decay_eviction_delay, reinforced_stability
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
 from forgetting.decay.sessions import SessionConfig, generate_session
@@ -156,6 +156,21 @@ def test_ties_go_to_the_oldest_or_the_newest_and_the_incoming_item_stays():
         for mem_id in ("a", "b", "c"):
             engine.register(mem_id, "", 1)
         assert engine.step(1) == [victim] and engine.is_present("c")
+
+
+@settings(max_examples=200)
+@given(
+    age=st.integers(0, 10**6),
+    stability=st.floats(min_value=1e-300, max_value=1e300) | st.just(math.inf),
+    by_retention=st.booleans(),
+)
+def test_the_age_ratio_is_t_over_s_exactly_or_t_for_the_window(age, stability, by_retention):
+    num, den = age_ratio(age, stability, by_retention)
+    if not by_retention:
+        assert (num, den) == (age, 1)
+    else:
+        exact = Fraction(0) if stability == math.inf else Fraction(age) / Fraction(stability)
+        assert den > 0 and Fraction(num, den) == exact
 
 
 def test_the_victim_key_orders_by_exact_ratio_then_by_sequence():

@@ -12,6 +12,7 @@ from forgetting.decay.capacity_batch import capped_outcome
 from forgetting.decay.engines import EbbinghausEngine
 from forgetting.decay.sessions import SessionConfig, generate_session
 from forgetting.decay.simulation import simulate
+from forgetting.decay.sweep_study import CapacityPolicy
 
 
 def replayed(engine: CapacityDecay | CapacityWindow, config: SessionConfig) -> tuple[float, float, int]:
@@ -21,9 +22,7 @@ def replayed(engine: CapacityDecay | CapacityWindow, config: SessionConfig) -> t
 
 
 def engine_of(kind: str, capacity: int, rule: float | int | None, stability: float = 8.0):
-    if kind == "decay":
-        return CapacityDecay(capacity, rule, stability)
-    return CapacityWindow(capacity, rule)
+    return CapacityPolicy(kind, capacity, rule, baseline_stability=stability).engine()
 
 
 @pytest.mark.parametrize(

@@ -48,7 +48,7 @@ from .curves import (
 )
 from .engines import MemoryItem, ScheduledEngine
 
-__all__ = ["CapacityDecay", "CapacityWindow", "victim_key"]
+__all__ = ["CapacityDecay", "CapacityWindow", "age_ratio", "victim_key"]
 
 _Entry = tuple[int, int, int, MemoryItem]  # (last touch, tie order, sequence, item)
 
@@ -57,6 +57,19 @@ _Entry = tuple[int, int, int, MemoryItem]  # (last touch, tie order, sequence, i
 def _integer_ratio(stability: float) -> tuple[int, int]:
     """``(p, q)`` with ``stability == p / q`` exactly."""
     return stability.as_integer_ratio()
+
+
+def age_ratio(age: int, stability: float, by_retention: bool) -> tuple[int, int]:
+    """``t / S`` of an item ``age`` turns after its last touch as integers ``(num, den)``,
+    ``num / den == t / S`` exactly (``S = p / q`` from :meth:`float.as_integer_ratio`; ``S = inf``:
+    0), so two items compare by integer products; ``(t, 1)`` for the window (``by_retention``
+    false), which compares ``t`` alone."""
+    if not by_retention:
+        return age, 1
+    if stability == math.inf:
+        return 0, 1
+    p, q = _integer_ratio(stability)
+    return age * q, p
 
 
 def victim_key(item: MemoryItem, turn: int, by_retention: bool, oldest_first: bool) -> tuple[Fraction, int]:
@@ -128,8 +141,8 @@ class _Capped(ScheduledEngine):
     def _victim(self) -> MemoryItem:
         """The present item (the incoming one aside: it is not filed yet) with the smallest :func:`victim_key`.
 
-        The ratio ``t / S`` of each class's top is ``t * q / p`` with ``S = p / q`` exactly
-        (:meth:`float.as_integer_ratio`), so candidates are compared by integer products.
+        The ratio ``t / S`` of each class's top is :func:`age_ratio`'s ``t * q / p`` with ``S = p / q``
+        exactly (:meth:`float.as_integer_ratio`), so candidates are compared by integer products.
         """
         best: MemoryItem | None = None
         best_num = best_den = best_order = 0
@@ -148,13 +161,7 @@ class _Capped(ScheduledEngine):
             else:
                 del self._classes[stability]
                 continue
-            if not by_retention:
-                num, den = clock - last, 1
-            elif stability == math.inf:
-                num, den = 0, 1
-            else:
-                p, q = _integer_ratio(stability)
-                num, den = (clock - last) * q, p
+            num, den = age_ratio(clock - last, stability, by_retention)
             if (
                 best is None
                 or num * best_den > best_num * den

@@ -15,8 +15,8 @@ victim rule tells them apart by registration order alone, and one group ``[turn,
 of consecutive sequence numbers stands for those still present. Of all the noise, the group of
 the earliest turn has the largest ``t / S`` (the window: the largest ``t``) and its first item
 the lowest order; so the victim of a registration is the best of the present facts and that
-item, compared as the engine compares them: ``t * q`` against ``p`` for ``S = p / q`` exactly
-(:meth:`float.as_integer_ratio`), then the registration order. Within a turn no key changes, so
+item, compared as the engine compares them (:func:`~.capacity.age_ratio`: ``t * q`` against ``p``
+for ``S = p / q`` exactly), then the registration order. Within a turn no key changes, so
 the registrations that evict from one group in a row are applied at once, until the group is
 used up: its first item is the victim only if every present fact has a smaller ``t / S`` (a
 fact of equal ``t / S`` has the lower order, registered before all the noise, so it goes
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .batch import FACT_REGISTRATION_TURN
-from .capacity import CapacityDecay, CapacityWindow
+from .capacity import CapacityDecay, CapacityWindow, age_ratio
 from .curves import decay_eviction_delay, reinforced_stability
 from .sessions import SessionConfig, recall_schedules
 
@@ -79,14 +79,6 @@ def capped_outcome(engine: CapacityDecay | CapacityWindow, config: SessionConfig
     first_delay = engine.untouched_delay()
     capacity, length = engine.capacity, config.session_length
 
-    def ratio(age: int, stability: float) -> tuple[int, int]:  # t / S as the engine's integers
-        if not decay:
-            return age, 1
-        if stability == math.inf:
-            return 0, 1
-        p, q = stability.as_integer_ratio()
-        return age * q, p
-
     def touched_delay(stability: float) -> int | None:
         if not decay:
             return first_delay
@@ -102,11 +94,11 @@ def capped_outcome(engine: CapacityDecay | CapacityWindow, config: SessionConfig
         best: _Fact | None = None
         if groups:
             g_turn, g_first, g_end = groups[0]
-            num, den = ratio(turn - g_turn, first_stability)
+            num, den = age_ratio(turn - g_turn, first_stability, decay)
             order = g_first
         for fact in facts:
             if fact.present:
-                f_num, f_den = ratio(turn - fact.last, fact.stability)
+                f_num, f_den = age_ratio(turn - fact.last, fact.stability, decay)
                 if (
                     (best is None and not groups)
                     or f_num * den > num * f_den
