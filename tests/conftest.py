@@ -117,6 +117,21 @@ def built_book(tmp_path_factory):
     return root, runs
 
 
+@pytest.fixture
+def in_repository(monkeypatch, tmp_path):
+    """Run the command line from the repository (its chapters and registry) with papermill
+    forbidden, and a run's default output folder under ``tmp_path``: a test of what is refused
+    before any kernel starts cannot depend on what earlier work left in ``_build/runs/`` (a
+    folder no run wrote is refused there, and that check comes first)."""
+    import papermill
+
+    from forgetting.pipeline import cli
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("a kernel was started"))
+    monkeypatch.setattr(cli, "default_output_dir", lambda root, chapter: tmp_path / "runs" / chapter)
+    monkeypatch.chdir(ROOT)
+
+
 @pytest.fixture(scope="session")
 def session_environ() -> dict[str, str]:
     """A copy of this process's environment as the session found it."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, copy_book
+from conftest import copy_book
 from forgetting.pipeline import cli
 from forgetting.pipeline.chapters import spec
 
@@ -49,15 +49,10 @@ def test_the_registry_allows_edge_values_the_chapter_can_run(overrides):
     ],
 )
 def test_the_registry_refuses_what_the_chapter_cannot_run_before_any_kernel(
-    monkeypatch, capsys, tmp_path, overrides, message
+    in_repository, capsys, overrides, message
 ):
-    import papermill
-
-    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("a kernel was started"))
-    monkeypatch.chdir(ROOT)
     argv = [a for k, v in overrides.items() for a in ("-y", json.dumps({k: v}))]
-    # a folder of its own: the repository's _build/runs/<chapter> may hold a user's earlier run
-    assert cli.main(["run", CHAPTER, *argv, "-o", str(tmp_path / "run")]) == 2
+    assert cli.main(["run", CHAPTER, *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 

@@ -25,12 +25,8 @@ LAUGHS = "".join(  # a "billion laughs" like the probe's 277-byte one: 9**8 "lol
 
 
 @pytest.fixture
-def no_kernel(monkeypatch):
+def no_kernel(in_repository):
     """Run from the repository with papermill forbidden: every refusal must come before a kernel."""
-    import papermill
-
-    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("kernel started"))
-    monkeypatch.chdir(ROOT)
 
 
 def refusal(capsys, *argv: str, chapter: str = "decay-headline") -> str:

@@ -129,25 +129,14 @@ def test_reproduce_command_gives_back_every_value(name):
         ("mw-exp4", {"other_depth": 101}, "other_depth <= n_memories"),
     ],
 )
-def test_cross_parameter_rules_fail_before_any_kernel(monkeypatch, capsys, chapter, overrides, message):
-    import papermill
-
-    def must_not_run(*args, **kwargs):
-        raise AssertionError("a kernel was started for invalid parameters")
-
-    monkeypatch.setattr(papermill, "execute_notebook", must_not_run)
-    monkeypatch.chdir(ROOT)
+def test_cross_parameter_rules_fail_before_any_kernel(in_repository, capsys, chapter, overrides, message):
     argv = [a for k, v in overrides.items() for a in ("-y", json.dumps({k: v}))]
     assert cli.main(["run", chapter, *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_unknown_and_bad_parameters_fail_before_any_kernel(monkeypatch, capsys):
-    import papermill
-
-    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("kernel started"))
-    monkeypatch.chdir(ROOT)
+def test_unknown_and_bad_parameters_fail_before_any_kernel(in_repository, capsys):
     for argv, message in [
         (["-p", "n_seed", "3"], "unknown parameter 'n_seed'"),
         (["-p", "eviction_threshold", "1.5"], "eviction_threshold=1.5"),
@@ -163,11 +152,7 @@ def test_unknown_and_bad_parameters_fail_before_any_kernel(monkeypatch, capsys):
     assert "-y 'noise_levels: [...]'" in capsys.readouterr().err
 
 
-def test_bad_workers_and_scheduler_fail_before_any_kernel(monkeypatch, capsys):
-    import papermill
-
-    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("kernel started"))
-    monkeypatch.chdir(ROOT)
+def test_bad_workers_and_scheduler_fail_before_any_kernel(in_repository, capsys):
     with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
         probe.bind(("127.0.0.1", 0))
         closed = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
@@ -479,14 +464,10 @@ def test_p_values_that_start_with_a_dash_are_read_as_papermill_reads_them(tmp_pa
     assert got["v0"] == float("-inf") and got["v3"] == -3 and got["raw"] == "-inf" and got["long"] == -2.5
 
 
-def test_more_workers_than_cores_fail_before_any_kernel(monkeypatch, capsys):
-    import papermill
-
+def test_more_workers_than_cores_fail_before_any_kernel(in_repository, monkeypatch, capsys):
     from forgetting import executor
 
-    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("kernel started"))
     monkeypatch.setattr(executor.os, "cpu_count", lambda: 2)
-    monkeypatch.chdir(ROOT)
     for workers in ("3", "100000"):
         assert cli.main(["run", "decay-headline", "--workers", workers, "-p", "n_seeds", "2"]) == 2
         err = capsys.readouterr().err
