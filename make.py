@@ -32,6 +32,11 @@ FAST_TIER = "not book and not slow"
 #: Thread settings of the test suite, here and in CI (.ci/run calls this command): one BLAS and
 #: OpenMP thread, so a result that depends on the thread count cannot pass here and fail there.
 TEST_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+#: Variables of the caller's shell that change what pytest's own process imports or runs (another
+#: project's folders or sitecustomize, a startup file, warning filters): the tests run without
+#: them. tests/conftest.py decides these and the rest (VIRTUAL_ENV, CONDA_*, IPython's and
+#: Jupyter's folders, HOME) for the processes and kernels the suite starts.
+FOREIGN_PYTHON = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONWARNINGS")
 BROWSER = (
     os.environ.get("CHROMIUM", "/usr/bin/chromium"),  # prints the PDF (forgetting pdf)
     os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"),
@@ -71,12 +76,19 @@ def install() -> None:
     stamp.write_text(wanted)
 
 
+def pytest_environment(environ: dict[str, str]) -> dict[str, str]:
+    """What pytest runs in: ``environ`` without :data:`FOREIGN_PYTHON`, at the test thread settings."""
+    return {**{k: v for k, v in environ.items() if k not in FOREIGN_PYTHON}, **TEST_THREADS}
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1 or argv[0] not in ("book", "test", "fast"):
         print(__doc__)
         return 2
     install()
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    # the venv activated, as its activate script does it: on PATH, and VIRTUAL_ENV naming it (another
+    # project's, left by the caller's shell, makes IPython warn and add its packages to sys.path)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(VENV)}
     if argv[0] == "book":
         run(BIN / "forgetting", "build", env=env)
         if all(os.access(path, os.X_OK) for path in BROWSER) or os.environ.get("CI"):
@@ -88,9 +100,9 @@ def main(argv: list[str]) -> int:
                 flush=True,
             )
     elif argv[0] == "fast":  # the tier CONTRIBUTING describes, at the same thread settings
-        run(PYTHON, "-m", "pytest", "-m", FAST_TIER, "--durations=10", env={**env, **TEST_THREADS})
+        run(PYTHON, "-m", "pytest", "-m", FAST_TIER, "--durations=10", env=pytest_environment(env))
     else:  # the thread settings CI runs with, so that this command and CI test the same thing
-        run(PYTHON, "-m", "pytest", "--durations=25", env={**env, **TEST_THREADS})
+        run(PYTHON, "-m", "pytest", "--durations=25", env=pytest_environment(env))
     return 0
 
 

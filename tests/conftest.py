@@ -1,9 +1,13 @@
 """Shared fixtures: one smoke build of the whole book in a scratch copy of the repository."""
 
+import atexit
+import multiprocessing
 import os
 import shutil
 import signal
-from collections.abc import Iterator
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,6 +21,113 @@ settings.register_profile("forgetting", deadline=None, suppress_health_check=[He
 settings.load_profile("forgetting")
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# --- the project's shell, whatever shell the suite was started from --------------------------------
+#
+# The suite runs in, and starts its processes and kernels from, this process's environment: a
+# variable of the caller's shell that names another project's environment or folders would reach
+# every one of them. `project_environment` decides per variable; it is applied below, before
+# any test is collected, so the session's environment (`session_environ`) is already the project's.
+
+#: Variables of the caller's shell that change what a Python process imports or runs besides its
+#: command: another project's folders (PYTHONPATH: its modules, or a ``sitecustomize.py`` run at
+#: every start); a file run at every interactive start, which ipykernel also runs in every kernel
+#: before its first cell (PYTHONSTARTUP); an interpreter left open after its script
+#: (PYTHONINSPECT); warning filters other than the suite's (PYTHONWARNINGS). Tests that want one
+#: set it for their own processes (``tests/test_other_cpu.py`` sets PYTHONPATH for its kernels).
+FOREIGN_PYTHON = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONWARNINGS")
+#: Where IPython and Jupyter keep profiles, configuration, kernelspecs and connection files: a
+#: fresh folder each for the session, so that neither the caller's (a profile's startup files run
+#: in every kernel, a user kernelspec named ``python3`` replaces the project's kernel) nor an
+#: unwritable or odd one reaches the tests (IPython warns, an error here, and falls back to a
+#: temporary folder). Every other ``JUPYTER_*`` variable of the caller is dropped.
+JUPYTER_DIRS = ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR")
+#: Folders libraries write their caches and configuration in (matplotlib's among them, which says
+#: so in a chapter's output when it cannot): dropped when the caller's cannot be written in, so
+#: that the libraries fall back to ``$HOME``'s.
+WRITTEN_DIRS = ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")
+
+
+def writable(path: str | None, create: bool = True) -> bool:
+    """A file can be created at the absolute ``path``: in the folder, or when ``create`` and it
+    does not exist yet, in its nearest existing parent (tried, not inferred from permissions:
+    root passes every permission check, not a read-only mount)."""
+    if not path or not os.path.isabs(path):
+        return False
+    folder = Path(path)
+    while create and not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def project_environment(environ: Mapping[str, str], scratch: Path) -> dict[str, str]:
+    """``environ`` as the project's shell has it: the variables that name another project's
+    environment or folders replaced, folders of its own under ``scratch`` for IPython and Jupyter.
+
+    - ``VIRTUAL_ENV``: this interpreter's virtualenv (``sys.prefix``), as its activation sets it,
+      or unset outside one. Another project's makes IPython add that environment's packages to
+      ``sys.path`` and warn "Attempting to work in a virtualenv" (an error here: issue 42).
+    - ``CONDA_PREFIX``, ``CONDA_DEFAULT_ENV``: unset unless they name this interpreter's
+      environment (Jupyter reads them to order its paths).
+    - :data:`FOREIGN_PYTHON` unset; :data:`JUPYTER_DIRS` under ``scratch``, other ``JUPYTER_*``
+      unset; :data:`WRITTEN_DIRS` unset where they cannot be written in.
+    - ``HOME``: ``scratch/home`` when unset, not an existing folder or not writable.
+    """
+    env = dict(environ)
+    if sys.prefix != sys.base_prefix:
+        env["VIRTUAL_ENV"] = sys.prefix
+    else:
+        env.pop("VIRTUAL_ENV", None)
+    conda = env.get("CONDA_PREFIX")
+    if conda is not None and os.path.realpath(conda) != os.path.realpath(sys.prefix):
+        env.pop("CONDA_PREFIX")
+        env.pop("CONDA_DEFAULT_ENV", None)
+    for name in [*FOREIGN_PYTHON, *(name for name in env if name.startswith("JUPYTER_"))]:
+        env.pop(name, None)
+    for name in JUPYTER_DIRS:
+        folder = scratch / name.lower()
+        folder.mkdir(parents=True, exist_ok=True)
+        env[name] = str(folder)
+    if not (os.path.isdir(env.get("HOME", "")) and writable(env.get("HOME"), create=False)):
+        (scratch / "home").mkdir(parents=True, exist_ok=True)
+        env["HOME"] = str(scratch / "home")
+    for name in WRITTEN_DIRS:
+        if name in env and not writable(env[name]):
+            del env[name]
+    return env
+
+
+def _project_shell() -> None:
+    """Make this process's environment the project's (:func:`project_environment`, in a folder
+    removed when the session ends), and drop the caller's ``PYTHONPATH`` folders outside this
+    checkout from ``sys.path``, so that what the tests import next comes from the project's
+    environment. ``make.py test`` starts pytest without them; a plain ``pytest`` from a shell
+    that sets PYTHONPATH has them on ``sys.path`` before the virtualenv's packages.
+
+    Not in a pool process the session starts (which imports this module to find
+    :func:`_full_run`, before ``multiprocessing.parent_process()`` is set, but named by then):
+    it inherits the session's environment and ``sys.path``.
+    """
+    if multiprocessing.current_process().name != "MainProcess":
+        return
+    foreign = {
+        os.path.abspath(entry)
+        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if entry and not Path(entry).resolve().is_relative_to(ROOT)
+    }
+    sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) not in foreign]
+    scratch = Path(tempfile.mkdtemp(prefix="forgetting-tests-shell-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    project = project_environment(os.environ, scratch)
+    os.environ.clear()
+    os.environ.update(project)
+
+
+_project_shell()
 
 
 @contextmanager
@@ -134,7 +245,8 @@ def in_repository(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="session")
 def session_environ() -> dict[str, str]:
-    """A copy of this process's environment as the session found it."""
+    """A copy of this process's environment as the session found it (the project's shell:
+    :func:`project_environment` was applied to the caller's when this module was loaded)."""
     return dict(os.environ)
 
 
