@@ -93,12 +93,15 @@ def test_python_version_agrees():
 
 def test_ci_and_the_readme_command_run_the_suite_under_the_same_thread_settings():
     """.ci/run ends in the README's `python3 make.py test`, which sets the thread settings itself,
-    and sets none of its own: by hand and in CI the suite runs under the same ones."""
+    and then the gate of a second CPU (`python3 make.py other-cpu`), and sets none of its own: by
+    hand and in CI the suite runs under the same ones."""
     ci = (ROOT / ".ci" / "run").read_text()
-    assert ci.rstrip().splitlines()[-1] == "python3 make.py test"
+    commands = [line for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert commands[-2:] == ["python3 make.py test", "python3 make.py other-cpu"]
     assert "THREADS" not in "".join(line for line in ci.splitlines() if not line.lstrip().startswith("#"))
     loaded = importlib.util.spec_from_file_location("make", ROOT / "make.py")
     make = importlib.util.module_from_spec(loaded)
     loaded.loader.exec_module(make)
     assert make.TEST_THREADS == {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    assert "env={**env, **TEST_THREADS}" in (ROOT / "make.py").read_text()
+    assert make.pytest_environment({"OPENBLAS_NUM_THREADS": "8"}) == make.TEST_THREADS
+    assert (ROOT / "make.py").read_text().count("env=pytest_environment(env)") == 2  # test and fast

@@ -377,7 +377,15 @@ def environment(root: Path) -> str:
 
 
 def _saver(fig: Any, fmt: str, metadata: dict[str, Any], box: Any) -> Callable[[BinaryIO], None]:
-    return lambda handle: fig.savefig(handle, format=fmt, metadata=metadata, bbox_inches=box)
+    """Save ``fig`` as ``fmt`` to a handle, a PDF with its numbers at the SVG's precision
+    (:func:`~forgetting.pipeline.boxes.vector_precision`)."""
+    from .boxes import vector_precision
+
+    def save(handle: BinaryIO) -> None:
+        with vector_precision():
+            fig.savefig(handle, format=fmt, metadata=metadata, bbox_inches=box)
+
+    return save
 
 
 def command_option(name: str, value: Any) -> str:
