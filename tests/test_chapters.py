@@ -61,3 +61,72 @@ def test_bad_parameter_values_are_named(param, value):
 def test_unknown_chapter_is_refused():
     with pytest.raises(ValueError, match="unknown chapter 'nope'"):
         spec("nope")
+
+
+# The chapters that build a decay SessionConfig, and the num_foundational each uses when it is
+# not one of its parameters (decay-trace traces one fact).
+SESSION_CHAPTERS = {
+    "decay-headline": None,
+    "decay-sweeps": None,
+    "decay-trace": 1,
+    "decay-postmortems": None,
+    "decay-curves": None,
+}
+
+
+def test_the_session_chapters_are_the_chapters_with_a_session_length_and_noise():
+    with_sessions = [
+        n for n, c in CHAPTERS.items() if {"session_length", "noise_per_turn"} <= set(c.defaults)
+    ]
+    assert sorted(SESSION_CHAPTERS) == sorted(set(with_sessions) - {"beyond-governance"})  # its own world
+
+
+def _session_refused(config):
+    """Whether SessionConfig refuses ``config`` for its size (False: it accepts it)."""
+    from forgetting.decay.sessions import SessionConfig
+
+    try:
+        SessionConfig(seed=0, **config)
+    except ValueError as error:
+        return "events" in str(error)
+    return False
+
+
+@pytest.mark.parametrize("name", list(SESSION_CHAPTERS))
+@pytest.mark.parametrize("noise, refused", [(99, False), (100, True), (1000, True)])
+def test_a_session_beyond_the_session_bound_is_refused_by_the_registry(name, noise, refused):
+    """100,000 turns with 100 noise items a turn, and the facts' events, is just over the
+    10**7 events SessionConfig allows: the registry refuses it before any kernel, naming the bound."""
+    from forgetting.decay.sessions import MAX_SESSION_SIZE
+
+    chapter = spec(name)
+    values = {"session_length": 100_000, "noise_per_turn": noise}
+    if "checkpoint_turn" in chapter.defaults:
+        values["checkpoint_turn"] = 30
+    full = {**chapter.defaults, **values}
+    config = {k: full[k] for k in ("session_length", "noise_per_turn", "recalls_per_foundational")}
+    config["num_foundational"] = SESSION_CHAPTERS[name] or full["num_foundational"]
+    assert _session_refused(config) is refused  # the registry and the library agree
+    if not refused:
+        assert chapter.validate(values) == values
+        return
+    with pytest.raises(ValueError, match=rf"^chapter {name}: parameters session_length=100000, .*") as info:
+        chapter.validate(values)
+    assert f"<= {MAX_SESSION_SIZE} (MAX_SESSION_SIZE" in str(info.value)
+
+
+@pytest.mark.parametrize("name", [n for n in SESSION_CHAPTERS if "noise_levels" in spec(n).defaults])
+def test_every_noise_level_of_a_sweep_is_held_to_the_session_bound(name):
+    chapter = spec(name)
+    assert chapter.validate({"session_length": 100_000, "noise_levels": [1, 99]})
+    with pytest.raises(ValueError, match=rf"^chapter {name}: parameters .*noise_levels=\[1, 100\]"):
+        chapter.validate({"session_length": 100_000, "noise_levels": [1, 100]})
+
+
+def test_forgetting_run_refuses_a_session_beyond_the_bound_before_any_kernel(in_repository, capsys):
+    from forgetting.pipeline import cli
+
+    argv = ["run", "decay-headline", "-p", "session_length", "100000", "-p", "noise_per_turn", "1000"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "MAX_SESSION_SIZE" in err and "10000000" in err and err.count("\n") == 1 and "Traceback" not in err

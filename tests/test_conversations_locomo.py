@@ -282,11 +282,80 @@ def test_explicit_path_beats_the_variable_and_the_cache(monkeypatch, tmp_path, r
 
 def test_a_named_copy_that_is_missing_is_not_passed_over(monkeypatch, tmp_path, repo, fixture):
     write_fixture(repo / CACHE_DIR / "locomo10.zip")
-    with pytest.raises(DataUnavailable, match="local names .*nowhere.zip, which is not a file"):
-        locomo_zip(local=tmp_path / "nowhere.zip", root=repo, sha256=fixture.sha256, members=MEMBERS)
-    monkeypatch.setenv(LOCOMO_ENV, str(tmp_path / "nowhere.zip"))
-    with pytest.raises(DataUnavailable, match=rf"\${LOCOMO_ENV} names .*nowhere.zip"):
+    nowhere = tmp_path / "nowhere.zip"
+    with pytest.raises(
+        ValueError, match=f"local names {nowhere}, which does not exist; refusing it"
+    ) as error:
+        locomo_zip(local=nowhere, root=repo, sha256=fixture.sha256, members=MEMBERS)
+    assert not isinstance(error.value, DataUnavailable)  # a typo is an error, not "no copy configured"
+    monkeypatch.setenv(LOCOMO_ENV, str(nowhere))
+    monkeypatch.setenv(OFFLINE_ENV, "1")
+    with pytest.raises(ValueError, match=rf"\${LOCOMO_ENV} names {nowhere}, which does not exist") as error:
         locomo_zip(root=repo, sha256=fixture.sha256, members=MEMBERS)
+    assert not isinstance(error.value, DataUnavailable)
+
+
+def test_a_named_copy_that_is_not_a_regular_file_is_refused(monkeypatch, tmp_path, repo, fixture):
+    write_fixture(repo / CACHE_DIR / "locomo10.zip")
+    given = {"root": repo, "sha256": fixture.sha256, "members": MEMBERS}
+    for odd, kind in ((Path("/dev/null"), "a character device"), (tmp_path, "a folder")):
+        with pytest.raises(
+            ValueError, match=f"local names {odd}, which is {kind}, not a regular file"
+        ) as error:
+            locomo_zip(local=odd, **given)
+        assert not isinstance(error.value, DataUnavailable)
+        monkeypatch.setenv(LOCOMO_ENV, str(odd))
+        with pytest.raises(ValueError, match=rf"\${LOCOMO_ENV} names {odd}, which is {kind}, not a regular"):
+            locomo_zip(**given)
+        monkeypatch.delenv(LOCOMO_ENV)
+
+
+def test_a_device_or_folder_is_refused_before_it_is_read(tmp_path):
+    for odd, kind in ((Path("/dev/null"), "a character device"), (tmp_path, "a folder")):
+        for call in (verify_zip, load_locomo, file_sha256):
+            with pytest.raises(ValueError, match=f"path names {odd}, which is {kind}, not a regular file"):
+                call(odd)
+    with pytest.raises(FileNotFoundError, match=f"path names {tmp_path / 'no.zip'}, which does not exist"):
+        load_locomo(tmp_path / "no.zip")
+
+
+_NEVER_WAIT = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # a regression reading /dev/zero fails fast
+from forgetting.conversations import load_locomo, locomo_zip, verify_zip
+for odd in sys.argv[1:]:
+    for call in (verify_zip, load_locomo, lambda p: locomo_zip(local=p)):
+        try:
+            call(odd)
+        except ValueError as error:
+            print(error)
+"""
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "mkfifo") or not Path("/dev/zero").exists(), reason="needs mkfifo and /dev/zero"
+)
+def test_a_fifo_or_an_endless_device_is_refused_without_waiting_or_reading(tmp_path):
+    """In a child process (a regression would block on the FIFO, or read /dev/zero for ever):
+    the timeout only stops a hang; the test checks the messages."""
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "locomo10.zip"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [sys.executable, "-c", _NEVER_WAIT, str(fifo), "/dev/zero"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.splitlines() == [
+        *[f"path names {fifo}, which is a FIFO, not a regular file; refusing it"] * 2,
+        f"local names {fifo}, which is a FIFO, not a regular file; refusing it",
+        *["path names /dev/zero, which is a character device, not a regular file; refusing it"] * 2,
+        "local names /dev/zero, which is a character device, not a regular file; refusing it",
+    ]
 
 
 def test_a_valid_cache_is_used_without_a_download(monkeypatch, repo, fixture):

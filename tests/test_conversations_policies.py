@@ -1,6 +1,6 @@
 """Replaying a conversation through a forgetting policy: the stream, keep-everything, decay, the window."""
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -15,9 +15,11 @@ from forgetting.conversations.policies import (
     Event,
     KeepAll,
     Window,
+    check_events,
     conversation_events,
     day_number,
     replay,
+    replay_state,
 )
 from forgetting.decay.curves import reinforced_stability, retention
 from locomo_fixture import write_fixture
@@ -226,6 +228,14 @@ def _bad_streams():
             r"events\[2\].recalled must name memories stored before",
         ),
         ([good[0], (1, START, 1, "m1", ())], r"events\[1\] must be an Event, got \(1,"),
+        (
+            good[:1] + [good[1]._replace(time=good[1].time.replace(tzinfo=UTC))],
+            r"events\[1\].time must be naive as events\[0\].time is \(no mix of naive and aware datetimes\), got",
+        ),
+        (
+            [good[0]._replace(time=START.replace(tzinfo=UTC)), *good[1:]],
+            r"events\[1\].time must be aware as events\[0\].time is",
+        ),
     ]
 
 
@@ -233,6 +243,20 @@ def _bad_streams():
 def test_bad_events_are_refused_before_anything_runs(events, message):
     with pytest.raises(ValueError, match=message):
         replay(KeepAll(), events)
+
+
+@pytest.mark.parametrize("call", [replay, replay_state])
+def test_replay_names_a_policy_or_events_that_are_not_what_it_replays(call):
+    with pytest.raises(ValueError, match=r"^policy must be a policy \(a str label and start\(\)\), got None"):
+        call(None, stream([0, 1]))
+    with pytest.raises(ValueError, match=r"^events must be an iterable of Events, got None"):
+        call(KeepAll(), None)
+    with pytest.raises(
+        ValueError, match=r"policy must be a policy .*; events must be an iterable of Events, got 3"
+    ):
+        call("KeepAll", 3)
+    with pytest.raises(ValueError, match=r"^events must be an iterable of Events, got None"):
+        check_events(None)
 
 
 def test_a_policy_that_drops_what_it_does_not_hold_is_caught():

@@ -321,3 +321,51 @@ def test_register_refuses_a_foundational_flag_that_is_not_a_bool(flag):
         assert engine.step(5) == [] and not engine.is_present("b")  # the clock did not move to 6 either
         engine.register("b", "", 6, is_foundational=np.bool_(True))
         assert engine.item("b").is_foundational is True
+
+
+def _scheduled_engines():
+    """Every engine built on ``ScheduledEngine`` (the wall-clock draft has its own register)."""
+    from forgetting.curves.power_engine import PowerLawEngine
+    from forgetting.decay.capacity import CapacityDecay, CapacityWindow
+
+    return [
+        EbbinghausEngine(),
+        RecencyWindow(),
+        PowerLawEngine(8.0, 0.5),
+        CapacityDecay(1, 0.2),
+        CapacityWindow(1, 15),
+    ]
+
+
+@pytest.mark.parametrize("content", [None, 3, b"bytes", ["text"]])
+def test_register_refuses_content_that_is_not_a_str(content):
+    for engine in _scheduled_engines():
+        engine.register("a", "", 5)
+        before = _state(engine)
+        with pytest.raises(ValueError, match=r"^content must be a str \(what the item holds\), got "):
+            engine.register("b", content, 6)
+        assert _state(engine) == before and engine.present_ids() == ["a"]  # the budget evicted nothing
+        assert engine.step(5) == []  # the clock did not move to 6 either
+
+
+@pytest.mark.parametrize("curve", ["exponential", "power"])
+def test_retention_before_the_last_touch_is_refused(curve):
+    from forgetting.curves.power_engine import PowerLawEngine
+
+    engine = EbbinghausEngine() if curve == "exponential" else PowerLawEngine(8.0, 0.5)
+    engine.register("a", "", 5)
+    engine.recall("a", 9)
+    before = _state(engine)
+    for turn in (-100, -1, 0, 8):
+        with pytest.raises(
+            ValueError, match=rf"^turn must be an int >= 9, got {turn} \(the last touch of 'a'"
+        ):
+            engine.retention("a", turn)
+    for turn in (9.0, True, "10", None):
+        with pytest.raises(ValueError, match=r"^turn must be an int >= 9, got "):
+            engine.retention("a", turn)
+    assert _state(engine) == before
+    assert (
+        engine.retention("a", 9) == 1.0
+        and engine.retention("a", np.int64(20)) == engine.retention("a", 20) < 1.0
+    )

@@ -80,6 +80,34 @@ def test_bad_session_parameters(changes, name):
         SessionConfig.from_dict({"seed": 0, **changes})
 
 
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (
+            {"session_length": 10**12, "noise_per_turn": 0},
+            r"session_length must be <= 10000000, got 1000000000000",
+        ),
+        (
+            {"session_length": 10**6, "noise_per_turn": 10**6},
+            r"a session must have at most 10000000 events \(session_length \* noise_per_turn \+ "
+            r"num_foundational \* \(1 \+ recalls_per_foundational\)\), got 1000000000015",
+        ),
+        ({"num_foundational": 10**7}, r"at most 10000000 events .*, got 50000450"),
+    ],
+)
+def test_a_session_too_large_to_hold_is_refused_naming_the_bound(changes, message):
+    with pytest.raises(ValueError, match=message):
+        SessionConfig.from_dict({"seed": 0, **changes})
+
+
+def test_a_session_at_the_bound_is_accepted():
+    bound = sessions.MAX_SESSION_SIZE
+    at = SessionConfig(seed=0, session_length=bound, noise_per_turn=0, num_foundational=0)
+    assert at.session_length == bound  # not generated: the bound is what a machine can hold
+    full = SessionConfig(seed=0, session_length=1000, noise_per_turn=bound // 1000 - 1, num_foundational=200)
+    assert 1000 * full.noise_per_turn + 200 * 5 <= bound
+
+
 def test_unknown_session_parameter_is_named():
     with pytest.raises(ValueError, match=r"unknown session parameter\(s\) \['noise'\]"):
         SessionConfig.from_dict({"seed": 0, "noise": 3})

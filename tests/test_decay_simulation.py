@@ -48,3 +48,42 @@ def test_presence_spans_of_an_unknown_id_are_empty():
     assert trace.presence_spans("never") == []
     with pytest.raises(KeyError, match="never"):
         trace.evicted_turn["never"]
+
+
+def _clock_and_items(engine):
+    return engine._clock, [(i.mem_id, i.last_touched, i.touch_count) for i in engine._items.values()]
+
+
+@pytest.mark.parametrize("make", [EbbinghausEngine, RecencyWindow])
+def test_an_engine_that_is_not_fresh_is_refused_and_left_as_it_was(make):
+    session = generate_session(SessionConfig(seed=3, session_length=20))
+    used = make()
+    simulate(used, session)  # holds items, clock at 20
+    emptied = make()
+    emptied.register("x", "", 2)
+    emptied.step(40)  # no item left, but its clock is past the session's turns
+    preloaded = make()
+    preloaded.register("extra", "", 0)  # turn 0: the replay would run, with an item the session never made
+    cases = (
+        (used, r"it holds \d+ item\(s\)"),
+        (emptied, "its clock is at turn 40"),
+        (preloaded, "it holds 1 item"),
+    )
+    for engine, why in cases:
+        before = _clock_and_items(engine)
+        with pytest.raises(ValueError, match=rf"^engine must be fresh .*{why}"):
+            simulate(engine, session)
+        assert _clock_and_items(engine) == before
+    assert simulate(make(), session) == simulate(make(), session)
+
+
+def test_simulate_names_an_argument_that_is_not_an_engine_or_a_session():
+    session = generate_session(SessionConfig(seed=3, session_length=20))
+    with pytest.raises(
+        ValueError, match=r"^engine must be an engine \(register, recall, step, working_set_size\), got None"
+    ):
+        simulate(None, session)
+    with pytest.raises(ValueError, match="^session must be a Session .*, got SessionConfig"):
+        simulate(EbbinghausEngine(), session.config)
+    with pytest.raises(ValueError, match="engine must be an engine .*; session must be a Session"):
+        simulate("engine", None)

@@ -108,6 +108,46 @@ def test_wall_clock_engine_keeps_the_engine_contract():
     assert engine.step(2) == []
 
 
+class _CountingClock:
+    """One second per turn, counting its readings."""
+
+    def __init__(self) -> None:
+        self.readings = 0
+
+    def __call__(self, turn: int) -> float:
+        self.readings += 1
+        return float(turn)
+
+
+@pytest.mark.parametrize("content", [None, 3, b"bytes", ["text"]])
+def test_register_refuses_content_that_is_not_a_str_before_reading_the_clock(content):
+    clock = _CountingClock()
+    engine = WallClockEngine(clock)
+    engine.register("a", "", 5)
+    readings = clock.readings
+    with pytest.raises(ValueError, match=r"^content must be a str \(what the item holds\), got "):
+        engine.register("b", content, 6)
+    assert clock.readings == readings and engine.present_ids() == ["a"] and engine.last_turn == 5
+    assert engine.step(5) == []  # the clock did not move to 6 either
+
+
+def test_simulate_refuses_a_used_wall_clock_engine_and_leaves_it_as_it_was():
+    session = generate_session(SessionConfig(seed=3, session_length=20))
+    used = WallClockEngine(VirtualClock("0/0", STEADY))
+    simulate(used, session)
+    emptied = WallClockEngine(VirtualClock("0/0", STEADY))
+    emptied.register("x", "", 2)
+    assert emptied.step(40) == ["x"]  # no item left, but its clock is past the session's turns
+    for engine, why in ((used, r"it holds \d+ item\(s\)"), (emptied, "its clock is at turn 40")):
+        before = (engine._turn, engine.present_ids())
+        with pytest.raises(ValueError, match=rf"^engine must be fresh .*{why}"):
+            simulate(engine, session)
+        assert (engine._turn, engine.present_ids()) == before
+    assert (used.last_turn, emptied.last_turn) == (20, 40)
+    fresh = [WallClockEngine(VirtualClock("0/0", STEADY)) for _ in range(2)]
+    assert fresh[0].last_turn == 0 and simulate(fresh[0], session) == simulate(fresh[1], session)
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

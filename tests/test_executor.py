@@ -102,6 +102,21 @@ def test_the_environment_names_the_chapter_executor(monkeypatch):
         (lambda: ex.executor_from_spec("0"), "workers must be an int >= 1, got 0"),
         (lambda: ex.chunks(range(3), 0), "chunk_size must be an int >= 1, got 0"),
         (lambda: ex.map_seeds(list, range(3), chunk_size=1.5), "chunk_size must be an int >= 1, got 1.5"),
+        (
+            lambda: ex.map_seeds(list, -1),
+            r"^seeds must be a sequence of seeds \(a range, a list, a 1-d array\), got -1",
+        ),
+        (lambda: ex.map_seeds(list, np.zeros((2, 2))), r"^seeds must be a sequence of seeds .*, got array"),
+        (lambda: ex.map_seeds(None, range(3)), r"^chunk_fn must be callable, got None"),
+        (
+            lambda: ex.map_seeds(list, range(3), executor="pool"),
+            r"^executor must be an Executor \(with imap\) or None",
+        ),
+        (lambda: ex.map_seeds(list, range(3), label=3), r"^label must be a str or None, got 3"),
+        (
+            lambda: ex.map_seeds(None, "123", chunk_size=0),
+            "chunk_fn must be.*; seeds must be.*; chunk_size must be",
+        ),
     ],
 )
 def test_bad_input_is_refused_with_a_sentence(build, message):

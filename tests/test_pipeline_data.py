@@ -141,6 +141,21 @@ def test_a_copy_that_is_not_the_data_fails_loudly(no_locomo, shown, monkeypatch)
     assert chapter.not_rerun is None and shown == [] and "rerun" not in chapter.record()
 
 
+@pytest.mark.parametrize("named", ["typo.zip", "/dev/null", "."])
+def test_a_named_copy_that_is_missing_or_not_a_file_fails_loudly(no_locomo, shown, monkeypatch, named):
+    """``$FORGETTING_LOCOMO`` set to a typo (or a device, a folder) is an error even offline:
+    only "no copy configured" is the documented skip."""
+    monkeypatch.setenv(source.LOCOMO_ENV, named)
+    monkeypatch.setenv(source.OFFLINE_ENV, "1")
+    with pytest.raises(ValueError, match=rf"^\$FORGETTING_LOCOMO names {named}, which ") as error:
+        data.locate("locomo")
+    assert not isinstance(error.value, data.unavailable()) and "\n" not in str(error.value)
+    chapter = needs_locomo()
+    with pytest.raises(ValueError, match=r"^\$FORGETTING_LOCOMO names"):
+        chapter.require_data("locomo")
+    assert chapter.not_rerun is None and shown == [] and "rerun" not in chapter.record()
+
+
 # --- the published results a not-rerun chapter shows ----------------------------------------------
 
 

@@ -46,6 +46,20 @@ BAD_EPISODES = [
     pytest.param(["a"], "yes", None, "success must be a bool", id="str outcome"),
     pytest.param(["a"], None, None, "success must be a bool", id="None outcome"),
     pytest.param(["a"], np.int64(1), None, "success must be a bool", id="numpy int outcome"),
+    pytest.param([True], True, None, "memory ids must not be bools", id="bool id"),
+    pytest.param([1, np.bool_(False)], True, None, "memory ids must not be bools", id="numpy bool id"),
+    pytest.param(
+        [1, True], True, None, r"memory ids must not be bools \(True == 1 ", id="bool beside its int"
+    ),
+    pytest.param([math.nan], True, None, "memory ids must equal themselves", id="nan id"),
+    pytest.param(np.array([1.0, np.nan]), True, None, "memory ids must equal themselves", id="numpy nan id"),
+    pytest.param(
+        ["a"], True, np.array([[1.0]]), r"weights must be 1-d, got shape \(1, 1\)", id="2-d weights"
+    ),
+    pytest.param(
+        ["a", "b"], True, np.ones((1, 2)), "weights must be 1-d", id="2-d weights of the right size"
+    ),
+    pytest.param(["a", "b"], True, [[1.0, 1.0]], "weights must be 1-d", id="nested list weights"),
 ]
 
 
@@ -56,6 +70,23 @@ def test_contextual_rejects_the_same_episodes(retrieved, success, weights, messa
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         cmw.update(retrieved, success, weights, context="x")
     assert_same_state(before, state(cmw))
+
+
+@pytest.mark.parametrize("bad", [True, np.bool_(False), math.nan], ids=["bool", "numpy bool", "nan"])
+def test_a_context_that_would_merge_or_never_be_found_is_refused(bad):
+    cmw = ContextualMemoryWorth().update(["a"], True, context=1).update(["a"], False, context=0)
+    before = state(cmw)
+    with pytest.raises(ValueError, match="^context must be a context that is not a bool and equals itself"):
+        cmw.update(["a"], True, context=bad)
+    assert_same_state(before, state(cmw))
+    for read in (cmw.counters, cmw.worth, cmw.evidence, cmw.classify):
+        with pytest.raises(ValueError, match="^context must be a context that is not a bool"):
+            read("a", bad)
+        with pytest.raises(ValueError, match="^mem_id must be a memory id that is not a bool"):
+            read(bad, 1)
+    with pytest.raises(ValueError, match="^mem_id must be a memory id that is not a bool"):
+        cmw.pooled_worth(bad)
+    assert cmw.counters("a", 1) == (1.0, 0.0) and cmw.contexts() == [1, 0]
 
 
 def test_unhashable_context_is_rejected():

@@ -92,6 +92,20 @@ BAD_EPISODES = [
     pytest.param(["a"], "yes", None, "success must be a bool", id="str outcome"),
     pytest.param(["a"], None, None, "success must be a bool", id="None outcome"),
     pytest.param(["a"], np.int64(1), None, "success must be a bool", id="numpy int outcome"),
+    pytest.param([True], True, None, "memory ids must not be bools", id="bool id"),
+    pytest.param([1, np.bool_(False)], True, None, "memory ids must not be bools", id="numpy bool id"),
+    pytest.param(
+        [1, True], True, None, r"memory ids must not be bools \(True == 1 ", id="bool beside its int"
+    ),
+    pytest.param([math.nan], True, None, "memory ids must equal themselves", id="nan id"),
+    pytest.param(np.array([1.0, np.nan]), True, None, "memory ids must equal themselves", id="numpy nan id"),
+    pytest.param(
+        ["a"], True, np.array([[1.0]]), r"weights must be 1-d, got shape \(1, 1\)", id="2-d weights"
+    ),
+    pytest.param(
+        ["a", "b"], True, np.ones((1, 2)), "weights must be 1-d", id="2-d weights of the right size"
+    ),
+    pytest.param(["a", "b"], True, [[1.0, 1.0]], "weights must be 1-d", id="nested list weights"),
 ]
 
 
@@ -105,6 +119,21 @@ def test_bad_episode_is_rejected_without_touching_counters(make, retrieved, succ
         mw.update(retrieved, success, weights)
     assert_same_state(before, state(mw))
     assert mw.worth("a") == 1.0
+
+
+@pytest.mark.parametrize("make", [MemoryWorth, DiscountedMemoryWorth], ids=["plain", "discounted"])
+def test_an_id_that_would_merge_or_never_be_found_is_refused_when_read(make):
+    """``True == 1`` and ``hash(True) == hash(1)``: reading ``True`` must not read memory 1."""
+    mw = make().update([1, 2.5], True)
+    for bad in (True, np.bool_(True), math.nan, np.float64("nan")):
+        for read in (mw.counters, mw.worth, mw.evidence, mw.classify):
+            with pytest.raises(
+                ValueError, match="^mem_id must be a memory id that is not a bool and equals itself"
+            ):
+                read(bad)
+    with pytest.raises(ValueError, match=r"^mem_id must be hashable, got \['a'\]"):
+        mw.worth(["a"])
+    assert mw.counters(1) == mw.counters(np.int64(1)) == (1.0, 0.0) and mw.memory_ids() == [1, 2.5]
 
 
 def test_every_problem_of_an_episode_is_listed_at_once():

@@ -46,6 +46,8 @@ def test_weight_helpers():
         (lambda: oracle_weights([3], [0.1, 0.2]), "retrieved indices must be in"),
         (lambda: oracle_weights([0.5], [0.1, 0.2]), "retrieved must be a 1-d sequence of int indices"),
         (lambda: uniform_weights(0), "n_retrieved must be an int >= 1"),
+        (lambda: oracle_weights([0], [[0.1, 0.2]]), r"utilities must be 1-d .*, got shape \(1, 2\)"),
+        (lambda: oracle_weights([1], [[0.1], [0.2]]), r"utilities must be 1-d .*, got shape \(2, 1\)"),
         (lambda: uniform_weights(True), "n_retrieved must be an int >= 1"),
     ],
 )

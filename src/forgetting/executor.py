@@ -338,10 +338,11 @@ def map_seeds(
     Raises
     ------
     ValueError
-        ``chunk_size`` not an int >= 1, or a chunk answered with the wrong number of results.
+        A bad argument, each named, all at once (``chunk_fn`` not callable, ``seeds`` not a
+        sliceable sequence or 1-d array, ``executor`` without ``imap``, ``label`` not a str,
+        ``chunk_size`` not an int >= 1); or a chunk answered with the wrong number of results.
     """
-    if chunk_size is not None:
-        raise_problems([int_problem("chunk_size", chunk_size, minimum=1)])
+    raise_problems(_map_seeds_problems(chunk_fn, seeds, executor, chunk_size, label))
     if not len(seeds):
         return []
     size = chunk_size if chunk_size is not None else math.ceil(len(seeds) / DEFAULT_CHUNKS)
@@ -350,6 +351,26 @@ def map_seeds(
     checked = (_checked(part, result) for part, result in zip(parts, results))
     flat = progress(chain.from_iterable(checked), label or f"{len(seeds)} seeds", total=len(seeds))
     return list(flat)
+
+
+def _map_seeds_problems(
+    chunk_fn: object, seeds: object, executor: object, chunk_size: object, label: object
+) -> list[str | None]:
+    """Why :func:`map_seeds` cannot run with these arguments, one sentence each (``None``: fine)."""
+    sliceable = hasattr(seeds, "__len__") and hasattr(seeds, "__getitem__")
+    return [
+        None if callable(chunk_fn) else f"chunk_fn must be callable, got {shown(chunk_fn)}",
+        None
+        if sliceable and not isinstance(seeds, (str, bytes, dict)) and getattr(seeds, "ndim", 1) == 1
+        else f"seeds must be a sequence of seeds (a range, a list, a 1-d array), got {shown(seeds)}",
+        None
+        if executor is None or callable(getattr(executor, "imap", None))
+        else f"executor must be an Executor (with imap) or None, got {shown(executor)}",
+        None
+        if label is None or isinstance(label, str)
+        else f"label must be a str or None, got {shown(label)}",
+        None if chunk_size is None else int_problem("chunk_size", chunk_size, minimum=1),
+    ]
 
 
 def _checked(part: Sequence[Any], result: Sequence[R]) -> Sequence[R]:

@@ -1,9 +1,10 @@
 """Loading LoCoMo (Maharana et al., ACL 2024): the zip, checked, read in memory, into records.
 
-:func:`load_locomo` reads the zip's bytes once, checks their SHA-256, opens the zip from those
-same bytes (nothing can change between the check and the read, and nothing is extracted to
-disk), and parses every member with :func:`~.schema.parse_conversation`. Where the zip comes
-from is :func:`~.source.locomo_zip`'s business::
+:func:`load_locomo` reads the zip's bytes once (a regular file of at most
+:data:`~.source.MAX_BYTES`: a FIFO or a device is refused before it is read), checks their
+SHA-256, opens the zip from those same bytes (nothing can change between the check and the
+read, and nothing is extracted to disk), and parses every member with
+:func:`~.schema.parse_conversation`. Where the zip comes from is :func:`~.source.locomo_zip`'s business::
 
     conversations = load_locomo(locomo_zip())
 """
@@ -19,7 +20,15 @@ from pathlib import Path
 from .._validate import raise_problems, shown
 from .records import Conversation
 from .schema import parse_conversation
-from .source import LOCOMO_MEMBERS, LOCOMO_SHA256, MAX_BYTES, digest_message, expected_problems, open_zip
+from .source import (
+    LOCOMO_MEMBERS,
+    LOCOMO_SHA256,
+    MAX_BYTES,
+    digest_message,
+    expected_problems,
+    open_regular,
+    open_zip,
+)
 
 __all__ = ["MAX_PROBLEMS", "load_locomo"]
 
@@ -49,18 +58,21 @@ def load_locomo(
     FileNotFoundError
         No file at ``path``.
     ValueError
-        A wrong digest, an unreadable zip, a missing member (one line naming ``path``); or
-        schema problems, all of them (up to :data:`MAX_PROBLEMS`) in one message naming
-        ``path``, each with the member and the field.
+        ``path`` not a regular file (a FIFO, a device such as ``/dev/zero``, a folder) or over
+        :data:`~.source.MAX_BYTES` bytes (refused before it is read); a wrong digest, an
+        unreadable zip, a missing member (one line naming ``path``); or schema problems, all of
+        them (up to :data:`MAX_PROBLEMS`) in one message naming ``path``, each with the member
+        and the field.
     """
     arguments = expected_problems(sha256, members)
     if not isinstance(path, (str, os.PathLike)):
         arguments.insert(0, f"path must be a path, got {shown(path)}")
     raise_problems(arguments)
     path = Path(path)
-    if path.stat().st_size > MAX_BYTES:
-        raise ValueError(f"{path}: {path.stat().st_size} bytes, over {MAX_BYTES}; refusing it")
-    data = path.read_bytes()
+    with open_regular(path) as handle:
+        data = handle.read(MAX_BYTES + 1)  # at most the limit, even if the file grew since it was opened
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"{path}: more than {MAX_BYTES} bytes; refusing it")
     found = hashlib.sha256(data).hexdigest()
     if found != sha256:
         raise ValueError(digest_message(path, found, sha256))

@@ -165,9 +165,20 @@ def _event_problems(events: Sequence[object]) -> list[str]:
                 f"{where}.session", event.session, minimum=1 if previous is None else previous.session
             ),
         ]
-        if not isinstance(event.time, datetime) or (previous is not None and event.time < previous.time):
+        time = event.time
+        naive = isinstance(time, datetime) and time.utcoffset() is None
+        if (
+            previous is not None
+            and isinstance(time, datetime)
+            and naive != (previous.time.utcoffset() is None)
+        ):
             found.append(
-                f"{where}.time must be a datetime, not before the previous event's, got {shown(event.time)}"
+                f"{where}.time must be {'aware' if naive else 'naive'} as events[{i - 1}].time is (no mix of "
+                f"naive and aware datetimes), got {shown(time)}"
+            )
+        elif not isinstance(time, datetime) or (previous is not None and time < previous.time):
+            found.append(
+                f"{where}.time must be a datetime, not before the previous event's, got {shown(time)}"
             )
         if not isinstance(event.stored, str) or not event.stored or event.stored in stored:
             found.append(
@@ -195,11 +206,18 @@ class CheckedEvents(tuple[Event, ...]):
     __slots__ = ()
 
 
+def _events_problem(events: object) -> str | None:
+    if isinstance(events, Iterable) and not isinstance(events, (str, bytes)):
+        return None
+    return f"events must be an iterable of Events, got {shown(events)}"
+
+
 def check_events(events: Iterable[Event]) -> CheckedEvents:
     """Check ``events`` once (as :func:`replay` does) for replaying many policies over them.
 
     Raises ``ValueError`` with every problem :func:`replay` would report.
     """
+    raise_problems([_events_problem(events)])
     stream = list(events)
     raise_problems(_event_problems(stream))
     return CheckedEvents(stream)
@@ -233,13 +251,22 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
         that do not increase (ints ``>= 0``), sessions that decrease, a time before the previous
         one, a stored id that is empty or repeated, recalled ids that repeat or name no earlier
         memory; or a policy that drops or evicts a memory it does not hold. Every event is
-        checked before the first one runs.
+        checked before the first one runs. Also ``policy`` without a str ``label`` and a
+        ``start()``, ``events`` not an iterable, and times that mix naive and aware datetimes
+        (which cannot be compared), each naming the argument.
     """
     return replay_state(policy, events, k)[0]
 
 
 def replay_state(policy: Policy, events: Iterable[Event], k: int | None = None) -> tuple[Replay, Holder]:
     """:func:`replay`, and the policy's state after the last event (for a caller that reads it)."""
+    arguments = [
+        None
+        if isinstance(getattr(policy, "label", None), str) and callable(getattr(policy, "start", None))
+        else f"policy must be a policy (a str label and start()), got {shown(policy)}",
+        _events_problem(events),
+    ]
+    raise_problems(arguments)
     stream = events if isinstance(events, CheckedEvents) else list(events)
     problems = [] if isinstance(stream, CheckedEvents) else _event_problems(stream)
     raise_problems([None if k is None else int_problem("k", k, minimum=1), *problems])

@@ -13,11 +13,15 @@ from :data:`LOCOMO_URL` into the cache (``download=True`` and :data:`OFFLINE_ENV
 few seconds' timeout); 5. the copy
 beside the project, ``<root>/`` :data:`SHARED_COPY`.
 
-A copy is used only if :func:`verify_zip` accepts it: its streamed SHA-256 is the expected one,
-it opens as a zip, every expected member is in it and every member's CRC is right. A refused
-``local``, environment-variable, downloaded or beside-the-project copy raises a one-line
-``ValueError`` naming it (nothing is cached); a refused cached copy is passed over (an older pin,
-a damaged disk) and replaced by the next download. When no copy is found,
+A copy is used only if :func:`verify_zip` accepts it: it is a regular file of at most
+:data:`MAX_BYTES` (:func:`open_regular`: a FIFO or a device such as ``/dev/zero`` is refused
+before it is read or waited on), its streamed SHA-256 is the expected one, it opens as a zip,
+every expected member is in it and every member's CRC is right. A refused ``local``,
+environment-variable, downloaded or beside-the-project copy raises a one-line ``ValueError``
+naming it (nothing is cached), and so does a ``local`` or environment-variable path that does not
+exist or is not a regular file: a copy the user named is never passed over as "no copy". A refused
+cached copy is passed over (an older pin, a damaged disk) and replaced by the next download. When
+no copy is found (none named, none cached, none downloaded, none beside the project),
 :class:`DataUnavailable` says in one line what was tried and how to get the data.
 """
 
@@ -28,12 +32,13 @@ import hashlib
 import http.client
 import os
 import re
+import stat
 import urllib.request
 import zipfile
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from .. import safeio
 from .._validate import bool_problem, is_real, raise_problems, shown
@@ -54,6 +59,7 @@ __all__ = [
     "expected_problems",
     "file_sha256",
     "locomo_zip",
+    "open_regular",
     "open_zip",
     "repository_root",
     "verify_zip",
@@ -82,7 +88,8 @@ CACHE_DIR = Path(".cache") / "locomo"
 SHARED_COPY = Path("..") / "shared" / "data" / "locomo" / LOCOMO_FILE
 #: Seconds a download may wait for the server before giving up.
 DOWNLOAD_TIMEOUT = 5.0
-#: A download larger than this is refused before it fills the disk.
+#: The largest copy read or downloaded (16 MiB, about 26 times the 627 KB zip): a download or a
+#: file larger than this is refused before it fills the disk or the memory.
 MAX_BYTES = 16 << 20
 
 _CHUNK = 1 << 16
@@ -106,13 +113,67 @@ def repository_root(start: Path | None = None) -> Path | None:
     return None
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 hex digest of a file, read in chunks (never whole into memory)."""
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def open_regular(path: Path | str, name: str = "path", limit: int | None = MAX_BYTES) -> BinaryIO:
+    """``path`` opened for binary reading, if it is a regular file of at most ``limit`` bytes.
+
+    The file is opened with ``O_NONBLOCK`` (opening a FIFO never waits for a writer) and checked
+    on the opened descriptor (``fstat``: what is checked is what is read), so a FIFO, a device
+    such as ``/dev/zero`` (endless), a socket or a folder is refused before a byte is read.
+    ``limit`` (default :data:`MAX_BYTES`; ``None``: no bound) refuses a file too large to be the
+    zip before it is read into memory; a reader should still read at most ``limit + 1`` bytes,
+    in case the file grows.
+
+    Raises
+    ------
+    FileNotFoundError
+        Nothing at ``path`` (one line naming the argument ``name`` and the path).
+    ValueError
+        Not a regular file, or larger than ``limit`` (one line naming ``name`` and the path).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{name} names {path}, which does not exist") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((what for test, what in _KINDS if test(info.st_mode)), "a special file")
+            raise ValueError(f"{name} names {path}, which is {kind}, not a regular file; refusing it")
+        if limit is not None and info.st_size > limit:
+            raise ValueError(
+                f"{name} names {path}, a file of {info.st_size} bytes, over the limit of {limit}; refusing it"
+            )
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _handle_sha256(handle: IO[bytes], limit: int | None, label: object) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(_CHUNK):
-            digest.update(block)
+    total = 0
+    while block := handle.read(_CHUNK):
+        total += len(block)
+        if limit is not None and total > limit:  # grew after it was opened
+            raise ValueError(f"{label}: more than {limit} bytes; refusing it")
+        digest.update(block)
     return digest.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 hex digest of a regular file (:func:`open_regular`, no size bound), read in chunks
+    (never whole into memory)."""
+    with open_regular(path, limit=None) as handle:
+        return _handle_sha256(handle, None, path)
 
 
 def digest_message(label: object, found: str, expected: str) -> str:
@@ -155,17 +216,25 @@ def open_zip(source: Path | IO[bytes], label: object, members: Sequence[str]) ->
 def verify_zip(
     path: Path, sha256: str = LOCOMO_SHA256, members: Sequence[str] = LOCOMO_MEMBERS, label: object = None
 ) -> Path:
-    """Return ``path`` if it is the expected zip: SHA-256 ``sha256``, and :func:`open_zip` accepts it.
+    """Return ``path`` if it is the expected zip: a regular file of at most :data:`MAX_BYTES`
+    (:func:`open_regular`), SHA-256 ``sha256``, and :func:`open_zip` accepts it.
+
+    The file is opened once: the bytes hashed are the bytes opened as a zip.
 
     Raises
     ------
+    FileNotFoundError
+        Nothing at ``path``.
     ValueError
-        One line naming ``label`` (default: ``path``) and, for a wrong digest, both digests cut.
+        Not a regular file (a FIFO, a device), over :data:`MAX_BYTES`; or one line naming
+        ``label`` (default: ``path``) and, for a wrong digest, both digests cut.
     """
-    found = file_sha256(path)
-    if found != sha256:
-        raise ValueError(digest_message(label or path, found, sha256))
-    open_zip(Path(path), label or path, members).close()
+    with open_regular(path) as handle:
+        found = _handle_sha256(handle, MAX_BYTES, label or path)
+        if found != sha256:
+            raise ValueError(digest_message(label or path, found, sha256))
+        handle.seek(0)
+        open_zip(handle, label or path, members).close()
     return path
 
 
@@ -205,8 +274,12 @@ def expected_problems(sha256: object, members: object) -> list[str]:
 
 
 def _given(path: Path, what: str, sha256: str, members: Sequence[str]) -> Path:
-    if not path.is_file():
-        raise DataUnavailable(f"{what} names {path}, which is not a file; give a copy of {LOCOMO_FILE}")
+    """The copy the user named (``what``: ``local`` or the variable), checked; a path that does
+    not exist or is not a regular file is an error (``ValueError``), never "no copy"."""
+    try:
+        open_regular(path, what).close()
+    except FileNotFoundError as error:
+        raise ValueError(f"{error}; refusing it (name a copy of {LOCOMO_FILE})") from None
     return verify_zip(path.resolve(), sha256, members)
 
 

@@ -77,9 +77,9 @@ class PowerLawEngine(ScheduledEngine):
         return cls(matched_power_stability(exponential_stability, match, decay), decay, eviction_threshold)
 
     def retention(self, mem_id: str, turn: int) -> float:
-        """Retention of a present item at ``turn`` (:func:`~forgetting.curves.families.power_retention`)."""
-        item = self.item(mem_id)
-        return power_retention(turn - item.last_touched, item.stability, self.decay)
+        """Retention of a present item at ``turn`` (:func:`~forgetting.curves.families.power_retention`),
+        an int no earlier than its last touch (:meth:`~forgetting.decay.engines.ScheduledEngine.turns_since_touch`)."""
+        return power_retention(self.turns_since_touch(mem_id, turn), self.item(mem_id).stability, self.decay)
 
     def _initial_stability(self) -> float:
         return self.baseline_stability

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .._validate import bool_problem, int_problem, raise_problems
+from .._validate import bool_problem, int_problem, raise_problems, shown
 from .curves import (
     DEFAULT_BASELINE_STABILITY,
     DEFAULT_EVICTION_THRESHOLD,
@@ -166,6 +166,20 @@ class WorkingSet:
         except KeyError:
             raise KeyError(f"mem_id {mem_id!r} is not present") from None
 
+    def turns_since_touch(self, mem_id: str, turn: int) -> int:
+        """``turn - last_touched`` of a present item, the ``t`` its retention is read at.
+
+        ``turn`` is an int (numpy integers too: this only reads) no earlier than the item's last
+        touch: retention is defined from that touch on, and an earlier turn (or a negative one)
+        would read as ``R = 1``. ``ValueError`` naming ``turn`` otherwise, ``KeyError`` for an
+        item not present.
+        """
+        item = self.item(mem_id)
+        problem = int_problem("turn", turn, minimum=item.last_touched, allow_numpy=True)
+        if problem is not None:
+            raise ValueError(f"{problem} (the last touch of {mem_id!r}: retention is not defined before it)")
+        return int(turn) - item.last_touched
+
     def present_ids(self) -> list[str]:
         """Ids in the working set, in registration order."""
         return list(self._items)
@@ -202,6 +216,11 @@ class ScheduledEngine(WorkingSet):
         self._clock = 0
         self._sequence = 0
 
+    @property
+    def last_turn(self) -> int:
+        """The turn of the latest accepted call (0 for a fresh engine); no call may go before it."""
+        return self._clock
+
     # --- policy hooks: S of a new item, its eviction delay (None: never), a recall's effect -----
     def _initial_stability(self) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -216,11 +235,14 @@ class ScheduledEngine(WorkingSet):
 
     # --- interface ---------------------------------------------------------
     def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
-        """Add an item touched at ``turn`` (``is_foundational`` a bool); a present id cannot be added again."""
+        """Add an item touched at ``turn`` (``content`` a str, ``is_foundational`` a bool); a present
+        id cannot be added again."""
         if type(turn) is not int or turn < self._clock:  # fast path for the common case
             turn = _check_turn(turn, self._clock)
         if type(mem_id) is not str or not mem_id:
             _check_mem_id(mem_id)
+        if type(content) is not str:
+            raise ValueError(f"content must be a str (what the item holds), got {shown(content)}")
         if is_foundational is not False and is_foundational is not True:  # "no" is truthy: refused
             raise_problems([bool_problem("is_foundational", is_foundational)])
         items = self._items
@@ -351,9 +373,9 @@ class EbbinghausEngine(ScheduledEngine):
         self._trajectory = _TRAJECTORIES.setdefault((self.baseline_stability, self.eviction_threshold), {})
 
     def retention(self, mem_id: str, turn: int) -> float:
-        """Retention of a present item at ``turn`` (:func:`~forgetting.decay.curves.retention`)."""
-        item = self.item(mem_id)
-        return retention(turn - item.last_touched, item.stability)
+        """Retention of a present item at ``turn`` (:func:`~forgetting.decay.curves.retention`), an
+        int no earlier than its last touch (:meth:`~ScheduledEngine.turns_since_touch`)."""
+        return retention(self.turns_since_touch(mem_id, turn), self.item(mem_id).stability)
 
     def _initial_stability(self) -> float:
         return self.baseline_stability

@@ -40,6 +40,7 @@ __all__ = [
     "RECALL_JITTER",
     "UNIFORM_RANGE",
     "SCHEDULES",
+    "MAX_SESSION_SIZE",
     "SessionConfig",
     "Session",
     "spaced_recall_turns",
@@ -63,6 +64,16 @@ UNIFORM_RANGE = (10, 150)
 """Turns the uniform (first-draft) schedule draws recall turns from."""
 SCHEDULES = ("spaced", "uniform")
 """The allowed values of :attr:`SessionConfig.schedule`."""
+MAX_SESSION_SIZE = 10**7
+"""The most turns, and the most events, one session may have.
+
+A generated session is held in memory, one tuple and one id string per event (about 170 bytes
+each in CPython: some 1.7 GB at this bound), and a replay steps once per turn. The book's
+published sessions have 150 or 300 turns and at most a few thousand events (the largest noise
+level of the sweeps, 20 items per turn over 150 turns), so the bound is more than a thousand
+times what the book uses; a session beyond it would exhaust the memory (or the patience) of the
+machines the book runs on, and is refused with the numbers instead.
+"""
 
 
 @dataclass(frozen=True)
@@ -78,7 +89,9 @@ class SessionConfig:
     turns in ``uniform_range``) and at most :func:`max_recalls`, what the schedule can place in
     ``session_length`` turns for any seed: a request no seed can honour is refused, never
     capped. (A request some seeds honour stays allowed; the spaced schedule of a seed whose
-    recall lands on the last turn stops there, as the rules say.)
+    recall lands on the last turn stops there, as the rules say.) A session must fit in memory:
+    at most :data:`MAX_SESSION_SIZE` turns and as many events, ``session_length *
+    noise_per_turn + num_foundational * (1 + recalls_per_foundational)``.
     """
 
     seed: int
@@ -105,6 +118,8 @@ class SessionConfig:
                 problems.append(f"{name} must be an int, got {shown(value)}")
             elif value < low:
                 problems.append(f"{name} must be >= {low}, got {value}")
+            elif name == "session_length" and value > MAX_SESSION_SIZE:
+                problems.append(f"session_length must be <= {MAX_SESSION_SIZE}, got {value}")
         if self.schedule not in SCHEDULES:
             problems.append(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
         offsets = self.recall_base_offsets
@@ -146,6 +161,11 @@ class SessionConfig:
                 f"uniform_range {span!r}) for schedule 'uniform', "
                 f"got {self.recalls_per_foundational}"
             )
+        if not problems and self.events_count() > MAX_SESSION_SIZE:
+            problems.append(
+                f"a session must have at most {MAX_SESSION_SIZE} events (session_length * noise_per_turn "
+                f"+ num_foundational * (1 + recalls_per_foundational)), got {self.events_count()}"
+            )
         if not problems and self.recalls_per_foundational > max_recalls(self):
             problems.append(
                 f"recalls_per_foundational must be <= {max_recalls(self)} for session_length="
@@ -154,6 +174,13 @@ class SessionConfig:
             )
         if problems:
             raise ValueError("invalid SessionConfig: " + "; ".join(problems))
+
+    def events_count(self) -> int:
+        """The most events a session of this config can have: every noise item, and every
+        fact's registration and recalls (a spaced schedule may place fewer)."""
+        return self.session_length * self.noise_per_turn + self.num_foundational * (
+            1 + self.recalls_per_foundational
+        )
 
     @classmethod
     def from_dict(cls, params: Mapping[str, Any]) -> SessionConfig:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._validate import raise_problems, shown
 from .engines import Engine
 from .sessions import Session
 
@@ -82,7 +83,15 @@ def simulate(engine: Engine, session: Session) -> Trace:
 
     Within a turn the events are applied in session order, then ``step(turn)`` evicts, so a
     recall on an item's eviction turn still finds it.
+
+    ``engine`` must be fresh: no item present and, for an engine that says its ``last_turn``
+    (every :class:`~forgetting.decay.engines.ScheduledEngine`), no call accepted after turn 0. A used engine's items
+    would be counted in the trace and its clock would refuse the session's early turns midway.
+    ``ValueError`` naming the argument (every problem at once) for an engine that is not fresh,
+    an ``engine`` without the :class:`~forgetting.decay.engines.Engine` methods or a ``session``
+    that is not a :class:`~forgetting.decay.sessions.Session`; nothing is called on the engine then.
     """
+    raise_problems(_simulate_problems(engine, session))
     length = session.config.session_length
     trace = Trace(length, list(session.foundational_ids))
     foundational = set(session.foundational_ids)
@@ -105,3 +114,24 @@ def simulate(engine: Engine, session: Session) -> Trace:
         trace.working_set_sizes.append(engine.working_set_size())
         trace.foundational_present.append(present_foundational)
     return trace
+
+
+_ENGINE_METHODS = ("register", "recall", "step", "working_set_size")
+
+
+def _simulate_problems(engine: object, session: object) -> list[str]:
+    """Why :func:`simulate` cannot replay ``session`` through ``engine`` (``[]``: it can)."""
+    problems = []
+    if not all(callable(getattr(engine, name, None)) for name in _ENGINE_METHODS):
+        problems.append(f"engine must be an engine ({', '.join(_ENGINE_METHODS)}), got {shown(engine)}")
+    else:
+        held = engine.working_set_size()  # type: ignore[attr-defined]
+        last = getattr(engine, "last_turn", 0)
+        if held or last:
+            why = f"it holds {held} item(s)" if held else f"its clock is at turn {last}"
+            problems.append(
+                f"engine must be fresh (no item, its clock at turn 0): {why}; make a new engine for each session"
+            )
+    if not isinstance(session, Session):
+        problems.append(f"session must be a Session (from generate_session), got {type(session).__name__}")
+    return problems

@@ -214,12 +214,23 @@ class WallClockEngine(WorkingSet):
             )
         return now
 
+    @property
+    def last_turn(self) -> int:
+        """The turn of the latest accepted call (0 for a fresh engine); no call may go before it.
+
+        :func:`~forgetting.decay.simulation.simulate` reads it to refuse an engine that is not fresh.
+        """
+        return self._turn
+
     def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
-        """Add an item touched now; an id still present cannot be registered again."""
+        """Add an item touched now (``content`` a str, ``is_foundational`` a bool); an id still
+        present cannot be registered again. Every argument is checked before the clock is read."""
         if type(turn) is not int or turn < self._turn:  # the checks, off the common path
             turn = _check_turn(turn, self._turn)
         if type(mem_id) is not str or not mem_id:
             _check_mem_id(mem_id)
+        if type(content) is not str:
+            raise ValueError(f"content must be a str (what the item holds), got {shown(content)}")
         if is_foundational is not False and is_foundational is not True:
             raise_problems([bool_problem("is_foundational", is_foundational)])
         if mem_id in self._items:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._validate import shown
+from ..decay.sessions import MAX_SESSION_SIZE
 from .params import LISTED_NAMES, ChapterSpec, Param, Rule, from_zero
 
 __all__ = ["CHAPTERS", "LISTED_NAMES", "ChapterSpec", "Param", "Rule", "chapter_names", "spec"]
@@ -49,6 +50,31 @@ def _interval(values: Sequence[float]) -> bool:
     return len(values) == 2 and values[0] <= values[1]
 
 
+def _session_bound(num_foundational: int | None = None, levels: bool = False) -> Rule:
+    """The rule that a chapter's sessions fit :class:`~forgetting.decay.sessions.SessionConfig`'s
+    bound: at most :data:`~forgetting.decay.sessions.MAX_SESSION_SIZE` events,
+    ``session_length * noise + num_foundational * (1 + recalls_per_foundational)``, at
+    ``noise_per_turn`` and (``levels``) at every one of ``noise_levels``. ``num_foundational``: the
+    count the notebook fixes when it is not a parameter (``None``: it is one)."""
+    noise = "max(noise_per_turn, noise_levels)" if levels else "noise_per_turn"
+    facts = "num_foundational" if num_foundational is None else str(num_foundational)
+    names: tuple[str, ...] = ("session_length", "noise_per_turn", "recalls_per_foundational")
+    names += ("num_foundational",) * (num_foundational is None) + ("noise_levels",) * levels
+
+    def holds(length: int, noise_per_turn: int, recalls: int, *more: Any) -> bool:
+        rest = list(more)
+        count = rest.pop(0) if num_foundational is None else num_foundational
+        most_noise: int = max([noise_per_turn, *(rest.pop(0) if levels else [])])
+        return bool(length * most_noise + count * (1 + recalls) <= MAX_SESSION_SIZE)
+
+    return Rule(
+        f"session_length * {noise} + {facts} * (1 + recalls_per_foundational) <= {MAX_SESSION_SIZE} "
+        "(MAX_SESSION_SIZE, the most events a session may have)",
+        names,
+        holds,
+    )
+
+
 _W = "W of the recency window: evict when turn - last touch > W"
 _THETA_HELP = "theta of the decay engine: evict when retention < theta"
 _THETA_LOW, _THETA_HIGH = 0.001, 0.999
@@ -70,6 +96,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("noise_per_turn", 3, "int", 0, 1000, help="never-recalled items registered per turn"),
         _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
         _p("window_size", 15, "int", 1, 10_000, help=_W),
+    ), (
+        _session_bound(),
     )),
     ChapterSpec("decay-sweeps", "Noise, sensitivity and the failure case", (
         _p("n_seeds", 20, "int", 2, 100_000, quick=3),
@@ -97,6 +125,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("capacity_n_seeds", 40, "int", 2, 100_000, quick=3, help="sessions per setting of the capacity sweep"),
         _p("capacity_oldest_first", True, "bool",
            help="tie rule of a budget eviction: equal retention (or last touch) evicts the oldest item first"),
+    ), (
+        _session_bound(levels=True),
     )),
     ChapterSpec("decay-trace", "One session, step by step", (
         _p("seed", 0, "int", 0, 2**63 - 1),
@@ -108,6 +138,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("window_size", 15, "int", 1, 10_000, help=_W),
     ), (
         Rule("checkpoint_turn <= session_length", ("checkpoint_turn", "session_length"), lambda c, n: c <= n),
+        _session_bound(num_foundational=1),  # the notebook traces one fact
     )),
     ChapterSpec("decay-postmortems", "Three bugs that almost lied", (
         _p("stabilities", [2.0, 4.0, 6.0, 8.0], "float-list", 0.01, 1e6),
@@ -132,6 +163,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("sweep_reruns", 10, "int", 2, 10_000, quick=2, help="reruns per setting of the robustness sweep"),
     ), (
         Rule("uniform_first_turn <= session_length", ("uniform_first_turn", "session_length"), lambda f, n: f <= n),
+        _session_bound(),
     )),
     ChapterSpec("decay-curves", "Which forgetting curve? Exponential against power law", (
         _p("n_seeds", 50, "int", 2, 100_000, quick=5, help="sessions of the headline (seeds 0..n-1)"),
@@ -151,6 +183,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("differing_threshold", 0.5, "float", _THETA_LOW, _THETA_HIGH,
            help="theta at which a session that ends differently is shown"),
         _p("trace_seed", 0, "int", 0, 2**63 - 1, help="seed of the session shown"),
+    ), (
+        _session_bound(levels=True),
     )),
     # --- Memory Worth chapters (theory, Experiments 1-4) ---
     ChapterSpec("mw-theory", "Memory Worth: definition and convergence", (

@@ -4,8 +4,9 @@ A chapter declares the data it needs in :attr:`forgetting.pipeline.chapters.Chap
 and asks for each with :meth:`forgetting.pipeline.chapter.Chapter.require_data`. Each entry of
 :data:`DATA_SETS` returns a verified path, or raises the data source's ``DataUnavailable`` (a
 ``FileNotFoundError`` whose one-line message says what was tried and how to get the data) when
-there is neither network nor a local copy; any other error (a copy with the wrong digest, a bad
-argument) is raised as it is. The sources are imported on first use, never when the pipeline
+no copy is configured and none can be had (no network, no local copy); any other error (a copy
+with the wrong digest, a path the user named that does not exist or is not a regular file, a
+bad argument) is raised as it is. The sources are imported on first use, never when the pipeline
 loads (so ``forgetting`` starts fast), and the registry imports data sources only, never an
 experiment.
 

@@ -88,7 +88,10 @@ def _refused(problem: str, mark: Any) -> _Refused:
 class _Bounds(yaml.SafeLoader):
     """A loader that refuses, while it composes (before any value is built), nesting deeper than
     :data:`MAX_YAML_DEPTH`, more than :data:`MAX_YAML_NODES` values with every alias expanded, and
-    an alias inside the value it names."""
+    an alias inside the value it names; and, while it builds a mapping (at any depth), a key
+    written twice (YAML forbids it, PyYAML would keep the last one silently; a key equal to an
+    earlier one in Python, ``1`` and ``1.0``, counts too). A merge (``<<: *m``) is not a duplicate:
+    the mapping's own keys override the merged ones, as YAML says."""
 
     def __init__(self, stream: str, spent: int = 0) -> None:
         super().__init__(stream)
@@ -102,6 +105,24 @@ class _Bounds(yaml.SafeLoader):
         if self.values > MAX_YAML_NODES:
             before = " with the parameters before it" if self._before else ""
             raise _refused(f"it stands for over {MAX_YAML_NODES:,} values{before}, aliases expanded", mark)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, list):  # as PyYAML keys a mapping by a list: its tuple
+                    key = tuple(key)
+                try:
+                    earlier = first.setdefault(key, key_node.start_mark)
+                except TypeError:  # an unhashable key: PyYAML's own error, below
+                    break
+                if earlier is not key_node.start_mark:
+                    problem = f"duplicate key {shown(key)} (first at line {earlier.line + 1})"
+                    raise _refused(problem, key_node.start_mark)
+        return super().construct_mapping(node, deep)
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         event: Any = self.peek_event()  # type: ignore[no-untyped-call]

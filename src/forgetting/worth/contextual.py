@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, Self
 
-from .._validate import is_hashable, raise_problems, shown
-from .estimator import WorthEstimator, add_weights, episode_sum_problem, plain_id, validate_episode
+from .._validate import raise_problems
+from .estimator import WorthEstimator, add_weights, episode_sum_problem, memory_key, validate_episode
 from .formulas import evidence_volume, memory_worth
 from .taxonomy import (
     worth_class,
@@ -66,12 +66,11 @@ class ContextualMemoryWorth(WorthEstimator):
 
         As :meth:`~forgetting.worth.estimator.MemoryWorth.update`, with the counters of
         ``(context, id)``; the whole episode is checked before any counter changes (every
-        ``h+ + h-`` must stay finite).
+        ``h+ + h-`` must stay finite). A context, like a memory id, is hashable, not a ``bool``
+        (``True`` would be the context ``1``) and equal to itself (not NaN).
         """
-        if not is_hashable(context):
-            raise ValueError(f"context must be hashable, got {shown(context)}")
+        key = memory_key(context, "context", "context")
         ids, outcome, values = validate_episode(retrieved, success, weights)
-        key = plain_id(context)
         keys = [(key, m) for m in ids]
         raise_problems([episode_sum_problem(self.successes_, self.failures_, keys, outcome, values)])
         add_weights(self.successes_, self.failures_, keys, outcome, values)
@@ -80,7 +79,7 @@ class ContextualMemoryWorth(WorthEstimator):
 
     def counters(self, mem_id: Hashable, context: Hashable) -> tuple[float, float]:
         """``(h+, h-)`` of ``mem_id`` within ``context``; ``(0.0, 0.0)`` without evidence there."""
-        key = (plain_id(context), plain_id(mem_id))
+        key = (memory_key(context, "context", "context"), memory_key(mem_id))
         return self.successes_.get(key, 0.0), self.failures_.get(key, 0.0)
 
     def worth(self, mem_id: Hashable, context: Hashable) -> float:
@@ -105,7 +104,7 @@ class ContextualMemoryWorth(WorthEstimator):
 
     def pooled_counters(self, mem_id: Hashable) -> tuple[float, float]:
         """Counters summed over contexts (in order of first appearance), i.e. the unconditioned ones."""
-        key = plain_id(mem_id)
+        key = memory_key(mem_id)
         pos = neg = 0.0
         for pair, value in self.successes_.items():
             if pair[1] == key:

@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from .._validate import int_problem, raise_problems, real_problem, shown
 from .batch import block_problems
-from .estimator import MemoryWorth, plain_id
+from .estimator import MemoryWorth, memory_key
 from .formulas import DEFAULT_PRIOR, decayed
 from .taxonomy import DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, taxonomy_problems
 
@@ -156,8 +156,9 @@ class DiscountedMemoryWorth(MemoryWorth):
             miss.setdefault(key, 0.0)
 
     def counters(self, mem_id: Hashable) -> tuple[float, float]:
-        """Discounted ``(h+, h-)`` of a memory; ``(0.0, 0.0)`` for an id never retrieved."""
-        key = plain_id(mem_id)
+        """Discounted ``(h+, h-)`` of a memory; ``(0.0, 0.0)`` for an id never retrieved
+        (``ValueError`` for an id that could never have been stored, :func:`~.estimator.memory_key`)."""
+        key = memory_key(mem_id)
         return (
             self._scaled_successes.get(key, 0.0) * self._scale,
             self._scaled_failures.get(key, 0.0) * self._scale,

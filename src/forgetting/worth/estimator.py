@@ -4,6 +4,14 @@ Per episode, each retrieved memory adds its weight (1.0 by default) to ``h+`` if
 succeeded, else to ``h-`` (:func:`add_weights`); :func:`~forgetting.worth.formulas.memory_worth`
 turns the counters into ``MW = h+ / (h+ + h-)`` when asked.
 
+Memory ids
+----------
+A memory id is any hashable value that is not a ``bool`` and equals itself. ``True == 1`` and
+``hash(True) == hash(1)``, so a ``bool`` id would be counted as the memory ``1`` (or ``0``); a
+NaN is not equal to itself, so its counters could never be read back. Both are refused, when
+written and when read (:func:`memory_key`). Numpy scalars are stored as the Python values they
+equal (:func:`plain_id`).
+
 Outcomes are booleans
 ---------------------
 An outcome must be a ``bool`` or a ``numpy.bool_``. Integers (``1``/``0``), floats and strings
@@ -29,7 +37,15 @@ from .taxonomy import (
     worth_class,
 )
 
-__all__ = ["MemoryWorth", "add_weights", "validate_episode", "episode_sum_problem", "plain_id"]
+__all__ = [
+    "MemoryWorth",
+    "add_weights",
+    "validate_episode",
+    "episode_sum_problem",
+    "plain_id",
+    "memory_key",
+    "is_mergeable_id",
+]
 
 
 def add_weights(
@@ -84,6 +100,33 @@ def plain_id(mem_id: Any) -> Any:
     return mem_id.item() if isinstance(mem_id, np.generic) else mem_id
 
 
+def is_mergeable_id(key: Any) -> bool:
+    """``key`` (a hashable plain value) would merge with another id or never be found again:
+    a ``bool`` (``True == 1``, same hash) or a value not equal to itself (NaN)."""
+    if isinstance(key, (bool, np.bool_)):
+        return True
+    try:
+        return bool(key != key)
+    except Exception:  # a comparison that fails cannot find the key again either
+        return True
+
+
+def memory_key(mem_id: Any, name: str = "mem_id", what: str = "memory id") -> Any:
+    """``mem_id`` as the key its counters are stored under (:func:`plain_id`), or ``ValueError``
+    naming ``name`` for an unhashable value, a ``bool`` or a value not equal to itself."""
+    key = plain_id(mem_id)
+    if type(key) is str or type(key) is int:  # the common ids, at once
+        return key
+    if not is_hashable(key):
+        raise ValueError(f"{name} must be hashable, got {shown(mem_id)}")
+    if is_mergeable_id(key):
+        raise ValueError(
+            f"{name} must be a {what} that is not a bool and equals itself (True would be the id 1, "
+            f"and a NaN is never found again), got {shown(mem_id)}"
+        )
+    return key
+
+
 def validate_episode(retrieved: Any, success: Any, weights: Any) -> tuple[list[Any], bool, list[float]]:
     """Check one episode completely; return ``(ids, outcome, weights)`` or raise one ``ValueError``.
 
@@ -115,10 +158,29 @@ def _validate_fully(retrieved: Any, success: Any, weights: Any) -> tuple[list[An
         ids = [plain_id(m) for m in retrieved] if flat else []
         if not ids and not problems:
             problems.append("retrieved must not be empty (an episode with no retrieval updates nothing)")
-        unhashable = [m for m in ids if not is_hashable(m)]
+        unhashable: list[Any] = []
+        bools: list[Any] = []
+        unequal: list[Any] = []
+        for m in ids:
+            if not is_hashable(m):
+                unhashable.append(m)
+            elif isinstance(m, bool):
+                bools.append(m)
+            elif is_mergeable_id(m):
+                unequal.append(m)
         if unhashable:
-            problems.append(f"memory ids must be hashable, got {unhashable!r}")
-        elif len(set(ids)) != len(ids):
+            problems.append(f"memory ids must be hashable, got {shown(unhashable)}")
+        if bools:
+            problems.append(
+                f"memory ids must not be bools (True == 1 and hash(True) == hash(1): they would be "
+                f"counted as the ids 1 and 0), got {shown(bools)}"
+            )
+        if unequal:
+            problems.append(
+                f"memory ids must equal themselves (a NaN id would be stored and never found again), "
+                f"got {shown(unequal)}"
+            )
+        if not (unhashable or bools or unequal) and len(set(ids)) != len(ids):
             counts: dict[Any, int] = {}
             for m in ids:
                 counts[m] = counts.get(m, 0) + 1
@@ -130,16 +192,21 @@ def _validate_fully(retrieved: Any, success: Any, weights: Any) -> tuple[list[An
         )
     values: list[float] = [1.0] * len(ids)
     if weights is not None:
-        raw = (
-            list(np.asarray(weights, dtype=object).ravel())
-            if isinstance(weights, np.ndarray)
-            else list(weights)
-            if isinstance(weights, Iterable) and not isinstance(weights, (str, bytes))
-            else None
-        )
-        if raw is None:
-            problems.append(f"weights must be a sequence of numbers, got {weights!r}")
+        raw: list[Any] | None = None
+        per_id = "one number per retrieved id; nothing is flattened"
+        if isinstance(weights, np.ndarray):
+            if weights.ndim == 1:
+                raw = list(weights)
+            else:
+                problems.append(f"weights must be 1-d, got shape {weights.shape} ({per_id})")
+        elif isinstance(weights, Iterable) and not isinstance(weights, (str, bytes)):
+            raw = list(weights)
+            if any(isinstance(w, Iterable) and not isinstance(w, (str, bytes)) for w in raw):
+                problems.append(f"weights must be 1-d, got a sequence holding sequences ({per_id})")
+                raw = None
         else:
+            problems.append(f"weights must be a sequence of numbers, got {shown(weights)}")
+        if raw is not None:
             if len(raw) != len(ids):
                 problems.append(
                     f"weights must have one entry per retrieved id: got {len(raw)} weights for {len(ids)} ids"
@@ -180,7 +247,7 @@ class WorthEstimator:
 
 
 class MemoryWorth(WorthEstimator):
-    """Online Memory Worth over arbitrary hashable memory ids.
+    """Online Memory Worth over hashable memory ids (not ``bool``, not NaN: see the module docstring).
 
     Parameters
     ----------
@@ -241,9 +308,9 @@ class MemoryWorth(WorthEstimator):
 
         Each retrieved id adds its weight (1.0 by default) to ``h+`` if ``success`` else to
         ``h-``. The whole episode is checked before any counter changes: on a ``ValueError``
-        (empty or repeated ids, non-boolean outcome, weights of the wrong length, negative,
-        NaN or infinite weights, or weights that would make some ``h+ + h-`` overflow) the
-        estimator is exactly as before.
+        (empty or repeated ids, ``bool`` or NaN ids, non-boolean outcome, weights that are not
+        1-d or of the wrong length, negative, NaN or infinite weights, or weights that would make
+        some ``h+ + h-`` overflow) the estimator is exactly as before.
         """
         ids, outcome, values = validate_episode(retrieved, success, weights)
         raise_problems([self._sum_problem(ids, outcome, values)])
@@ -260,8 +327,11 @@ class MemoryWorth(WorthEstimator):
 
     # --- reading --------------------------------------------------------------------------
     def counters(self, mem_id: Hashable) -> tuple[float, float]:
-        """``(h+, h-)`` of a memory; ``(0.0, 0.0)`` for an id never retrieved."""
-        key = plain_id(mem_id)
+        """``(h+, h-)`` of a memory; ``(0.0, 0.0)`` for an id never retrieved.
+
+        ``ValueError`` for an id that could never have been stored (:func:`memory_key`).
+        """
+        key = memory_key(mem_id)
         return self._successes.get(key, 0.0), self._failures.get(key, 0.0)
 
     def worth(self, mem_id: Hashable) -> float:

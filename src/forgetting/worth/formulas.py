@@ -168,7 +168,14 @@ def oracle_weights(
     """
     utility = np.asarray(utilities, dtype=np.float64)
     index = np.asarray(retrieved)
-    raise_problems([bool_problem("normalize", normalize)])
+    raise_problems(
+        [
+            bool_problem("normalize", normalize),
+            None
+            if utility.ndim == 1
+            else f"utilities must be 1-d (one per memory; nothing is flattened), got shape {utility.shape}",
+        ]
+    )
     if index.ndim != 1 or not np.issubdtype(index.dtype, np.integer):
         raise ValueError(f"retrieved must be a 1-d sequence of int indices, got {shown(retrieved)}")
     if index.size and (index.min() < 0 or index.max() >= utility.size):
