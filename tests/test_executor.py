@@ -1,9 +1,12 @@
 """Executors and map_seeds: the same results, bit for bit, whatever runs the seeds and however
 they are chunked; progress on the terminal; bad input refused before anything runs."""
 
+import contextlib
 import functools
 import os
 import socket
+import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -135,6 +138,60 @@ def test_an_unreachable_scheduler_is_one_sentence():
         port = probe.getsockname()[1]
     with pytest.raises(ValueError, match=f"scheduler 'tcp://127.0.0.1:{port}' does not answer"):
         ex.require_scheduler_reachable(f"tcp://127.0.0.1:{port}", timeout=2.0)
+
+
+@contextlib.contextmanager
+def loopback_server(reply: bytes | None) -> Iterator[str]:
+    """``tcp://127.0.0.1:PORT`` of a server that accepts every connection and never speaks Dask:
+    with ``reply=None`` it never answers, else it sends ``reply`` (an HTTP status line) and then
+    nothing more. Its connections stay open until the block ends (a closed one would fail fast)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.1)
+    stop = threading.Event()
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:  # the 0.1 s accept timeout: look at `stop` again
+                continue
+            held.append(connection)
+            if reply is not None:
+                with contextlib.suppress(OSError):
+                    connection.sendall(reply)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(10)
+        for connection in [*held, listener]:
+            connection.close()
+
+
+HTTP_REPLY = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+
+
+@pytest.mark.parametrize("reply", [None, HTTP_REPLY], ids=["never answers", "answers HTTP"])
+def test_a_port_that_does_not_speak_dask_is_not_a_scheduler(reply):
+    """A bare TCP connection is not a scheduler: a server that accepts and stays silent (the
+    kernel's client waited on it for ever), and one that answers HTTP (whose status line the
+    client read as a frame length: ``MemoryError: Unable to allocate 3.07 EiB``), are refused in
+    one sentence within the timeout."""
+    with loopback_server(reply) as address, pytest.raises(ValueError) as info:
+        ex.require_scheduler_reachable(address, timeout=2.0)
+    assert str(info.value).startswith(f"scheduler {address!r} does not answer as a Dask scheduler within 2 s")
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.cluster
+def test_a_real_scheduler_is_reachable(local_cluster):
+    ex.require_scheduler_reachable(local_cluster, timeout=30.0)  # no error: it answered its identity
 
 
 def test_progress_counts_seeds_on_the_named_terminal(tmp_path, monkeypatch):

@@ -4,6 +4,7 @@ not write (forgetting.pipeline.output)."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -51,7 +52,7 @@ def snapshot(folder: Path) -> dict[str, bytes | str]:
 
 
 def fake_run(tmp_path: Path, name: str = "decay-trace", text: str = "new") -> pipeline.ChapterRun:
-    folder = tmp_path / f"runs-{len(list(tmp_path.iterdir()))}"
+    folder = next(tmp_path / f"runs-{n}" for n in range(1000) if not (tmp_path / f"runs-{n}").exists())
     run_results(folder).mkdir(parents=True)
     (run_results(folder) / f"{name}.json").write_text(text)
     (folder / f"{name}.ipynb").write_text("{}")
@@ -125,7 +126,13 @@ def test_a_new_folder_is_created_with_its_parents_and_marked(tmp_path):
     target = tmp_path / "a" / "b" / "out"
     assert output.export(root, fake_run(tmp_path), target) == target
     marker = json.loads((target / output.MARKER).read_text())
-    assert marker == {"chapter": "decay-trace", "files": ["decay-trace.ipynb", "results/decay-trace.json"]}
+    assert marker == {
+        "chapter": "decay-trace",
+        "files": {
+            "decay-trace.ipynb": hashlib.sha256(b"{}").hexdigest(),
+            "results/decay-trace.json": hashlib.sha256(b"new").hexdigest(),
+        },
+    }
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
@@ -141,7 +148,7 @@ def test_a_folder_an_earlier_run_wrote_is_replaced_as_a_whole(tmp_path):
     root = scratch_repo(tmp_path)
     target = tmp_path / "out"
     output.export(root, fake_run(tmp_path, text="first"), target)
-    (target / "results" / "decay-trace.json").write_text("edited by hand")  # a run's file: replaced
+    (target / "decay-trace.ipynb").unlink()  # a run's file the user removed: nothing of theirs
     output.export(root, fake_run(tmp_path, "decay-headline", text="second"), target)
     assert sorted(snapshot(target)) == [
         output.MARKER,
@@ -161,6 +168,67 @@ def test_a_file_the_run_did_not_write_blocks_reuse(tmp_path):
     with pytest.raises(ValueError, match=r"holds 1 file\(s\) its run did not write"):
         output.export(root, fake_run(tmp_path), target)
     assert snapshot(target) == before
+
+
+@pytest.mark.parametrize(
+    "edit",
+    ["rewritten", "same size", "symlink", "fifo"],
+)
+def test_a_file_of_the_run_changed_since_it_wrote_it_blocks_reuse(tmp_path, edit):
+    """The probe of issue 42: output a user edited in a run folder was replaced without a word."""
+    root = scratch_repo(tmp_path)
+    target = tmp_path / "out"
+    output.export(root, fake_run(tmp_path, text="first"), target)
+    edited = target / "results" / "decay-trace.json"
+    edited.unlink()
+    if edit == "rewritten":
+        edited.write_text("first, and my notes on it")
+    elif edit == "same size":
+        edited.write_text("FIRST")
+    elif edit == "symlink":
+        edited.symlink_to(tmp_path / "elsewhere")
+    else:  # a digest must never wait on a pipe
+        os.mkfifo(edited)
+    before = snapshot(target)
+    with pytest.raises(ValueError) as refused:
+        output.check_output(root, target)
+    assert str(refused.value) == (
+        f"-o {target} holds 1 file(s) of its run that changed since it wrote them "
+        "(e.g. 'results/decay-trace.json'): move them out, or name another folder"
+    )
+    with pytest.raises(ValueError, match="changed since it wrote them"):
+        output.export(root, fake_run(tmp_path, text="second"), target)
+    assert snapshot(target) == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
+
+
+def test_a_run_folder_whose_marker_has_no_digests_is_refused(tmp_path):
+    """A folder marked by an earlier version (file names only): its edits cannot be told apart."""
+    root = scratch_repo(tmp_path)
+    target = tmp_path / "out"
+    output.export(root, fake_run(tmp_path, text="first"), target)
+    marker = json.loads((target / output.MARKER).read_text())
+    (target / output.MARKER).write_text(json.dumps({**marker, "files": sorted(marker["files"])}))
+    before = snapshot(target)
+    with pytest.raises(ValueError, match="records no digest of its files, so an edit to them cannot be seen"):
+        output.export(root, fake_run(tmp_path, text="second"), target)
+    assert snapshot(target) == before
+
+
+def test_cli_refuses_a_folder_whose_run_files_were_edited_before_any_kernel(tmp_path, monkeypatch, capsys):
+    root = scratch_repo(tmp_path)
+    (root / "book" / "decay-retention.ipynb").write_text("{}")
+    target = tmp_path / "out"
+    output.export(root, fake_run(tmp_path, "decay-retention", text="first"), target)
+    (target / "results" / "decay-retention.json").write_text("my edit")
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(pipeline, "run_chapter", lambda *a, **k: pytest.fail("a kernel was started"))
+    before = snapshot(tmp_path)
+    assert cli.main(["run", "decay-retention", "-o", str(target)]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "changed since it wrote them" in err, err
+    after = snapshot(tmp_path)
+    assert {k: v for k, v in after.items() if not k.startswith("repo/_executed/.publish")} == before
 
 
 def test_a_full_disk_leaves_the_folder_as_it_was_and_no_temp(tmp_path, monkeypatch):
@@ -319,3 +387,224 @@ def test_the_documented_o_examples_leave_the_clone_clean_and_the_style_checks_gr
     for args in (("check", "--no-cache"), ("format", "--check", "--no-cache")):
         linted = subprocess.run([str(ruff), *args], cwd=clone, capture_output=True, text=True)
         assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+CLAIMER = """
+import sys
+sys.path.insert(0, {src!r})
+from forgetting.pipeline import output
+with output.claim_output({root!r}, {target!r}):
+    print("claimed", flush=True)
+    sys.stdin.read()  # held until the test closes stdin{then}
+"""
+
+
+def hold_claim(root: Path, target: Path, then: str = "") -> subprocess.Popen[str]:
+    """Another process that claims ``target`` and holds it until its stdin is closed."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            CLAIMER.format(src=str(REPO / "src"), root=str(root), target=str(target), then=then),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    if holder.stdout.readline() != "claimed\n":
+        holder.kill()
+        holder.communicate(timeout=60)
+        pytest.fail("the other process could not claim the folder")
+    return holder
+
+
+def test_a_folder_another_run_holds_is_refused_at_once(tmp_path):
+    """The probe of issue 42: two runs into one folder both exited 0 and one was silently lost."""
+    root = scratch_repo(tmp_path)
+    target = tmp_path / "out"
+    output.export(root, fake_run(tmp_path, text="first"), target)
+    holder = hold_claim(root, target)
+    try:
+        before = snapshot(tmp_path)
+        with pytest.raises(output.OutputBusy) as refused:
+            output.export(root, fake_run(tmp_path, text="second"), target)
+        assert str(refused.value) == (
+            f"-o {target} is being written by another forgetting run (process {holder.pid}): "
+            "wait for it to end, or name another folder"
+        )
+        assert {k: v for k, v in snapshot(tmp_path).items() if not k.startswith("runs-")} == {
+            k: v for k, v in before.items() if not k.startswith("runs-")
+        }
+    finally:
+        holder.communicate("", timeout=60)
+    assert holder.returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # claim removed
+    output.export(root, fake_run(tmp_path, text="third"), target)  # free again
+    assert (target / "results" / "decay-trace.json").read_text() == "third"
+
+
+def test_a_killed_runs_claim_does_not_block_the_next(tmp_path):
+    root = scratch_repo(tmp_path)
+    target = tmp_path / "new" / "out"
+    holder = hold_claim(root, target, then="\n    import os; os.kill(os.getpid(), 9)")
+    holder.communicate("", timeout=60)
+    assert holder.returncode == -9
+    assert (tmp_path / "new" / ".out.forgetting-claim").exists()  # what a SIGKILL leaves
+    output.export(root, fake_run(tmp_path), target)
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["out"]
+
+
+def test_cli_refuses_a_folder_another_run_holds_before_any_kernel(tmp_path, monkeypatch, capsys):
+    root = scratch_repo(tmp_path)
+    (root / "book" / "decay-retention.ipynb").write_text("{}")
+    target = tmp_path / "out"
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(pipeline, "run_chapter", lambda *a, **k: pytest.fail("a kernel was started"))
+    holder = hold_claim(root, target)
+    try:
+        assert cli.main(["run", "decay-retention", "-o", str(target)]) == cli.EXIT_FAILED
+    finally:
+        holder.communicate("", timeout=60)
+    err = capsys.readouterr().err
+    assert err == (
+        f"forgetting: error: -o {target} is being written by another forgetting run "
+        f"(process {holder.pid}): wait for it to end, or name another folder\n"
+    )
+    assert not target.exists()
+
+
+def test_two_runs_into_one_folder_cannot_both_succeed(tmp_path, monkeypatch, capsys):
+    """The command holds its folder from before its kernel starts until its files are there: a
+    second command started meanwhile is refused, and the first one's files are what is left."""
+    root = scratch_repo(tmp_path)
+    (root / "book" / "decay-retention.ipynb").write_text("{}")
+    target = tmp_path / "out"
+    monkeypatch.chdir(root)
+    second: list[int] = []
+
+    def kernel(*args, **kwargs):  # while the first command's kernel runs, a second one starts
+        if not second:
+            second.append(-1)
+            second[0] = cli.main(["run", "decay-retention", "-o", str(target)])
+            return fake_run(tmp_path, "decay-retention", text="first")
+        return fake_run(tmp_path, "decay-retention", text="second")
+
+    monkeypatch.setattr(pipeline, "run_chapter", kernel)
+    assert cli.main(["run", "decay-retention", "-o", str(target)]) == 0
+    assert second == [cli.EXIT_FAILED]
+    assert "is being written by another forgetting run" in capsys.readouterr().err
+    assert (target / "results" / "decay-retention.json").read_text() == "first"
+
+
+# --- plain papermill (README's command): the chapter's whole set, or a refusal ---------------------
+
+TINY_CHAPTER = """\
+from forgetting.pipeline.chapter import open_chapter
+chapter = open_chapter("decay-retention", globals())
+chapter.glue("turns", max_turns)
+chapter.table([{"turns": max_turns}], "t")
+chapter.save()
+"""
+
+
+def tiny_book(tmp_path: Path) -> Path:
+    """A repository whose decay-retention chapter glues one value and writes one table."""
+    import nbformat
+
+    from forgetting.pipeline.chapters import spec
+
+    root = tmp_path / "repo"
+    (root / "book").mkdir(parents=True)
+    (root / "_config.yml").write_text("title: x\n")
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    defaults = spec("decay-retention").defaults
+    parameters = nbformat.v4.new_code_cell("\n".join(f"{k} = {v!r}" for k, v in defaults.items()))
+    parameters.metadata["tags"] = ["parameters"]
+    notebook.cells = [parameters, nbformat.v4.new_code_cell(TINY_CHAPTER)]
+    nbformat.write(notebook, root / "book" / "decay-retention.ipynb")
+    return root
+
+
+def plain_papermill(root: Path, notebook: Path, turns: int) -> subprocess.CompletedProcess[str]:
+    """README's command: papermill alone, outside the pipeline."""
+    env = {k: v for k, v in os.environ.items() if k != "FORGETTING_RUN_DIR"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    papermill = Path(sys.executable).parent / "papermill"
+    command = [str(papermill), "book/decay-retention.ipynb", str(notebook), "-k", "python3", "--cwd", "book"]
+    return subprocess.run(
+        [*command, "--engine", "forgetting", "-p", "max_turns", str(turns)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.slow  # left out of the fast tier (make.py fast): real kernels
+def test_plain_papermill_replaces_the_output_folder_with_its_whole_set(tmp_path):
+    """The probe of issue 42: papermill wrote into `_build/runs/<chapter>/` in place and left a
+    notebook of one run beside the record of another. Now the run's set replaces the folder's as a
+    whole, at the chapter's last cell, and again on the next run."""
+    root = tiny_book(tmp_path)
+    folder = root / "_build" / "runs" / "decay-retention"
+    earlier = fake_run(tmp_path, "decay-retention", text="a forgetting run's record")
+    (earlier.folder / "figures").mkdir()
+    (earlier.folder / "figures" / "decay-retention-old.png").write_text("its figure")
+    output.export(root, earlier, folder)
+    for turns in (100, 120):
+        done = plain_papermill(root, tmp_path / f"executed-{turns}.ipynb", turns)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert sorted(output._files(folder)) == [
+            ".forgetting-run.json",
+            ".gitignore",
+            "results/decay-retention-t.csv",
+            "results/decay-retention.json",
+        ]
+        record = json.loads((folder / "results" / "decay-retention.json").read_text())
+        assert record["parameters"]["max_turns"] == turns
+        assert (folder / "results" / "decay-retention-t.csv").read_text() == f"turns\n{turns}\n"
+        assert output.check_output(root, folder) == folder  # marked, digests and all
+    assert [p.name for p in (root / "_executed" / "runs").iterdir()] == []  # no private folder left
+    assert [p.name for p in folder.parent.iterdir()] == ["decay-retention"]  # nor a claim
+
+
+@pytest.mark.slow  # left out of the fast tier (make.py fast): a real kernel
+def test_plain_papermill_refuses_a_folder_no_run_wrote_and_writes_nothing(tmp_path):
+    root = tiny_book(tmp_path)
+    folder = root / "_build" / "runs" / "decay-retention"
+    folder.mkdir(parents=True)
+    (folder / "thesis.tex").write_text("chapter 1")
+    done = plain_papermill(root, tmp_path / "executed.ipynb", 100)
+    assert done.returncode != 0
+    assert (
+        f"ValueError: the output folder {folder} is a folder that no forgetting run wrote and is not "
+        "empty (1 entries): name a new or empty folder (a chapter run by papermill or Jupyter writes "
+        "there; `forgetting run decay-retention -o FOLDER` writes elsewhere)"
+    ) in done.stderr, done.stderr[-3000:]
+    assert snapshot(folder.parent) == {"decay-retention": "dir", "decay-retention/thesis.tex": b"chapter 1"}
+    assert not (root / "_executed" / "runs").exists() or not list((root / "_executed" / "runs").iterdir())
+
+
+def test_a_chapter_opened_again_in_one_kernel_takes_the_folder_over(tmp_path):
+    """Jupyter: the first cell run twice opens the chapter twice; the first run is given up."""
+    root = scratch_repo(tmp_path)
+    first = output.RunAlone(root, "decay-retention")
+    (first.folder / "results").mkdir(parents=True)
+    second = output.RunAlone(root, "decay-retention")
+    assert not first.folder.exists()
+    (second.folder / "results").mkdir(parents=True)
+    (second.folder / "results" / "decay-retention.json").write_text("second")
+    target = second.finish(second.folder)
+    assert target == root / "_build" / "runs" / "decay-retention"
+    assert (target / "results" / "decay-retention.json").read_text() == "second"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["decay-retention"]
+    third = output.RunAlone(root, "decay-retention")  # free again, and held until it ends
+    try:
+        with pytest.raises(output.OutputBusy, match="-o .* is being written by another forgetting run"):
+            output.claim_output(root, target).__enter__()
+    finally:
+        third.abandon()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["decay-retention"]

@@ -79,3 +79,18 @@ def test_an_identical_verify_leaves_a_site_that_shows_the_chapter_as_it_was(tmp_
     assert cli.main(["verify", "decay-retention"]) == 0
     assert "identical" in capsys.readouterr().out
     assert (notebook.read_bytes(), notebook.stat().st_mtime_ns) == before
+
+
+@pytest.mark.slow  # the silent server is waited for the command's whole 5 s
+@pytest.mark.parametrize("reply", [None, b"HTTP/1.1 200 OK\r\n\r\n"], ids=["silent", "HTTP"])
+def test_run_refuses_a_scheduler_that_does_not_answer_before_any_kernel(reply, in_repository, capsys):
+    """`run --scheduler` at a port that accepts TCP but is no Dask scheduler ends in one line,
+    exit 2, before any kernel starts (``in_repository`` fails the test if papermill is called);
+    before, the kernel's client waited for ever, or died of a ``MemoryError``."""
+    from test_executor import loopback_server
+
+    with loopback_server(reply) as address:
+        assert cli.main(["run", "decay-retention", "--scheduler", address]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"forgetting: error: scheduler {address!r} does not answer as a Dask scheduler")

@@ -141,3 +141,41 @@ def test_a_kernel_is_ended_without_a_shutdown_request_and_is_gone(
     while not _gone(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _gone(pid), f"kernel {pid} still running after its notebook ended"
+
+
+#: An IPython startup file: the kernel writes the path of the connection file it was given.
+CONNECTION_WITNESS = """
+import os, pathlib
+from ipykernel.kernelapp import IPKernelApp
+pathlib.Path(os.environ["WITNESS_DIR"], "connection").write_text(IPKernelApp.instance().abs_connection_file)
+"""
+
+
+def test_the_pipeline_names_the_folder_of_the_connection_file(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel's connection file (its keys included) goes into the folder the pipeline names
+    and removes, not jupyter_client's ``tmp*.json`` in the temporary folder, which a command
+    stopped while the kernel started left behind; the manager lists the kernel's process, whose
+    exit status says how it ended (an immediate shutdown kills it)."""
+    import tempfile
+
+    from forgetting.pipeline.kernel import kernel_exit
+
+    startup = tmp_path / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-connection.py").write_text(CONNECTION_WITNESS)
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    monkeypatch.setenv("WITNESS_DIR", str(tmp_path))
+    temporary, folder = tmp_path / "tmp", tmp_path / "connections"
+    temporary.mkdir()
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    options = kernel_options(folder)
+    _run(tmp_path, capfd, **options)
+    used = Path((tmp_path / "connection").read_text())
+    assert used.parent == folder and used.name.startswith("kernel-") and used.suffix == ".json"
+    assert list(temporary.iterdir()) == []
+    assert len(options["kernel_manager_class"].processes) == 1
+    assert kernel_exit(options) == "killed by SIGKILL"
+    assert kernel_options()["kernel_manager_class"] is ParentBoundKernelManager  # no folder: as before

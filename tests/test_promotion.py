@@ -6,6 +6,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import os
+import select
+import signal
 import subprocess
 import sys
 import textwrap
@@ -15,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from forgetting import pipeline
-from forgetting.pipeline import promotion
+from forgetting.pipeline import cli, promotion
 from forgetting.pipeline.paths import run_figures, run_results
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -289,3 +292,74 @@ def test_a_relative_root_publishes_like_an_absolute_one(tmp_path, monkeypatch):
     monkeypatch.chdir(root)
     pipeline.publish_run(Path("."), make_run(tmp_path))
     assert state(root) == NEW
+
+
+SIGNALLED = textwrap.dedent(
+    """
+    import os, signal, sys, threading
+    sys.path.insert(0, {src!r})
+    from pathlib import Path
+    from forgetting import pipeline
+    from forgetting.pipeline import launch
+
+    # a command's other threads (ZeroMQ's, a pool's) do not block signals: the kernel may hand a
+    # process-directed signal to any of them, while Python runs the handler in the main thread
+    idle = threading.Event()
+    for _ in range(6):
+        threading.Thread(target=idle.wait, daemon=True).start()
+    # Python's C-level handler writes to this pipe in whatever thread receives the signal
+    woken, wake = os.pipe()
+    os.set_blocking(wake, False)
+    signal.set_wakeup_fd(wake)
+    real_replace, paused = os.replace, []
+
+    def replace(source, target):
+        if not paused and Path(target).name != ".publish-journal.json":  # the switch's first rename
+            paused.append(1)
+            os.write({ready}, b"p")  # the test sends the signal now ...
+            os.read(woken, 1)  # ... and the switch goes on once a thread has received it
+        return real_replace(source, target)
+
+    os.replace = replace
+    run = pipeline.ChapterRun("decay-trace", 0.0, Path({run!r}), True)
+    pipeline.run_chapter = lambda root, name, **kwargs: run
+    pipeline.file_report = lambda root, run: [("decay-trace.json", "differs")]
+    os.chdir({root!r})
+    sys.exit(launch.main(["verify", "--update", "decay-trace"]))
+    """
+)
+
+
+@pytest.mark.slow  # left out of the fast tier (make.py fast)
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_during_the_switch_waits_for_it_whatever_thread_receives_it(tmp_path, signum):
+    """The probe of issue 42: `verify --update` (the real command line, launch included) with six
+    idle threads gets SIGTERM or Ctrl-C while the switch renames its files. It ends as stopped, and
+    what it says is true: the set is wholly new, with no temp file and no journal left."""
+    root, run = make_root(tmp_path), make_run(tmp_path)
+    ready_read, ready_write = os.pipe()
+    script = SIGNALLED.format(src=str(SRC), ready=ready_write, run=str(run.folder), root=str(root))
+    command = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        pass_fds=(ready_write,),
+    )
+    os.close(ready_write)
+    try:
+        readable, _, _ = select.select([ready_read], [], [], 120)
+        assert readable and os.read(ready_read, 1) == b"p", "the switch never started"
+        command.send_signal(signum)
+        out, err = command.communicate(timeout=120)
+    finally:
+        os.close(ready_read)
+        if command.poll() is None:
+            command.kill()
+            command.communicate()
+    stopped = "interrupted" if signum == signal.SIGINT else "stopped by SIGTERM"
+    assert command.returncode == (130 if signum == signal.SIGINT else 143), err
+    assert err.splitlines() == [f"forgetting: error: {stopped}; {cli.STOPPED_CLEANLY}"], err
+    assert state(root) == NEW  # the switch finished before the signal was acted on: no temp file
+    assert not (root / "_executed" / ".publish-journal.json").exists()
+    assert pipeline.recover(root) == []

@@ -29,7 +29,7 @@ import functools
 import math
 import os
 import re
-import socket
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from types import TracebackType
@@ -208,22 +208,67 @@ def scheduler_problem(address: object) -> str | None:
 
 
 def require_scheduler_reachable(address: str, timeout: float = 5.0) -> None:
-    """Raise ``ValueError`` unless something accepts TCP connections at ``address``.
+    """Raise ``ValueError`` unless a Dask scheduler answers at ``address`` within ``timeout`` seconds.
 
-    A cheap check before a chapter kernel starts, so a mistyped host fails in one line
-    instead of a connection timeout inside a cell.
+    A check before a chapter kernel starts, so that a wrong address fails in one line instead of
+    inside a cell. Only a Dask scheduler passes: the comm's handshake and then an ``identity``
+    request whose answer names a scheduler, within ``timeout`` (the whole exchange within
+    ``timeout`` + 0.5 s). A bare TCP connection is not enough: a server that accepts and never
+    answers held the kernel's client for good, and one that answers HTTP had its status line
+    read as a frame length (a ``MemoryError`` of exbibytes). The exchange runs in a daemon
+    thread that is waited for at most ``timeout`` + 2 s, so that nothing it waits on (a host
+    name lookup) can hold the command.
     """
     raise_problems([scheduler_problem(address)])
-    match = _ADDRESS.fullmatch(address)
-    assert match is not None
-    host = match["host"].strip("[]")
+    answers: list[object] = []
+    asking = threading.Thread(
+        target=lambda: answers.append(_scheduler_identity(address, timeout)),
+        name="forgetting-scheduler-check",
+        daemon=True,
+    )
+    asking.start()
+    asking.join(timeout + 2.0)
+    answer = answers[0] if answers else TimeoutError()
+    if isinstance(answer, dict) and answer.get("type") == "Scheduler":
+        return
+    while isinstance(answer, OSError) and isinstance(answer.__cause__, OSError):
+        answer = answer.__cause__  # distributed's "timed out trying to connect" names its cause
+    if isinstance(answer, TimeoutError):  # an OSError; asyncio.TimeoutError is this one since 3.11
+        reason = "no answer"
+    elif isinstance(answer, OSError):
+        reason = answer.strerror or str(answer).strip() or type(answer).__name__
+    elif isinstance(answer, BaseException):  # an HTTP status line read as a frame length: MemoryError
+        reason = f"it answers, but not in Dask's protocol: {type(answer).__name__}"
+    elif isinstance(answer, dict):
+        reason = f"it says it is a {answer.get('type')!r}"
+    else:
+        reason = "its answer is not Dask's"
+    raise ValueError(
+        f"scheduler {address!r} does not answer as a Dask scheduler within {timeout:g} s "
+        f"({reason.splitlines()[0][:200]}); start one with `dask scheduler` or give a reachable address"
+    )
+
+
+def _scheduler_identity(address: str, timeout: float) -> object:
+    """What the server at ``address`` answers to Dask's handshake and an ``identity`` request
+    within ``timeout`` seconds, or the exception that ended the exchange (``MemoryError`` for
+    bytes that were no Dask frame)."""
+    import asyncio
+
+    from distributed.comm.core import connect
+
+    async def ask() -> object:
+        comm = await connect(address, timeout=timeout)  # type: ignore[no-untyped-call, unused-ignore]
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
     try:
-        socket.create_connection((host, int(match["port"])), timeout=timeout).close()
-    except OSError as error:
-        raise ValueError(
-            f"scheduler {address!r} does not answer ({error.strerror or error}); "
-            "start one with `dask scheduler` or give a reachable address"
-        ) from None
+        return asyncio.run(asyncio.wait_for(ask(), timeout + 0.5))  # connect's own error first
+    except Exception as error:  # whatever ended it, it was not a scheduler's answer
+        return error
 
 
 def workers_problem(workers: object) -> str | None:

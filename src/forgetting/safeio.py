@@ -6,7 +6,8 @@
 * :func:`check_inside` refuses a target whose real folder is outside the project (a
   symlinked ``figures/`` or ``data/results/`` pointing elsewhere).
 * :func:`exclusive_lock` serialises promotions of published files between processes.
-* :func:`no_interrupts` defers SIGINT and SIGTERM while a few renames complete.
+* :func:`no_interrupts` defers SIGINT, SIGTERM and SIGHUP while a few renames complete, whichever
+  thread receives them.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import fcntl
 import os
 import secrets
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -91,16 +94,41 @@ def is_disk_full(error: BaseException) -> bool:
     return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
+#: The signals that stop a command (Ctrl-C, ``kill``, a closed terminal): deferred by :func:`no_interrupts`.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def no_interrupts() -> Iterator[None]:
-    """Defer SIGINT/SIGTERM while a set of renames completes (main thread only)."""
-    signals = {signal.SIGINT, signal.SIGTERM}
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
-    except (ValueError, OSError):  # pragma: no cover - not the main thread
+    """Defer SIGINT, SIGTERM and SIGHUP until the block is done, then act on them as before.
+
+    For the block, each of them that is not ignored gets a handler that only records it; at its
+    end the previous handlers are restored and each signal recorded is raised again, in the order
+    received, so the previous handler (or the default action: SIGTERM ends the process) acts on it
+    only then. Python runs signal handlers only in the main thread, whichever thread of the
+    process the kernel hands a signal to, so a block in the main thread runs to its end however
+    many threads there are (a signal mask would hold only for the thread that set it). Blocks
+    nest: the inner one hands what it recorded to the outer one. Outside the main thread the
+    block runs as is: no handler can run in it.
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
+    received: list[int] = []
+
+    def record(signum: int, frame: FrameType | None) -> None:
+        if signum not in received:
+            received.append(signum)
+
+    previous: dict[int, Any] = {}
     try:
+        for stop in STOP_SIGNALS:
+            handler = signal.getsignal(stop)
+            if handler is not signal.SIG_IGN and handler is not None:  # None: not set from Python
+                previous[stop] = signal.signal(stop, record)
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for signum in received:
+            signal.raise_signal(signum)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
         published_files,
         strays,
     )
-    from .output import OutputFailed, check_output, export
+    from .output import OutputBusy, OutputFailed, check_output, claim_output, export
     from .promotion import PublishIncomplete, promote, publish_run, recover, show_in_site, switch_sets
     from .run import (
         ChapterFailed,
@@ -84,8 +84,10 @@ _NAMES = {
     "recover": "promotion",
     "show_in_site": "promotion",
     "switch_sets": "promotion",
+    "OutputBusy": "output",
     "OutputFailed": "output",
     "check_output": "output",
+    "claim_output": "output",
     "export": "output",
     "ChapterFailed": "run",
     "ChapterRun": "chapter_run",
@@ -104,11 +106,13 @@ __all__ = [
     "ChapterFailed",
     "ChapterRun",
     "IDENTICAL",
+    "OutputBusy",
     "OutputFailed",
     "PublishIncomplete",
     "ResultsChanged",
     "build_site",
     "check_output",
+    "claim_output",
     "committed_differences",
     "compare",
     "export",

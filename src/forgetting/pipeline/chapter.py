@@ -21,7 +21,10 @@ not a rerun: it shows the published results, and the pipeline never publishes it
 
 ``<run>`` is the private folder the pipeline gives this kernel (see
 :func:`forgetting.pipeline.paths.chapter_run_dir`); run outside the pipeline (plain papermill or
-Jupyter), a chapter writes to ``_build/runs/<chapter>/``. A chapter never writes to the
+Jupyter), a chapter writes to a private folder of its own, and ``chapter.save()`` replaces
+``_build/runs/<chapter>/`` with that whole set (:class:`forgetting.pipeline.output.RunAlone`:
+never a mix with another run's files; a folder holding anything else is refused when the
+chapter opens). A chapter never writes to the
 published ``data/results/`` or ``figures/``: only :mod:`forgetting.pipeline` promotes a
 complete run at published parameters there.
 """
@@ -32,6 +35,7 @@ import ast
 import functools
 import hashlib
 import json
+import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
@@ -42,8 +46,9 @@ from ..executor import Executor, executor_from_env
 from ..hashing import digest
 from ..safeio import atomic_write
 from .chapters import ChapterSpec, spec
+from .output import RunAlone
 from .params import command_value
-from .paths import SITE_RESULTS, chapter_run_dir, repo_root, run_figures, run_results
+from .paths import RUN_DIR_ENV, SITE_RESULTS, chapter_run_dir, repo_root, run_figures, run_results
 from .values import csv_text, glue_value, publishable, published_value
 
 STYLE = "forgetting.mplstyle"
@@ -92,7 +97,11 @@ def open_chapter(name: str, namespace: Mapping[str, Any]) -> Chapter:
             f"chapter {name}: unknown parameter(s) {unknown}; allowed: {list(chapter_spec.defaults)}"
         )
     params = chapter_spec.validate({p: namespace[p] for p in chapter_spec.defaults})
-    return Chapter(chapter_spec, params)
+    chapter = Chapter(chapter_spec, params)
+    if not os.environ.get(RUN_DIR_ENV):  # plain papermill or Jupyter: a whole set, at save()
+        chapter.alone = RunAlone(chapter.root, name)
+        chapter.run_dir = chapter.alone.folder
+    return chapter
 
 
 class Chapter:
@@ -109,6 +118,8 @@ class Chapter:
         self.figures: list[str] = []
         #: Why this run could not compute the chapter again (``None``: it did), see :meth:`require_data`.
         self.not_rerun: str | None = None
+        #: A run outside the pipeline (:func:`open_chapter` sets it): its set, moved at :meth:`save`.
+        self.alone: RunAlone | None = None
         use_style()
 
     @property
@@ -337,6 +348,9 @@ class Chapter:
         text = json.dumps(self.record(), indent=2, sort_keys=True) + "\n"
         path = folder / f"{self.name}.json"
         atomic_write(path, lambda handle: handle.write(text.encode()))
+        if self.alone is not None:  # outside the pipeline: the whole set replaces the output folder
+            path = run_results(self.alone.finish(self.run_dir)) / path.name
+            self.run_dir = self.alone.folder
         return path
 
     def reproduce_box(self) -> Any:

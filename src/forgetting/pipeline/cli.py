@@ -291,16 +291,17 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     if args.scheduler is not None:
         require_scheduler_reachable(args.scheduler)
     output = default_output_dir(root, args.chapter) if args.output is None else args.output
-    pipeline.check_output(root, output)  # before any kernel: a folder no run owns is refused
-    run = pipeline.run_chapter(
-        root, args.chapter, overrides, quick=args.quick, progress=True, executor=executor
-    )
-    try:
-        problems = pipeline.compare(root, run) if run.published else None
-        output = pipeline.export(root, run, output)
-    finally:
-        if run.folder != output:
-            run.discard()
+    # before any kernel: a folder no run owns is refused, and one another run holds
+    with pipeline.claim_output(root, output):
+        run = pipeline.run_chapter(
+            root, args.chapter, overrides, quick=args.quick, progress=True, executor=executor
+        )
+        try:
+            problems = pipeline.compare(root, run) if run.published else None
+            output = pipeline.export(root, run, output)
+        finally:
+            if run.folder != output:
+                run.discard()
     print(f"{args.chapter}: executed in {run.seconds:.1f} s -> {output}")
     if run.not_rerun is not None:
         print(f"  not rerun ({run.not_rerun}); the output shows the published results")

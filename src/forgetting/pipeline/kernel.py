@@ -28,9 +28,12 @@ where the send is scheduled, ``IOPubThread.schedule``, which is where it was rai
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
-from typing import Any
+import uuid
+from typing import Any, ClassVar
 
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
@@ -63,6 +66,24 @@ class ParentBoundKernelManager(EncryptedKernelManager):
         await super()._async_interrupt_kernel()
 
     interrupt_kernel = _async_interrupt_kernel  # type: ignore[assignment]  # as AsyncKernelManager has it
+
+    #: The folder its kernels' connection files go in (``None``: jupyter_client's temporary file,
+    #: ``tmp*.json`` in the temporary folder, which a command stopped while its kernel started
+    #: left there) and the kernel processes it started, in order. :func:`kernel_options` gives
+    #: each run a subclass with its own of both.
+    connection_folder: ClassVar[str | None] = None
+    processes: ClassVar[list[Any] | None] = None
+
+    @default("connection_file")
+    def _connection_file_in_folder(self) -> str:
+        if self.connection_folder is None:
+            return ""
+        return os.path.join(self.connection_folder, f"kernel-{uuid.uuid4()}.json")
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+        if self.processes is not None:  # its exit status says how a kernel died
+            self.processes.append(getattr(self.provisioner, "process", None))
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command: list[str] = super().format_kernel_cmd(extra_arguments)
@@ -97,6 +118,45 @@ class EncryptedEngine:
         return NBClientEngine.nb_language(nb, language)
 
 
-def kernel_options() -> dict[str, Any]:
-    """What :func:`papermill.execute_notebook` takes to start and end kernels this way."""
-    return {"kernel_manager_class": ParentBoundKernelManager, "shutdown_kernel": SHUTDOWN}
+def kernel_options(connection_folder: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """What :func:`papermill.execute_notebook` takes to start and end kernels this way.
+
+    With ``connection_folder`` (an existing folder that the caller removes, however it ends),
+    the kernels' connection files go there, and the manager class is this call's own subclass
+    of :class:`ParentBoundKernelManager`, whose ``processes`` lists the kernels it started
+    (:func:`kernel_exit`)."""
+    manager: type[ParentBoundKernelManager] = ParentBoundKernelManager
+    if connection_folder is not None:
+        manager = type(
+            "RunKernelManager",
+            (ParentBoundKernelManager,),
+            {"connection_folder": os.fspath(connection_folder), "processes": []},
+        )
+    return {"kernel_manager_class": manager, "shutdown_kernel": SHUTDOWN}
+
+
+def kernel_exit(options: dict[str, Any]) -> str | None:
+    """How the last kernel started with ``options`` (of :func:`kernel_options` with a folder)
+    ended: ``"killed by SIGKILL"``, ``"exit status 1"``, or ``None`` (unknown, or still running)."""
+    processes = getattr(options["kernel_manager_class"], "processes", None) or [None]
+    code = processes[-1].poll() if processes[-1] is not None else None
+    if code is None:
+        return None
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def end_kernels(options: dict[str, Any]) -> None:
+    """Kill the kernels started with ``options`` that still run, and wait for them: a kernel
+    still starting could otherwise write its connection file again after the caller removed
+    its folder (ipykernel creates the folder of a connection file it does not find)."""
+    for process in getattr(options["kernel_manager_class"], "processes", None) or []:
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(OSError):
+                process.kill()
+            with contextlib.suppress(Exception):
+                process.wait(timeout=10)

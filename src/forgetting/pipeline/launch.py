@@ -3,7 +3,10 @@
 Importing the command line takes a moment (numpy, pandas, papermill, ...). Until it is
 imported, Ctrl-C, SIGTERM and SIGHUP end the command at once with one line (nothing has been
 done yet); then :func:`forgetting.pipeline.cli.main` takes over, where they stop the work
-and clean up. This module imports only the standard library and :mod:`.processes`.
+and clean up. This module imports only the standard library and :mod:`.processes`. While a
+publication switches a chapter's files (:func:`forgetting.safeio.no_interrupts`) the handlers set
+here are replaced by one that only records the signal, whichever thread receives it; the one set
+here acts on it once the switch is done, so what a stopped command says stays true.
 
 A stopped command then ends without Python's finalization (:func:`_end_stopped`): a stop
 abandons papermill's coroutine half-way, and its ZeroMQ sockets can outlive their context at

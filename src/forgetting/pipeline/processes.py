@@ -58,15 +58,19 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 def _reopen_closed_streams() -> None:
     """Put ``/dev/null`` on file descriptors 0-2 that are closed, so that a file or socket a
-    child opens never lands on them."""
+    child opens never lands on them, and the processes we start inherit them: ``os.open``
+    gives the lowest free descriptor, the closed one itself, and Python opens it
+    non-inheritable, so a kernel started without it crashed at start (its ``sys.stdout`` None)."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
         except OSError:
             null = os.open(os.devnull, os.O_RDWR)
             if null != fd:
-                os.dup2(null, fd)
+                os.dup2(null, fd)  # inheritable, as dup2 makes it
                 os.close(null)
+            else:
+                os.set_inheritable(fd, True)
 
 
 class _SurvivingStream(io.TextIOBase):

@@ -14,6 +14,10 @@ transaction, under an exclusive lock shared by every process:
    renames and removals that make the new set;
 4. **apply** the journal (renames, removals), then delete it.
 
+Ctrl-C, SIGTERM and SIGHUP during steps 1-2 remove the temps (the old set stays); from the
+journal's write to its deletion they wait (:func:`forgetting.safeio.no_interrupts`, whichever of
+the command's threads receives them) and act once the new set is complete.
+
 A process killed before step 3 leaves only temp files; one killed after it leaves a journal.
 :func:`recover`, which every ``forgetting`` command and every publication runs first, finishes
 a journal it finds (so a set is either wholly old or wholly new) and removes every temp file
@@ -168,6 +172,9 @@ def switch_sets(root: Path, name: str, plan: Sequence[tuple[Path, Sequence[Path]
                 + "; published files were left as they were"
             )
         renames: list[tuple[Path, Path]] = []
+        committed = False
+        # a stop (Ctrl-C, SIGTERM, SIGHUP) while staging removes the temps: the old set stays;
+        # from the journal's write to the last rename it waits (see safeio.no_interrupts)
         try:
             for folder, sources in plan:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -184,18 +191,27 @@ def switch_sets(root: Path, name: str, plan: Sequence[tuple[Path, Sequence[Path]
                 "renames": [[_relative(root, tmp), _relative(root, target)] for tmp, target in renames],
                 "removals": [_relative(root, path) for path in removals],
             }
-            atomic_write_bytes(journal_path(root), json.dumps(entries, indent=1).encode())
-        except BaseException:
-            for tmp, _ in renames:
-                tmp.unlink(missing_ok=True)
-            raise
-        try:
-            _apply(root, renames, removals)
+            with no_interrupts():
+                atomic_write_bytes(journal_path(root), json.dumps(entries, indent=1).encode())
+                committed = True
+                _apply(root, renames, removals)
         except OSError as error:
+            if not committed:
+                _remove_temps(renames)
+                raise
             raise PublishIncomplete(
                 f"publishing {name} stopped half-way ({error.strerror or error}); "
                 "the next forgetting command completes it from its journal"
             ) from None
+        except BaseException:
+            if not committed:
+                _remove_temps(renames)
+            raise
+
+
+def _remove_temps(renames: Sequence[tuple[Path, Path]]) -> None:
+    for tmp, _ in renames:
+        tmp.unlink(missing_ok=True)
 
 
 def publish_run(root: Path, run: ChapterRun, results: bool = True, site: bool = True) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -76,6 +77,9 @@ THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"
 #: loser dies before it runs any cell, and only that failure is retried.
 KERNEL_STARTS = 3
 KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+#: The folder inside a run folder where its kernels' connection files go (their keys included):
+#: removed once the kernel has ended, and with the run folder however the run ends.
+KERNEL_FILES = ".kernel"
 
 
 class ChapterFailed(RuntimeError):
@@ -99,6 +103,31 @@ def _environment(values: Mapping[str, str | None]) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+@contextlib.contextmanager
+def _quiet_papermill() -> Iterator[None]:
+    """Keep papermill's log (nbclient's, which writes to it) off the terminal: with no handler
+    configured, Python prints its errors there ("Kernel died while waiting for execute reply.",
+    "Error occurred while starting new kernel client ..."), above the one line in which the
+    command reports the failure itself. A handler the user configured still gets them."""
+    logger, handler = logging.getLogger("papermill"), logging.NullHandler()
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
+def _kernel_died(name: str, how: str | None) -> str:
+    """The one line that says a chapter's kernel died (the out-of-memory killer sends SIGKILL)."""
+    if how is None:
+        detail = ""
+    elif how == "killed by SIGKILL":
+        detail = f" ({how}, as the out-of-memory killer ends a process)"
+    else:
+        detail = f" ({how})"
+    return f"chapter {name} failed: its kernel died{detail}; its published results are unchanged"
 
 
 def _terminal() -> str | None:
@@ -158,8 +187,9 @@ def run_chapter(
     Ctrl-C included, the run folder is removed.
     """
     import papermill
+    from nbclient.exceptions import DeadKernelError
 
-    from .kernel import kernel_options
+    from .kernel import end_kernels, kernel_exit, kernel_options
 
     root = Path(root).resolve()  # the kernel runs in book/: every path it gets is absolute
     chapter = spec(name)
@@ -175,9 +205,13 @@ def run_chapter(
         PROGRESS_ENV: _terminal() if progress else None,
         EXECUTOR_ENV: executor,
     }
+    connections = folder / KERNEL_FILES  # not the temporary folder, where a stop left them
+    options: dict[str, Any] = {}
     try:
-        with _environment(env):
+        with _environment(env), _quiet_papermill():
             for attempt in range(1, KERNEL_STARTS + 1):
+                connections.mkdir(mode=0o700, exist_ok=True)
+                options = kernel_options(connections)
                 try:
                     papermill.execute_notebook(
                         str(root / "book" / f"{name}.ipynb"),
@@ -187,18 +221,31 @@ def run_chapter(
                         cwd=str(root / "book"),
                         progress_bar=False,
                         log_output=False,
-                        **kernel_options(),  # the kernel dies with this process, however it ends
+                        **options,  # the kernel dies with this process, however it ends
                     )
                     break
                 except RuntimeError as error:  # a kernel that never started ran no cell: start another
-                    if attempt == KERNEL_STARTS or not str(error).startswith(KERNEL_START_FAILURES):
+                    if not str(error).startswith(KERNEL_START_FAILURES):
                         raise
+                    if attempt == KERNEL_STARTS:
+                        raise ChapterFailed(
+                            f"chapter {name} failed: its kernel did not start in {KERNEL_STARTS} tries "
+                            f"({str(error).splitlines()[0]}); its published results are unchanged"
+                        ) from error
+                finally:  # no kernel may write its connection file again once its folder is gone
+                    end_kernels(options)
+                    shutil.rmtree(connections, ignore_errors=True)
         _write_figure_manifest(folder, name)
     except papermill.PapermillExecutionError as error:
         shutil.rmtree(folder, ignore_errors=True)
         detail = f"{error.ename}: {error.evalue}".splitlines()[0]
         raise ChapterFailed(f"chapter {name} failed in cell {error.exec_count}: {detail}") from error
+    except DeadKernelError as error:  # killed while a cell ran (the OOM killer's SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise ChapterFailed(_kernel_died(name, kernel_exit(options))) from error
     except BaseException:
+        if options:
+            end_kernels(options)
         shutil.rmtree(folder, ignore_errors=True)
         raise
     record = json.loads((run_results(folder) / f"{name}.json").read_text())
