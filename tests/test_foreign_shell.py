@@ -110,18 +110,27 @@ def test_the_chapter_tests_pass_from_another_projects_shell(tmp_path):
 
 
 @pytest.mark.slow  # a chapter's kernel
-def test_a_chapter_run_from_another_projects_virtualenv_writes_no_warning(tmp_path):
+@pytest.mark.parametrize("home", ["writable", "unwritable"])
+def test_a_chapter_run_from_another_projects_virtualenv_writes_no_warning(tmp_path, home):
     """``forgetting run`` from a shell that activated another project's virtualenv: its kernel's
     IPython (ipykernel's shell does not look at VIRTUAL_ENV) leaves nothing in the notebook or on
-    the terminal, nor does the shell's PYTHONSTARTUP file, which ipykernel runs in the kernel."""
+    the terminal, nor does the shell's PYTHONSTARTUP file, which ipykernel runs in the kernel.
+    With an unwritable HOME (a file: nothing can be made under it, by root either) matplotlib said
+    "Matplotlib created a temporary cache directory" in a figure cell's stderr on the page, and
+    IPython "is not a writable location" on the terminal, until the kernel got folders of its run
+    (``pipeline.run.kernel_homes``)."""
     foreign, log = _foreign_shell(tmp_path)
     activated = ("VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYTHONSTARTUP")
     shell = {name: foreign[name] for name in activated}
+    if home == "unwritable":
+        shell["HOME"] = foreign["HOME"]
+        for name in ("MPLCONFIGDIR", "IPYTHONDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+            shell[name] = ""  # unset below: each library looks under HOME
     out = tmp_path / "out"
     done = subprocess.run(
         [Path(sys.executable).parent / "forgetting", "run", "decay-retention", "--quick", "-o", out],
         cwd=ROOT,
-        env={**os.environ, **shell},
+        env={name: value for name, value in {**os.environ, **shell}.items() if value},
         capture_output=True,
         text=True,
         timeout=300,

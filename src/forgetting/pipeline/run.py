@@ -31,6 +31,7 @@ import secrets
 import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -206,6 +207,7 @@ def run_chapter(
         EXECUTOR_ENV: executor,
     }
     connections = folder / KERNEL_FILES  # not the temporary folder, where a stop left them
+    env.update(kernel_homes(os.environ, connections))
     options: dict[str, Any] = {}
     try:
         with _environment(env), _quiet_papermill():
@@ -254,6 +256,47 @@ def run_chapter(
     )
     published = bool(record.get("published_parameters")) and record["parameters"] == chapter.defaults
     return ChapterRun(name, time.perf_counter() - start, folder, published and not_rerun is None, not_rerun)
+
+
+#: The folders in which a kernel's matplotlib and IPython keep their configuration and caches:
+#: the variable that names one, and where each looks when it is unset (``~`` is ``$HOME``).
+KERNEL_HOMES = {
+    "MPLCONFIGDIR": ("XDG_CONFIG_HOME", "matplotlib", "~/.config/matplotlib"),
+    "IPYTHONDIR": (None, None, "~/.ipython"),
+}
+
+
+def kernel_homes(environ: Mapping[str, str], private: Path) -> dict[str, str]:
+    """The folders of :data:`KERNEL_HOMES` a kernel gets under ``private`` (the run's kernel folder,
+    removed after each kernel) because the user's cannot be written in: a read-only or missing
+    ``$HOME``, or a variable naming an unwritable folder. Either library would fall back to a
+    temporary folder of its own and say so, matplotlib in the chapter's first figure cell (a
+    ``stderr`` output on the page), IPython on the terminal. A writable folder is left as it is."""
+    given = {}
+    for name, (base, leaf, fallback) in KERNEL_HOMES.items():
+        folder = environ.get(name) or (
+            os.path.join(environ[base], leaf)
+            if base and leaf and environ.get(base)
+            else os.path.expanduser(fallback)
+        )
+        if not _can_write(folder):
+            given[name] = str(private / name.lower())
+    return given
+
+
+def _can_write(folder: str) -> bool:
+    """A file can be made in ``folder``, or in the nearest folder above it that exists when it
+    does not (tried: root passes every permission check, not a read-only mount)."""
+    path = Path(folder)
+    if not path.is_absolute():
+        return False
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            return True
+    except OSError:
+        return False
 
 
 def _write_figure_manifest(folder: Path, name: str) -> None:
