@@ -29,7 +29,7 @@ finer than anything a reader sees, and snapped after that.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -87,7 +87,7 @@ def vector_precision() -> Iterator[None]:
     import numpy as np
     from matplotlib.backends import backend_pdf
 
-    written = backend_pdf.pdfRepr
+    written: Callable[[Any], bytes] = backend_pdf.pdfRepr
 
     def at_precision(obj: Any) -> Any:
         if isinstance(obj, (float, np.floating)) and math.isfinite(obj):
