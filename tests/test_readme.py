@@ -24,3 +24,16 @@ def test_every_image_the_readme_embeds_is_a_published_figure() -> None:
         assert hashlib.sha256((ROOT / image).read_bytes()).hexdigest() == digests[name], (
             f"{image} is not the published {name}: copy it from a run at published parameters"
         )
+
+
+def test_the_quickstart_runs_as_written() -> None:
+    """The README's quickstart is a doctest: every line runs and prints what the README shows."""
+    import doctest
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Use it in your agent", 1)[1].split("```pycon\n", 1)[1].split("```", 1)[0]
+    assert len(block.splitlines()) <= 25, "the quickstart is meant to be short"
+    test = doctest.DocTestParser().get_doctest(block, {}, "README quickstart", "README.md", 0)
+    assert len(test.examples) >= 10
+    result = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS).run(test)
+    assert result.failed == 0, result

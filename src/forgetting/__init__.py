@@ -7,11 +7,14 @@ Two mechanisms and the experiments about them:
   against.
 * :mod:`forgetting.worth` -- Memory Worth, ``MW = h+ / (h+ + h-)``, an outcome-based
   two-counter estimator of which memories help.
+* :mod:`forgetting.curves` -- the curve's shape: other forgetting curves, fitted to human data.
 * :mod:`forgetting.worlds`, :mod:`forgetting.text`, :mod:`forgetting.governance` -- the
   simulated worlds of Experiments 1-4, Experiment 5 on real text, and the two signals together.
+* :mod:`forgetting.conversations` -- real conversations (LoCoMo) and forgetting policies on them.
 * :mod:`forgetting.pipeline` -- the book's plumbing (chapters, runs, the site), apart from the science.
 
-The names below are the core of the library; everything else is reached through its package.
+The names below are the core of the library; everything else is reached through its package
+(``forgetting.conversations`` after ``import forgetting`` imports that package on first use).
 
 >>> from forgetting import EbbinghausEngine, MemoryWorth
 >>> engine = EbbinghausEngine()
@@ -41,6 +44,7 @@ if TYPE_CHECKING:  # the same names, for type checkers; at run time they load on
         retention,
         simulate,
     )
+    from .governed import GovernedMemory, MemoryStatus
     from .worth import DiscountedMemoryWorth, MemoryWorth, memory_worth, update_batch, worth_class
 
 #: Each core name and the subpackage it comes from. ``import forgetting`` imports none of them
@@ -59,8 +63,11 @@ _NAMES = {
     "memory_worth": "worth",
     "update_batch": "worth",
     "worth_class": "worth",
+    "GovernedMemory": "governed",
+    "MemoryStatus": "governed",
 }
-_SUBPACKAGES = ("decay", "worth", "worlds", "text", "governance", "pipeline")
+#: Every subpackage, an attribute of ``forgetting`` on first use (imported then, not before).
+_SUBPACKAGES = ("decay", "curves", "worth", "worlds", "text", "governance", "conversations", "pipeline")
 
 
 def __getattr__(name: str) -> Any:
@@ -83,6 +90,8 @@ __all__ = [
     "DiscountedMemoryWorth",
     "EbbinghausEngine",
     "Engine",
+    "GovernedMemory",
+    "MemoryStatus",
     "MemoryWorth",
     "RecencyWindow",
     "SessionConfig",
