@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, copy_book
-from forgetting.conversations import presentation, study
+from forgetting.conversations import prepared, presentation, study
 from forgetting.conversations.source import LOCOMO_ENV, OFFLINE_ENV
 from forgetting.conversations.sweep import best_within
 from forgetting.pipeline.chapters import spec
@@ -21,6 +21,13 @@ def row(family, value, turns, evidence, hit=0.4, hit_all=0.5, k=5, m=0.0):
     return {"recall_k": k, "min_similarity": m, "family": family, "parameter": "p", "value": value,
             "turns_share": turns, "evidence_kept": evidence, "hit_held": hit, "hit_all": hit_all,
             "tokens_share": turns, "adv_evidence_kept": evidence, "adv_hit_held": hit, "adv_hit_all": 0.3}  # fmt: skip
+
+
+def test_the_study_hands_on_the_prepared_data_the_chapter_calls_it_for():
+    """The chapter calls ``study.prepare``; the data it returns is :mod:`.prepared`'s, the one
+    type both study modules read."""
+    assert study.prepare is prepared.prepare
+    assert study.Prepared is prepared.Prepared
 
 
 def test_best_within_takes_the_most_evidence_inside_the_budget_and_breaks_ties_by_footprint():

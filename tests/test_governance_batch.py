@@ -18,9 +18,10 @@ from forgetting.governance.batch import (
     delay_table,
     play_batch,
     play_seeds,
+    run_governance_seeds,
 )
 from forgetting.governance.evidence import HarmTest, _harmful
-from forgetting.governance.policies import _read_worth, run_governance, run_governance_seeds
+from forgetting.governance.policies import _read_worth, run_governance
 from forgetting.governance.world import crowded_out
 from forgetting.worth import LOW_VALUE, MemoryWorth
 

@@ -19,13 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgetting.decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine, decay_eviction_delay
+from forgetting.governance.batch import run_governance_seeds
 from forgetting.governance.policies import (
     POLICIES,
     GovernanceRun,
     decay_fact_states,
     noise_present,
     run_governance,
-    run_governance_seeds,
 )
 from forgetting.governance.world import (
     STALE,

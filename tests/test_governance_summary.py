@@ -8,8 +8,9 @@ from dataclasses import replace
 
 import pytest
 
+from forgetting.governance.batch import run_governance_seeds
 from forgetting.governance.intervals import mean_estimate, share_estimate
-from forgetting.governance.policies import POLICIES, GovernanceRun, decay_fact_states, run_governance_seeds
+from forgetting.governance.policies import POLICIES, GovernanceRun, decay_fact_states
 from forgetting.governance.summary import (
     MEASURE_DIGITS,
     MEASURES,

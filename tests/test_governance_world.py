@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from forgetting.executor import ProcessPool
-from forgetting.governance.policies import POLICIES, run_governance, run_governance_seeds
+from forgetting.governance.batch import run_governance_seeds
+from forgetting.governance.policies import POLICIES, run_governance
 from forgetting.governance.world import (
     BOTH_STREAM,
     CROWD_STREAM,

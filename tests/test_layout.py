@@ -12,6 +12,28 @@ def packages_and_modules():
     return names | {p.name for p in SRC.glob("*.py") if p.name != "__init__.py"}
 
 
+def test_every_subpackage_is_an_attribute_of_the_package_on_first_use():
+    """``import forgetting`` imports no subpackage and no numpy; ``forgetting.<name>`` then
+    imports the subpackage of that name, for every package folder of the tree."""
+    import json
+    import subprocess
+    import sys
+
+    names = sorted(p.name for p in SRC.iterdir() if (p / "__init__.py").exists())
+    code = (
+        "import json, sys, forgetting\n"
+        "before = sorted(m for m in sys.modules if m == 'numpy' or m.startswith('forgetting.'))\n"
+        f"reached = [getattr(forgetting, name).__name__ for name in {names!r}]\n"
+        "print(json.dumps([before, reached, dir(forgetting), hasattr(forgetting, 'nowhere')]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, reached, listed, nowhere = json.loads(done.stdout)
+    assert before == []
+    assert reached == [f"forgetting.{name}" for name in names]
+    assert set(names) <= set(listed)
+    assert nowhere is False
+
+
 def test_readme_layout_names_every_package_and_module():
     layout = (ROOT / "README.md").read_text().split("## Layout", 1)[1].split("```")[1]
     named = set(re.findall(r"(\w+)/", layout)) | set(re.findall(r"(\w+\.py)", layout))
@@ -89,6 +111,59 @@ def test_cycles_finds_a_cycle_through_three_modules():
 def test_the_pipeline_reads_top_to_bottom():
     """No module of ``pipeline/`` imports, even for type checking, one that imports it back."""
     assert cycles(sibling_imports(SRC / "pipeline")) == []
+
+
+def library_imports(root: Path = SRC) -> dict[str, set[str]]:
+    """Each module of the library (``conversations.study``; a package is its ``__init__``:
+    ``conversations``) and the library modules it imports: at module level, under
+    ``TYPE_CHECKING`` and inside functions alike, relative or absolute. ``from package import
+    name`` is an import of ``package.name`` when that is a module, else of the package."""
+    import ast
+
+    paths = {p: p.relative_to(root).with_suffix("").parts for p in root.rglob("*.py")}
+    names = {p: ".".join(parts[:-1] if parts[-1] == "__init__" else parts) for p, parts in paths.items()}
+    modules = set(names.values())
+    graph = {}
+    for path, name in names.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found = [a.name.split(".")[1:] for a in node.names if a.name.split(".")[0] == "forgetting"]
+                targets |= {".".join(parts) for parts in found}
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module.split(".") if node.module else []
+                if node.level:
+                    base = package[: len(package) - node.level + 1] + module
+                elif module[:1] == ["forgetting"]:
+                    base = module[1:]
+                else:
+                    continue
+                for alias in node.names:
+                    inner = ".".join([*base, alias.name])
+                    targets.add(inner if inner in modules else ".".join(base))
+        graph[name] = (targets & modules) - {name}
+    return graph
+
+
+def test_library_imports_finds_a_lazy_import_and_one_for_type_checking(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .a import A\n")
+    (package / "a.py").write_text("def f():\n    from .b import B\n")
+    (package / "b.py").write_text("if TYPE_CHECKING:\n    from . import a\n")
+    (package / "c.py").write_text("import forgetting.x\nfrom .. import elsewhere\n")
+    graph = library_imports(tmp_path)
+    assert graph == {"pkg": {"pkg.a"}, "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}, "pkg.c": set()}
+    assert cycles(graph)[0] == ["pkg.a", "pkg.b", "pkg.a"]
+
+
+def test_no_module_of_the_library_imports_one_that_imports_it_back():
+    """Imports run one way everywhere in ``src/forgetting``: no module reaches itself through
+    the library's imports, counting module-level ones, those under ``TYPE_CHECKING`` and lazy
+    ones inside functions (a lazy import that goes back up is the same circle, postponed)."""
+    found = cycles(library_imports())
+    assert found == [], "import circles: " + "; ".join(" -> ".join(c) for c in found)
 
 
 def test_every_pytest_raises_says_what_it_expects():

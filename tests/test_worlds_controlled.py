@@ -220,7 +220,7 @@ def test_the_loop_cost_is_called_measured_only_beyond_two_sided_95_percent():
 
 def _plain_policy_experiment(world, n_seeds, seed):
     """Experiment 3 read plainly: every worth recomputed from the counters each episode,
-    :func:`softmax_retrieval` on the whole array (the loop before :func:`softmax_loop.softmax_runs`)."""
+    :func:`softmax_retrieval` on the whole array (the loop before :func:`controlled.softmax_runs`)."""
     n, k = world.n_memories, world.retrieved_per_episode
     children = W.seed_streams(seed, n_seeds)
     utilities = np.stack([np.random.default_rng(child).uniform(0.0, 1.0, n) for child in children])

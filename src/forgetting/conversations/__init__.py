@@ -19,6 +19,8 @@ Modules, in the order a reader meets them:
 * :mod:`.benchmark` -- one replay with recall by retrieval, scored at the end (evidence kept,
   hit@k over what is held and over the whole history, footprint);
 * :mod:`.sweep` -- every policy over its range on every conversation, through the executor;
+* :mod:`.prepared` -- the chapter's data, prepared once: the chosen conversations loaded,
+  embedded and token-counted (:func:`~.prepared.prepare`), what both study modules read;
 * :mod:`.study` -- the real-conversation chapter's computation in one call;
 * :mod:`.presentation` -- how that chapter shows its tables and draws its families;
 * :mod:`.question_retrieval` -- the questions as retrieval episodes over the whole store

@@ -10,17 +10,15 @@ data can show the published ones instead.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .benchmark import ADVERSARIAL, question_index
+from .prepared import Prepared
 from .question_credit import question_credit, turn_effects
 from .question_retrieval import DEFAULT_CO_SHARE, DEFAULT_MIN_RETRIEVALS, QuestionSet
 from .question_worth import flag_report, held_out
-
-if TYPE_CHECKING:
-    from .study import Prepared
 
 __all__ = ["TABLES", "question_sets", "question_results", "worth_results", "credit_results"]
 

@@ -8,23 +8,18 @@ numbers and rows (so that a page built without the data can show the published o
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..executor import Executor
-from ..text.encoder import get_encoder
 from .benchmark import ADVERSARIAL, question_index
-from .embeddings import DTYPE, ConversationVectors, embed_conversations, fragile_pairs, token_counts
-from .locomo import load_locomo
+from .embeddings import fragile_pairs
+from .prepared import Prepared, prepare
 from .question_study import TABLES as QUESTION_TABLES
 from .question_study import question_results
-from .records import Conversation, counts
-from .source import LOCOMO_MEMBERS
+from .records import counts
 from .sweep import best_within, policy_grid, run_sweep
 
 __all__ = [
@@ -41,32 +36,6 @@ __all__ = [
 
 #: The forgetting-pass schedules each field rule is run with (when a pass runs is left open).
 PASS_FAMILIES = ("session", "turn", "day")
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """The chosen conversations, their vectors and their turns' token counts."""
-
-    conversations: list[Conversation]
-    vectors: list[ConversationVectors]
-    tokens: list[np.ndarray]
-    model_sha256: str
-
-
-def prepare(
-    zip_path: str | os.PathLike[str],
-    positions: Sequence[int],
-    cache_dir: str | os.PathLike[str],
-    executor: Executor,
-) -> Prepared:
-    """Load the conversations at ``positions`` of :data:`~.source.LOCOMO_MEMBERS` and embed them."""
-    members = [LOCOMO_MEMBERS[p] for p in positions]
-    conversations = load_locomo(Path(zip_path), members=members)
-    vectors = embed_conversations(conversations, cache_dir, executor)
-    encoder = get_encoder(DTYPE)
-    return Prepared(
-        conversations, vectors, [token_counts(c, encoder) for c in conversations], encoder.model_sha256
-    )
 
 
 def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any]]]:

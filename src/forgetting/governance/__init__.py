@@ -11,6 +11,8 @@ a memory that keeps travelling with failures drifts to ``low-value`` and can be 
 * :mod:`.policies` -- the policies played on a session (the three of the first part, the
   newest-fact baseline, discounted worth, deprecation on an effect interval or a sequential
   test); :mod:`.runs` -- what a policy did in one session;
+* :mod:`.batch` -- the policies played on many sessions at once, held to :mod:`.policies` run
+  for run, and :func:`~.batch.run_governance_seeds`, every policy over a range of seeds;
 * :mod:`.evidence` -- the effect interval and the sequential test the ``effect`` and
   ``sequential`` policies deprecate on;
 * :mod:`.differences` -- per-session differences between policies, sweeps of one rule;
@@ -19,6 +21,7 @@ a memory that keeps travelling with failures drifts to ``low-value`` and can be 
 * :mod:`.narrative` -- the chapter's counts and clauses from the settings and the traced session.
 """
 
+from .batch import run_governance_seeds
 from .differences import (
     SESSION_MEASURES,
     difference_table,
@@ -56,7 +59,6 @@ from .policies import (
     GovernanceRun,
     decay_fact_states,
     run_governance,
-    run_governance_seeds,
 )
 from .summary import (
     MEASURE_DIGITS,

@@ -1,5 +1,6 @@
 """The governance policies played on many sessions of one world at once: turn by turn, each
-decision an array over the sessions.
+decision an array over the sessions; and :func:`run_governance_seeds`, every policy on the
+sessions of a range of seeds, chunk by chunk through the executor.
 
 :func:`play_batch` returns, for each session, the :class:`~.runs.GovernanceRun` that
 :func:`~.policies.run_governance` returns for it, field for field (``tests/test_governance_batch.py``
@@ -36,19 +37,27 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validate import require_int
-from ..decay.curves import DEFAULT_BASELINE_STABILITY, decay_eviction_delay, reinforced_stability
-from ..worth import DiscountedMemoryWorth, MemoryWorth
+from ..decay.curves import (
+    DEFAULT_BASELINE_STABILITY,
+    DEFAULT_EVICTION_THRESHOLD,
+    decay_eviction_delay,
+    reinforced_stability,
+)
+from ..executor import Executor, map_seeds
+from ..worth import DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, DiscountedMemoryWorth, MemoryWorth
 from ..worth.discounted import _RESCALE_BELOW
 from .evidence import (
     _INTERVAL_MARGIN,
     _SEQUENTIAL_MARGIN,
+    DEFAULT_ALPHA,
+    DEFAULT_EFFECT_Z,
     EffectArms,
     _exact_evidence,
     _float_factors,
     _harmful,
     retrieval_chance,
 )
-from .policies import SEQUENTIAL, Rules, _check_rules, noise_present
+from .policies import POLICIES, SEQUENTIAL, Rules, _check_rules, noise_present
 from .runs import GovernanceRun
 from .world import (
     _CROWD_MARGIN,
@@ -60,7 +69,7 @@ from .world import (
     session_arrays,
 )
 
-__all__ = ["NEVER", "delay_table", "play_batch", "play_seeds"]
+__all__ = ["CHUNK_SESSIONS", "NEVER", "delay_table", "play_batch", "play_seeds", "run_governance_seeds"]
 
 NEVER = 2**62
 """Eviction turn of a fact the engine never evicts (no delay, or the store that never evicts)."""
@@ -296,6 +305,50 @@ def play_seeds(
         _check_rules(first, policy, rules)
     batch = _Batch.of_seeds(world, [require_int("seed", seed, 0, allow_numpy=True) for seed in seeds])
     return [list(runs) for runs in zip(*(_play(batch, p, rules) for p in policies))]
+
+
+def run_governance_seeds(
+    world: GovernanceWorld,
+    n_seeds: int,
+    base_seed: int = 0,
+    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
+    min_evidence: float = DEFAULT_MIN_EVIDENCE,
+    low_threshold: float = DEFAULT_LOW_THRESHOLD,
+    policies: Sequence[str] = POLICIES,
+    executor: Executor | None = None,
+    discount: float = 1.0,
+    effect_z: float = DEFAULT_EFFECT_Z,
+    alpha: float = DEFAULT_ALPHA,
+) -> dict[str, list[GovernanceRun]]:
+    """Every policy in ``policies`` on the sessions of seeds ``base_seed .. base_seed + n_seeds - 1``.
+
+    ``executor`` (default: this process) runs chunks of seeds; the runs, listed in seed
+    order, do not depend on it. Raises ``ValueError`` unless ``n_seeds >= 1`` and
+    ``base_seed >= 0`` are ints.
+    """
+    n_seeds = require_int("n_seeds", n_seeds, 1, allow_numpy=True)
+    base_seed = require_int("base_seed", base_seed, 0, allow_numpy=True)
+    rules = (eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha)
+    chunk = functools.partial(_governance_chunk, world, tuple(policies), rules)
+    seeds = range(base_seed, base_seed + n_seeds)
+    per_seed = map_seeds(
+        chunk, seeds, executor, chunk_size=CHUNK_SESSIONS, label=f"governance, {n_seeds} seeds"
+    )
+    return {p: [runs[i] for runs in per_seed] for i, p in enumerate(policies)}
+
+
+CHUNK_SESSIONS = 500
+"""Sessions per chunk of :func:`run_governance_seeds`: the batch plays a chunk's sessions at once,
+so a larger chunk costs less per session (beyond-governance's cells: 14.8 CPU-s with 250, 13.4
+with 500); 500 keeps the published 1000 seeds in two chunks, one per worker of ``--workers 2``."""
+
+
+def _governance_chunk(
+    world: GovernanceWorld, policies: tuple[str, ...], rules: Rules, seeds: Sequence[int]
+) -> list[list[GovernanceRun]]:
+    """Each seed's runs of every policy, :func:`play_seeds` on the chunk's sessions (the runs
+    :func:`~.policies.run_governance` gives, field for field)."""
+    return play_seeds(world, seeds, policies, rules)
 
 
 def _play(batch: _Batch, policy: str, rules: Rules) -> list[GovernanceRun]:

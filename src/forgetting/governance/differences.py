@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..executor import Executor
+from .batch import run_governance_seeds
 from .intervals import Estimate, mean_estimate
-from .policies import run_governance_seeds
 from .runs import GovernanceRun
 from .summary import POLICY_LABELS, estimate_columns, summarize_governance
 from .world import GovernanceWorld

@@ -28,14 +28,11 @@ deprecated fact is never retrieved again and no longer counts in the working set
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Sequence
 from typing import Protocol
 
-from .._validate import raise_problems, real_problem, require_int
+from .._validate import raise_problems, real_problem
 from ..decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
-from ..executor import Executor, map_seeds
 from ..worth import (
     DEFAULT_LOW_THRESHOLD,
     DEFAULT_MIN_EVIDENCE,
@@ -56,7 +53,6 @@ from .world import (
     STALE,
     TRUE,
     GovernanceSession,
-    GovernanceWorld,
     crowded_out,
 )
 
@@ -69,7 +65,6 @@ __all__ = [
     "GovernanceRun",
     "FactState",
     "run_governance",
-    "run_governance_seeds",
     "decay_fact_states",
 ]
 
@@ -363,49 +358,3 @@ def decay_fact_states(
         else:
             states[m] = FactState(recalls, removed[m], None, None)
     return states
-
-
-def run_governance_seeds(
-    world: GovernanceWorld,
-    n_seeds: int,
-    base_seed: int = 0,
-    eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
-    min_evidence: float = DEFAULT_MIN_EVIDENCE,
-    low_threshold: float = DEFAULT_LOW_THRESHOLD,
-    policies: Sequence[str] = POLICIES,
-    executor: Executor | None = None,
-    discount: float = 1.0,
-    effect_z: float = DEFAULT_EFFECT_Z,
-    alpha: float = DEFAULT_ALPHA,
-) -> dict[str, list[GovernanceRun]]:
-    """Every policy in ``policies`` on the sessions of seeds ``base_seed .. base_seed + n_seeds - 1``.
-
-    ``executor`` (default: this process) runs chunks of seeds; the runs, listed in seed
-    order, do not depend on it. Raises ``ValueError`` unless ``n_seeds >= 1`` and
-    ``base_seed >= 0`` are ints.
-    """
-    n_seeds = require_int("n_seeds", n_seeds, 1, allow_numpy=True)
-    base_seed = require_int("base_seed", base_seed, 0, allow_numpy=True)
-    rules = (eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha)
-    chunk = functools.partial(_governance_chunk, world, tuple(policies), rules)
-    seeds = range(base_seed, base_seed + n_seeds)
-    per_seed = map_seeds(
-        chunk, seeds, executor, chunk_size=CHUNK_SESSIONS, label=f"governance, {n_seeds} seeds"
-    )
-    return {p: [runs[i] for runs in per_seed] for i, p in enumerate(policies)}
-
-
-CHUNK_SESSIONS = 500
-"""Sessions per chunk of :func:`run_governance_seeds`: the batch plays a chunk's sessions at once,
-so a larger chunk costs less per session (beyond-governance's cells: 14.8 CPU-s with 250, 13.4
-with 500); 500 keeps the published 1000 seeds in two chunks, one per worker of ``--workers 2``."""
-
-
-def _governance_chunk(
-    world: GovernanceWorld, policies: tuple[str, ...], rules: Rules, seeds: Sequence[int]
-) -> list[list[GovernanceRun]]:
-    """Each seed's runs of every policy, :func:`~.batch.play_seeds` on the chunk's sessions (the
-    runs :func:`run_governance` gives, field for field)."""
-    from .batch import play_seeds  # the batch module imports this one
-
-    return play_seeds(world, seeds, policies, rules)

@@ -16,8 +16,9 @@ from typing import Any
 from .._validate import require_int, shown
 from ..executor import Executor
 from ..hashing import digest
+from .batch import run_governance_seeds
 from .intervals import NO_SESSION, Estimate, mean_estimate, share_estimate
-from .policies import POLICIES, run_governance_seeds
+from .policies import POLICIES
 from .runs import FactState, GovernanceRun, success_in
 from .world import GovernanceWorld
 

@@ -7,9 +7,8 @@
   against the exact expected error.
 * :mod:`~forgetting.worlds.adaptive` -- the same limit when retrieval depends on the history.
 * :mod:`~forgetting.worlds.controlled` -- Experiment 1 (uniform retrieval) and Experiment 3
-  (retrieval by a softmax over the current worth).
-* :mod:`~forgetting.worlds.softmax_loop` -- Experiment 3's feedback loop, several settings side by side,
-  and the softmax's preference bound.
+  (retrieval by a softmax over the current worth: its feedback loop, several settings side by
+  side, and the softmax's preference bound).
 * :mod:`~forgetting.worlds.exploration` -- Experiment 3 with a share of uniform, worth-blind episodes.
 * :mod:`~forgetting.worlds.confound` -- Experiment 2, the task-difficulty confound.
 * :mod:`~forgetting.worlds.hitchhiker` -- Experiment 4, co-retrieval.
@@ -49,6 +48,7 @@ from .controlled import (
     controlled_experiment,
     gap_decomposition,
     policy_experiment,
+    preference_bound,
     retrieval_depth_sweep,
     static_score_rho,
     temperature_sweep,
@@ -88,7 +88,6 @@ from .model import (
     success_probability,
     uniform_retrieval,
 )
-from .softmax_loop import preference_bound
 from .theory import (
     DiscountedTheoryResult,
     PredictionCheck,

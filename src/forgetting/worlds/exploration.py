@@ -25,7 +25,7 @@ import numpy as np
 from .._validate import raise_problems, real_problem
 from ..stats import Z_95
 from ..worth import memory_worth
-from .controlled import PolicyResult, PolicyWorld
+from .controlled import PolicyResult, PolicyWorld, softmax_runs
 from .model import (
     BLOCK_EPISODES,
     DEFAULT_N_SEEDS,
@@ -36,7 +36,6 @@ from .model import (
     softmax_retrieval,
     spearman_rho,
 )
-from .softmax_loop import softmax_runs
 
 __all__ = [
     "EXPLORE_STREAM",
