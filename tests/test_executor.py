@@ -136,8 +136,10 @@ def test_an_unreachable_scheduler_is_one_sentence():
     with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    with pytest.raises(ValueError, match=f"scheduler 'tcp://127.0.0.1:{port}' does not answer"):
+    with pytest.raises(ValueError, match=f"scheduler 'tcp://127.0.0.1:{port}' does not answer") as error:
         ex.require_scheduler_reachable(f"tcp://127.0.0.1:{port}", timeout=2.0)
+    # the connect's own answer, not a timeout: a refused port is told at once, not after retries
+    assert "(Connection refused)" in str(error.value)
 
 
 @contextlib.contextmanager

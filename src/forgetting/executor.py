@@ -29,6 +29,7 @@ import functools
 import math
 import os
 import re
+import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
@@ -265,6 +266,12 @@ def _scheduler_identity(address: str, timeout: float) -> object:
         finally:
             comm.abort()
 
+    match = _ADDRESS.fullmatch(address)
+    assert match is not None
+    try:  # a refused port fails at once here, where distributed's connect retries until the timeout
+        socket.create_connection((match["host"].strip("[]"), int(match["port"])), timeout=timeout).close()
+    except OSError as error:
+        return error
     try:
         return asyncio.run(asyncio.wait_for(ask(), timeout + 0.5))  # connect's own error first
     except Exception as error:  # whatever ended it, it was not a scheduler's answer
