@@ -383,7 +383,7 @@ def apply(memory: GovernedMemory, event, turn: int):
         return f"refused: {error}"
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     events=st.lists(EVENT, min_size=200, max_size=400),
     cut=st.floats(0.0, 1.0),
