@@ -8,6 +8,8 @@
 * :func:`exclusive_lock` serialises promotions of published files between processes.
 * :func:`no_interrupts` defers SIGINT, SIGTERM and SIGHUP while a few renames complete, whichever
   thread receives them.
+* :func:`open_regular` opens a file for reading only if it is a regular file (never waits on a
+  FIFO, never reads a device without end).
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import fcntl
 import os
 import secrets
 import signal
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, BinaryIO
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -132,3 +135,59 @@ def no_interrupts() -> Iterator[None]:
             signal.signal(number, handler)
         for signum in received:
             signal.raise_signal(signum)
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class NotRegularFile(ValueError):
+    """What :func:`open_regular` refuses; ``kind`` says what the path is (``"a FIFO"``)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def open_regular(path: str | os.PathLike[str], name: str = "path", limit: int | None = None) -> BinaryIO:
+    """``path`` opened for binary reading, if it is a regular file of at most ``limit`` bytes.
+
+    The file is opened with ``O_NONBLOCK`` (opening a FIFO never waits for a writer) and checked
+    on the opened descriptor (``fstat``: what is checked is what is read), so a FIFO, a device
+    such as ``/dev/zero`` (endless), a socket or a folder is refused before a byte is read.
+    ``limit`` (``None``: no bound) refuses a larger file before it is read into memory; a reader
+    should still read at most ``limit + 1`` bytes, in case the file grows.
+
+    Raises
+    ------
+    FileNotFoundError
+        Nothing at ``path`` (one line naming the argument ``name`` and the path).
+    NotRegularFile
+        A ``ValueError``: not a regular file (one line naming ``name``, the path and what it is).
+    ValueError
+        Larger than ``limit`` (one line naming ``name`` and the path).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{name} names {path}, which does not exist") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((what for test, what in _KINDS if test(info.st_mode)), "a special file")
+            raise NotRegularFile(
+                f"{name} names {path}, which is {kind}, not a regular file; refusing it", kind
+            )
+        if limit is not None and info.st_size > limit:
+            raise ValueError(
+                f"{name} names {path}, a file of {info.st_size} bytes, over the limit of {limit}; refusing it"
+            )
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise

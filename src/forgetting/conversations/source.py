@@ -32,7 +32,6 @@ import hashlib
 import http.client
 import os
 import re
-import stat
 import urllib.request
 import zipfile
 import zlib
@@ -113,49 +112,11 @@ def repository_root(start: Path | None = None) -> Path | None:
     return None
 
 
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
 def open_regular(path: Path | str, name: str = "path", limit: int | None = MAX_BYTES) -> BinaryIO:
-    """``path`` opened for binary reading, if it is a regular file of at most ``limit`` bytes.
-
-    The file is opened with ``O_NONBLOCK`` (opening a FIFO never waits for a writer) and checked
-    on the opened descriptor (``fstat``: what is checked is what is read), so a FIFO, a device
-    such as ``/dev/zero`` (endless), a socket or a folder is refused before a byte is read.
-    ``limit`` (default :data:`MAX_BYTES`; ``None``: no bound) refuses a file too large to be the
-    zip before it is read into memory; a reader should still read at most ``limit + 1`` bytes,
-    in case the file grows.
-
-    Raises
-    ------
-    FileNotFoundError
-        Nothing at ``path`` (one line naming the argument ``name`` and the path).
-    ValueError
-        Not a regular file, or larger than ``limit`` (one line naming ``name`` and the path).
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{name} names {path}, which does not exist") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = next((what for test, what in _KINDS if test(info.st_mode)), "a special file")
-            raise ValueError(f"{name} names {path}, which is {kind}, not a regular file; refusing it")
-        if limit is not None and info.st_size > limit:
-            raise ValueError(
-                f"{name} names {path}, a file of {info.st_size} bytes, over the limit of {limit}; refusing it"
-            )
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    """:func:`forgetting.safeio.open_regular` with :data:`MAX_BYTES` as the default ``limit``: a
+    FIFO, a device, a socket or a folder is refused before a byte is read, and so is a file too
+    large to be the zip."""
+    return safeio.open_regular(path, name, limit)
 
 
 def _handle_sha256(handle: IO[bytes], limit: int | None, label: object) -> str:

@@ -21,10 +21,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
+
+from ..safeio import NotRegularFile, open_regular
 
 __all__ = [
     "EMBEDDING_DIM",
@@ -107,47 +107,6 @@ def locate_model_dir() -> Path:
     )
 
 
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-class _NotRegularFile(ValueError):
-    """``path`` is not a regular file; ``kind`` says what it is (``"a FIFO"``)."""
-
-    def __init__(self, message: str, kind: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-def _open_regular(path: str | os.PathLike[str]) -> BinaryIO:
-    """``path`` opened for binary reading, if it is a regular file.
-
-    Opened with ``O_NONBLOCK`` (opening a FIFO never waits for a writer) and checked on the opened
-    descriptor (``fstat``: what is checked is what is read), so a FIFO, a device such as
-    ``/dev/zero`` (endless), a socket or a folder is refused before a byte is read. (The same rule
-    as :func:`forgetting.conversations.source.open_regular`, kept here because ``conversations/``
-    builds on ``text/`` and imports run one way.) ``FileNotFoundError`` when nothing is there;
-    ``ValueError`` naming the argument ``path``, the path and what it is otherwise.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = next((what for test, what in _KINDS if test(mode)), "a special file")
-            raise _NotRegularFile(
-                f"path names {path}, which is {kind}, not a regular file; refusing it", kind
-            )
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 def file_sha256(path: str | os.PathLike[str], chunk_size: int = _CHUNK) -> str:
     """SHA-256 hex digest of a regular file's bytes, read in chunks of ``chunk_size`` bytes.
 
@@ -160,7 +119,7 @@ def file_sha256(path: str | os.PathLike[str], chunk_size: int = _CHUNK) -> str:
         before a byte is read, so it neither waits for a writer nor reads forever.
     """
     digest = hashlib.sha256()
-    with _open_regular(path) as handle:
+    with open_regular(path) as handle:
         while block := handle.read(chunk_size):
             digest.update(block)
     return digest.hexdigest()
@@ -244,11 +203,11 @@ def read_verified(folder: Path, name: str, expected: Mapping[str, str]) -> bytes
         raise KeyError(f"no expected SHA-256 for {name!r}: every file the encoder reads must be listed")
     path = folder / name
     try:
-        with _open_regular(path) as handle:
+        with open_regular(path) as handle:
             data = handle.read()
     except FileNotFoundError:
         raise _refuse([f"{path}: missing, expected SHA-256 {expected[name]}"]) from None
-    except _NotRegularFile as error:
+    except NotRegularFile as error:
         raise _refuse([f"{path}: {error.kind}, not a regular file"]) from None
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected[name].lower():
