@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from forgetting.safeio import writable
+
 # The tests check values, never speed (speed is measured in benchmarks/): no example fails for
 # taking long, which it would at hypothesis's default 200 ms deadline on a loaded machine, and
 # the suite loads this one on purpose, with the full-size chapter runs beside the other tests.
@@ -46,22 +48,6 @@ JUPYTER_DIRS = ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER
 #: so in a chapter's output when it cannot): dropped when the caller's cannot be written in, so
 #: that the libraries fall back to ``$HOME``'s.
 WRITTEN_DIRS = ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")
-
-
-def writable(path: str | None, create: bool = True) -> bool:
-    """A file can be created at the absolute ``path``: in the folder, or when ``create`` and it
-    does not exist yet, in its nearest existing parent (tried, not inferred from permissions:
-    root passes every permission check, not a read-only mount)."""
-    if not path or not os.path.isabs(path):
-        return False
-    folder = Path(path)
-    while create and not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            return True
-    except OSError:
-        return False
 
 
 def project_environment(environ: Mapping[str, str], scratch: Path) -> dict[str, str]:

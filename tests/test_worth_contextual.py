@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from forgetting.worth import UNCERTAIN, ContextualMemoryWorth, MemoryWorth, WorthArrays
+from test_worth_estimator import BAD_EPISODES  # the same episodes, the same refusals
 
 
 def state(estimator):
@@ -22,45 +23,6 @@ def assert_same_state(before, after):
             assert np.array_equal(a, b)
         else:
             assert a == b
-
-
-BAD_EPISODES = [
-    pytest.param(["a"], True, [-1.0], "weights", id="negative weight"),
-    pytest.param(["a"], True, [math.nan], "weights", id="nan weight"),
-    pytest.param(["a"], True, [math.inf], "weights", id="inf weight"),
-    pytest.param(["a"], True, [True], "weights", id="bool weight"),
-    pytest.param(["a"], True, ["1"], "weights", id="str weight"),
-    pytest.param(["a", "b"], True, [1.0], "one entry per retrieved id", id="too few weights"),
-    pytest.param(["a"], True, [1.0, 1.0], "one entry per retrieved id", id="too many weights"),
-    pytest.param(["a"], True, 1.0, "weights must be a sequence", id="scalar weights"),
-    pytest.param([], True, None, "must not be empty", id="empty retrieval"),
-    pytest.param(["a", "b", "a"], True, None, "duplicates ['a']", id="duplicate id"),
-    pytest.param([["a"]], True, None, "hashable", id="unhashable id"),
-    pytest.param("ab", True, None, "sequence of memory ids", id="string as retrieval"),
-    pytest.param({"a"}, True, None, "sequence of memory ids", id="set as retrieval"),
-    pytest.param(np.array([[1, 2]]), True, None, "1-d", id="2-d array"),
-    pytest.param(["a"], 1, None, "success must be a bool", id="int 1 outcome"),
-    pytest.param(["a"], 0, None, "success must be a bool", id="int 0 outcome"),
-    pytest.param(["a"], -1, None, "success must be a bool", id="paper-style -1 outcome"),
-    pytest.param(["a"], 1.0, None, "success must be a bool", id="float outcome"),
-    pytest.param(["a"], "yes", None, "success must be a bool", id="str outcome"),
-    pytest.param(["a"], None, None, "success must be a bool", id="None outcome"),
-    pytest.param(["a"], np.int64(1), None, "success must be a bool", id="numpy int outcome"),
-    pytest.param([True], True, None, "memory ids must not be bools", id="bool id"),
-    pytest.param([1, np.bool_(False)], True, None, "memory ids must not be bools", id="numpy bool id"),
-    pytest.param(
-        [1, True], True, None, r"memory ids must not be bools \(True == 1 ", id="bool beside its int"
-    ),
-    pytest.param([math.nan], True, None, "memory ids must equal themselves", id="nan id"),
-    pytest.param(np.array([1.0, np.nan]), True, None, "memory ids must equal themselves", id="numpy nan id"),
-    pytest.param(
-        ["a"], True, np.array([[1.0]]), r"weights must be 1-d, got shape \(1, 1\)", id="2-d weights"
-    ),
-    pytest.param(
-        ["a", "b"], True, np.ones((1, 2)), "weights must be 1-d", id="2-d weights of the right size"
-    ),
-    pytest.param(["a", "b"], True, [[1.0, 1.0]], "weights must be 1-d", id="nested list weights"),
-]
 
 
 @pytest.mark.parametrize("retrieved, success, weights, message", BAD_EPISODES)

@@ -8,6 +8,7 @@
 * :func:`exclusive_lock` serialises promotions of published files between processes.
 * :func:`no_interrupts` defers SIGINT, SIGTERM and SIGHUP while a few renames complete, whichever
   thread receives them.
+* :func:`writable` tells whether a file can be made in a folder (tried, not inferred).
 * :func:`open_regular` opens a file for reading only if it is a regular file (never waits on a
   FIFO, never reads a device without end).
 """
@@ -21,6 +22,7 @@ import os
 import secrets
 import signal
 import stat
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -191,3 +193,20 @@ def open_regular(path: str | os.PathLike[str], name: str = "path", limit: int | 
     except BaseException:
         os.close(fd)
         raise
+
+
+def writable(path: str | os.PathLike[str] | None, create: bool = True) -> bool:
+    """A file can be made in the folder at the absolute ``path``, or (``create``, when it does not
+    exist yet) in the nearest folder above it that exists. Tried, not inferred from permissions:
+    root passes every permission check, but not a read-only mount; a path that is a file, or
+    lies under one, is not writable."""
+    if not path or not os.path.isabs(path):
+        return False
+    folder = Path(path)
+    while create and not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False

@@ -31,7 +31,6 @@ import secrets
 import shutil
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -41,6 +40,7 @@ from .._lifetime import die_with_parent
 from .._validate import int_problem, raise_problems
 from ..executor import EXECUTOR_ENV, executor_from_spec
 from ..progress import PROGRESS_ENV
+from ..safeio import writable
 from .chapter_run import ChapterRun
 from .chapters import chapter_names, spec
 from .paths import RUN_DIR_ENV, run_figures, run_results, runs_dir
@@ -279,24 +279,9 @@ def kernel_homes(environ: Mapping[str, str], private: Path) -> dict[str, str]:
             if base and leaf and environ.get(base)
             else os.path.expanduser(fallback)
         )
-        if not _can_write(folder):
+        if not writable(folder):
             given[name] = str(private / name.lower())
     return given
-
-
-def _can_write(folder: str) -> bool:
-    """A file can be made in ``folder``, or in the nearest folder above it that exists when it
-    does not (tried: root passes every permission check, not a read-only mount)."""
-    path = Path(folder)
-    if not path.is_absolute():
-        return False
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    try:
-        with tempfile.TemporaryFile(dir=path):
-            return True
-    except OSError:
-        return False
 
 
 def _write_figure_manifest(folder: Path, name: str) -> None:
