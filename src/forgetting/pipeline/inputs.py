@@ -20,9 +20,9 @@ its ``-p`` reading (:func:`papermill_value`).
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import os
-import stat
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn, cast
@@ -30,6 +30,7 @@ from typing import Any, NoReturn, cast
 import yaml
 
 from .._validate import shown
+from ..safeio import NotRegularFile, open_regular
 from .chapters import spec
 
 __all__ = [
@@ -207,16 +208,17 @@ def read_text_file(path: str | os.PathLike[str], what: str, limit: int = MAX_YAM
     (``/dev/zero``, a FIFO, a folder), holds more than ``limit`` bytes, or is not UTF-8 text
     (a NUL byte or an invalid sequence, with its offset).
     """
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:  # a folder, /dev/zero, a FIFO (not waited for) is refused before a byte is read
+        opened = open_regular(path, what)
+    except NotRegularFile:
+        raise ValueError(f"{what} is not a regular file") from None
+    except FileNotFoundError:
+        raise ValueError(f"cannot read {what}: {os.strerror(errno.ENOENT)}") from None
     except OSError as error:
         raise ValueError(f"cannot read {what}: {error.strerror or error}") from None
     except ValueError as error:  # a NUL in the path (only from a caller, never a command line)
         raise ValueError(f"cannot read {what}: {error}") from None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # a folder, /dev/zero, a FIFO (not waited for)
-        os.close(descriptor)
-        raise ValueError(f"{what} is not a regular file")
-    with os.fdopen(descriptor, "rb") as handle:
+    with opened as handle:
         try:
             data = handle.read(limit + 1)
         except OSError as error:

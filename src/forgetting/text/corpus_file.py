@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from ..safeio import open_regular
 from .corpus import CORPUS_VERSION, PHASES, ROLES, Corpus, Memory, Query, TaskType
 
 __all__ = ["REPOSITORY_CORPUS", "CorpusError", "load_corpus", "parse_corpus"]
@@ -89,7 +90,8 @@ def load_corpus(path: str | os.PathLike[str]) -> Corpus:
         No file at ``path``.
     """
     path = Path(path)
-    raw = path.read_bytes()
+    with open_regular(path) as handle:  # a FIFO or a device is refused, not waited on or read forever
+        raw = handle.read()
     try:
         data = yaml.load(raw.decode("utf-8"), Loader=_UniqueKeyLoader)
     except _DuplicateKeyError as error:
