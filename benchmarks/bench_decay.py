@@ -6,7 +6,7 @@ The workload is the one behind the decay-engine article's benchmark script: head
 noise sweep 4 x 20, sensitivity 15 x 20 and failure case 20, for both policies (about 900
 session replays); the article reports 1.3 s for it. It is run
 
-* ``batch``: :mod:`forgetting.decay.batch` through :func:`forgetting.decay.study.run_policies`
+* ``batch``: :mod:`forgetting.studies.decay.batch` through :func:`forgetting.studies.decay.study.run_policies`
   (sessions generated once per setting, both policies replayed as arrays);
 * ``event``: the event engines, one session at a time (:func:`study.run_session`);
 * ``scan``: the same event replay with an engine that scans every item at every ``step``, the
@@ -22,10 +22,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from forgetting.decay import metrics, study
 from forgetting.decay.engines import scan_evictions
-from forgetting.decay.sessions import SessionConfig, generate_session
-from forgetting.decay.simulation import simulate
+from forgetting.studies.decay import metrics, study
+from forgetting.studies.decay.sessions import SessionConfig, generate_session
+from forgetting.studies.decay.simulation import simulate
 
 
 class ScanningEngine:
@@ -109,7 +109,7 @@ def main(argv=None):
     if batch_result != run_events(groups, lambda e: e) or batch_result != run_events(groups, ScanningEngine):
         raise SystemExit("the three paths disagree")  # pragma: no cover - would be a bug
     times = {
-        "batch (forgetting.decay.batch)": best_time(lambda: run_batch(groups), args.repeat),
+        "batch (forgetting.studies.decay.batch)": best_time(lambda: run_batch(groups), args.repeat),
         "event engines, one session at a time": best_time(
             lambda: run_events(groups, lambda e: e), args.repeat
         ),

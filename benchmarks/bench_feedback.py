@@ -25,8 +25,8 @@ The article's engine is the one :mod:`benchmarks.bench_decay` times as "the arti
 article's eviction check reads. The article's own ``memory_engine.py`` is not in this repository.
 Row 4 replays seeds ``0..N-1`` of the chapter's published parameters (150 turns, 3 facts,
 4 recalls each, noise 3 per turn), each session generated once and replayed through the decay
-engine (theta 0.20, S0 8) and the window (W 15) with :func:`forgetting.decay.simulation.simulate`,
-then :func:`~forgetting.decay.metrics.session_summary`: the 2N per-session rows that the chapter's
+engine (theta 0.20, S0 8) and the window (W 15) with :func:`forgetting.studies.decay.simulation.simulate`,
+then :func:`~forgetting.studies.decay.metrics.session_summary`: the 2N per-session rows that the chapter's
 ``study.run_seeds`` computes (with the batch simulator). Before timing, the rows of seeds 0..4
 must equal ``study.run_seeds``'s; after, the chapter's recorded means and sds must equal
 ``study.summarize_runs`` of the article engine's N-seed rows (to the record's 10 digits). The
@@ -61,10 +61,10 @@ from pathlib import Path
 
 from bench_decay import ScanningEngine  # benchmarks/ is sys.path[0] when this file runs as a script
 
-from forgetting.decay import metrics, study
-from forgetting.decay.sessions import SessionConfig, generate_session
-from forgetting.decay.simulation import simulate
 from forgetting.pipeline.chapters import spec
+from forgetting.studies.decay import metrics, study
+from forgetting.studies.decay.sessions import SessionConfig, generate_session
+from forgetting.studies.decay.simulation import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **os.environ}  # the caller's settings win

@@ -2,7 +2,7 @@
 
 Prints, side by side in one run: embedding the chosen LoCoMo conversations into an empty cache
 (cold) and reading them back (warm), then the chapter's whole computation
-(:func:`forgetting.conversations.study.chapter_results`: every policy's sweep, the budgets, the
+(:func:`forgetting.studies.conversations.study.chapter_results`: every policy's sweep, the budgets, the
 held-out Memory Worth) on ``--workers`` local processes, and the two totals against the
 issue's targets (cold under 180 s, warm under 30 s). Nothing here asserts a time.
 
@@ -19,9 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from forgetting.conversations import locomo_zip, study
-from forgetting.executor import InProcess, ProcessPool
+from forgetting.conversations import locomo_zip
 from forgetting.pipeline.chapters import spec
+from forgetting.studies.conversations import study
+from forgetting.studies.executor import InProcess, ProcessPool
 
 COLD_TARGET, WARM_TARGET = 180.0, 30.0
 

@@ -7,7 +7,7 @@ A plain script, not a test::
 
 The workload is the decay-headline chapter at its published parameters except ``n_seeds``:
 both policies (decay and window) over seeds ``0..seeds-1``, through
-:func:`forgetting.decay.study.run_seeds` with each executor of :mod:`forgetting.executor`:
+:func:`forgetting.studies.decay.study.run_seeds` with each executor of :mod:`forgetting.studies.executor`:
 
 * ``in-process``: one worker, the calling process;
 * ``loky pool``: ``--workers`` local processes (default: every core);
@@ -28,11 +28,11 @@ import os
 import sys
 import time
 
-from forgetting import executor as ex
-from forgetting.decay import study
-from forgetting.decay.sessions import SessionConfig
 from forgetting.hashing import digest
 from forgetting.pipeline.chapters import spec
+from forgetting.studies import executor as ex
+from forgetting.studies.decay import study
+from forgetting.studies.decay.sessions import SessionConfig
 
 #: Seeds of the untimed first sweep on each pool: one chunk each, so every worker imports the library.
 WARM_UP_SEEDS = 64

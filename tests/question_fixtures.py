@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import strategies as st
 
-from forgetting.conversations.question_retrieval import QuestionSet
+from forgetting.studies.conversations.question_retrieval import QuestionSet
 
 SCORES = [-0.5, 0.0, 0.1, 0.25, 0.9]  # few values, so ties are common
 

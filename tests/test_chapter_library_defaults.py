@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from forgetting import worlds as W
 from forgetting.pipeline.chapters import CHAPTERS
-from forgetting.text import exp5
-from forgetting.text.outcome import OutcomeModel
+from forgetting.studies import worlds as W
+from forgetting.studies.text import exp5
+from forgetting.studies.text.outcome import OutcomeModel
 
 
 def _default(function: Callable[..., Any], argument: str) -> Any:

@@ -83,7 +83,7 @@ def test_the_session_chapters_are_the_chapters_with_a_session_length_and_noise()
 
 def _session_refused(config):
     """Whether SessionConfig refuses ``config`` for its size (False: it accepts it)."""
-    from forgetting.decay.sessions import SessionConfig
+    from forgetting.studies.decay.sessions import SessionConfig
 
     try:
         SessionConfig(seed=0, **config)
@@ -97,7 +97,7 @@ def _session_refused(config):
 def test_a_session_beyond_the_session_bound_is_refused_by_the_registry(name, noise, refused):
     """100,000 turns with 100 noise items a turn, and the facts' events, is just over the
     10**7 events SessionConfig allows: the registry refuses it before any kernel, naming the bound."""
-    from forgetting.decay.sessions import MAX_SESSION_SIZE
+    from forgetting.studies.decay.sessions import MAX_SESSION_SIZE
 
     chapter = spec(name)
     values = {"session_length": 100_000, "noise_per_turn": noise}

@@ -7,7 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from forgetting.worlds import ConfoundWorld
+from forgetting.studies.worlds import ConfoundWorld
 
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "results"
 
@@ -81,7 +81,7 @@ def test_the_real_text_runs_are_experiment_5s_published_world_and_seeds():
     epsilon = 0 each run is Experiment 5's own": the world's defaults are Experiment 5's
     published parameters, the seed counts agree, and the stale memory's mean end worth without
     omission is Experiment 5's published mean over its seeds."""
-    from forgetting.text.exp5 import RealTextWorld
+    from forgetting.studies.text.exp5 import RealTextWorld
 
     credit, exp5 = record("beyond-credit"), record("mw-exp5")
     world, p = RealTextWorld(), exp5["parameters"]

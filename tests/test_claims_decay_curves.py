@@ -2,8 +2,8 @@
 
 import json
 
-from forgetting.curves.fits import FAMILIES
 from forgetting.pipeline.paths import repo_root
+from forgetting.studies.curves.fits import FAMILIES
 
 RECORD = json.loads((repo_root() / "data" / "results" / "decay-curves.json").read_text(encoding="utf-8"))
 VALUES = RECORD["values"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from forgetting.decay import study, timeline
-from forgetting.decay.sessions import SessionConfig
+from forgetting.studies.decay import study, timeline
+from forgetting.studies.decay.sessions import SessionConfig
 
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "results"
 

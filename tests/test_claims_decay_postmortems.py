@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from forgetting import hashing
-from forgetting.decay import wallclock
 from forgetting.decay.curves import naive_eviction_turn
-from forgetting.decay.sessions import SessionConfig
+from forgetting.studies.decay import wallclock
+from forgetting.studies.decay.sessions import SessionConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "data" / "results"

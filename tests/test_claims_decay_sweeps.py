@@ -6,7 +6,7 @@ import csv
 import json
 from pathlib import Path
 
-from forgetting.decay import sweep_study
+from forgetting.studies.decay import sweep_study
 
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "results"
 

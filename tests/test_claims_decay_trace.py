@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from forgetting.decay.engines import EbbinghausEngine
-from forgetting.decay.sessions import SessionConfig, generate_session
+from forgetting.studies.decay.sessions import SessionConfig, generate_session
 
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "results"
 

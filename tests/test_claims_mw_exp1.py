@@ -7,9 +7,9 @@ import json
 import math
 from pathlib import Path
 
-from forgetting.mean_difference import consistent_indices, difference_of_means, standard_error
-from forgetting.published import load_published
-from forgetting.stats import Z_95
+from forgetting.studies.mean_difference import consistent_indices, difference_of_means, standard_error
+from forgetting.studies.published import load_published
+from forgetting.studies.stats import Z_95
 
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "results"
 

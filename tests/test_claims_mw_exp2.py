@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from forgetting import worlds
+from forgetting.studies import worlds
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "data" / "results"

@@ -7,7 +7,7 @@ import csv
 import json
 from pathlib import Path
 
-from forgetting.worlds.exploration import plain_loops_beaten
+from forgetting.studies.worlds.exploration import plain_loops_beaten
 
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "results"
 

@@ -7,8 +7,8 @@ import json
 import math
 from pathlib import Path
 
-from forgetting.published import load_published
-from forgetting.text.depth import derived_shift, expected_end_value
+from forgetting.studies.published import load_published
+from forgetting.studies.text.depth import derived_shift, expected_end_value
 from forgetting.worth import DEFAULT_PRIOR
 
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "results"

@@ -17,7 +17,11 @@ from hypothesis import strategies as st
 
 from conversation_streams import stream
 from forgetting.conversations import KeepAll, Window, load_locomo, locomo_zip, parse_session_time, replay
-from forgetting.conversations.benchmark import (
+from forgetting.conversations.capacity import Capacity, RandomEviction
+from forgetting.conversations.policies import check_events
+from forgetting.conversations.records import session_time_text
+from forgetting.conversations.source import LOCOMO_ENV, SHARED_COPY
+from forgetting.studies.conversations.benchmark import (
     ADVERSARIAL,
     QuestionIndex,
     QuestionRanking,
@@ -28,17 +32,13 @@ from forgetting.conversations.benchmark import (
     score,
     top_k,
 )
-from forgetting.conversations.capacity import Capacity, RandomEviction
-from forgetting.conversations.embeddings import (
+from forgetting.studies.conversations.embeddings import (
     ConversationVectors,
     embed_conversations,
     fragile_pairs,
     token_counts,
 )
-from forgetting.conversations.policies import check_events
-from forgetting.conversations.records import session_time_text
-from forgetting.conversations.source import LOCOMO_ENV, SHARED_COPY
-from forgetting.conversations.sweep import (
+from forgetting.studies.conversations.sweep import (
     SweepTask,
     _score_task,
     policy_grid,
@@ -46,7 +46,7 @@ from forgetting.conversations.sweep import (
     replay_blind,
     run_sweep,
 )
-from forgetting.executor import InProcess, ProcessPool
+from forgetting.studies.executor import InProcess, ProcessPool
 from forgetting.text.encoder import get_encoder
 from locomo_fixture import write_fixture
 

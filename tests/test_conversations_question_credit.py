@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.conversations.question_credit import (
+from forgetting.studies.conversations.question_credit import (
     RULES,
     effect_counts,
     omission_draws,
@@ -13,9 +13,9 @@ from forgetting.conversations.question_credit import (
     question_credit,
     turn_effects,
 )
-from forgetting.conversations.question_retrieval import QuestionSet
-from forgetting.conversations.question_study import credit_results
-from forgetting.conversations.question_worth import held_out, learn_worth, question_split
+from forgetting.studies.conversations.question_retrieval import QuestionSet
+from forgetting.studies.conversations.question_study import credit_results
+from forgetting.studies.conversations.question_worth import held_out, learn_worth, question_split
 from question_fixtures import direct_retrieve, question_sets
 
 

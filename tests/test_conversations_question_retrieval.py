@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.conversations.question_retrieval import (
+from forgetting.studies.conversations.question_retrieval import (
     QuestionSet,
     hits,
     question_indices_of,

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.conversations.question_retrieval import QuestionSet
-from forgetting.conversations.question_worth import (
+from forgetting.studies.conversations.question_retrieval import QuestionSet
+from forgetting.studies.conversations.question_worth import (
     HeldOut,
     flag_low_value,
     flag_report,

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, copy_book
-from forgetting.conversations import prepared, presentation, study
 from forgetting.conversations.source import LOCOMO_ENV, OFFLINE_ENV
-from forgetting.conversations.sweep import best_within
 from forgetting.pipeline.chapters import spec
+from forgetting.studies.conversations import prepared, presentation, study
+from forgetting.studies.conversations.sweep import best_within
 
 PARAMS = spec("real-conversations").defaults
 

@@ -1,4 +1,4 @@
-"""forgetting.text.corpus: the shipped corpus has every role, and the accessors agree."""
+"""forgetting.studies.text.corpus: the shipped corpus has every role, and the accessors agree."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import yaml
 
-from forgetting.text.corpus import AFTER, BEFORE, PHASES, ROLES
-from forgetting.text.corpus_file import REPOSITORY_CORPUS, load_corpus
+from forgetting.studies.text.corpus import AFTER, BEFORE, PHASES, ROLES
+from forgetting.studies.text.corpus_file import REPOSITORY_CORPUS, load_corpus
 
 CORPUS_PATH = Path(__file__).resolve().parents[1] / REPOSITORY_CORPUS
 

@@ -1,4 +1,4 @@
-"""forgetting.text.corpus_file: the shipped file loads, the path is required, and every
+"""forgetting.studies.text.corpus_file: the shipped file loads, the path is required, and every
 malformed case fails clearly."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from forgetting.text.corpus import AFTER, BEFORE
-from forgetting.text.corpus_file import REPOSITORY_CORPUS, load_corpus
+from forgetting.studies.text.corpus import AFTER, BEFORE
+from forgetting.studies.text.corpus_file import REPOSITORY_CORPUS, load_corpus
 
 CORPUS_PATH = Path(__file__).resolve().parents[1] / REPOSITORY_CORPUS
 
@@ -334,7 +334,7 @@ def test_loading_does_not_depend_on_where_the_package_is(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     corpus = load_corpus(copied)
     assert corpus.sha256 == load_corpus(CORPUS_PATH).sha256 and corpus.path == str(copied)
-    import forgetting.text.corpus_file as module
+    import forgetting.studies.text.corpus_file as module
 
     assert "__file__" not in Path(module.__file__).read_text(encoding="utf-8")
 

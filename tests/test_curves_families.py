@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.curves import fsrs_reference
 from forgetting.curves.families import (
     ebbinghaus_log_savings,
     equivalent_exponential_threshold,
@@ -18,8 +17,13 @@ from forgetting.curves.families import (
     two_exponential_retention,
     wickelgren_retention,
 )
-from forgetting.curves.fsrs_reference import FSRS_DECAY_BOUNDS, fsrs_max_abs_difference, fsrs_retrievability
 from forgetting.decay.curves import NEVER_TURN, decay_eviction_delay, reinforced_stability
+from forgetting.studies.curves import fsrs_reference
+from forgetting.studies.curves.fsrs_reference import (
+    FSRS_DECAY_BOUNDS,
+    fsrs_max_abs_difference,
+    fsrs_retrievability,
+)
 
 decays = st.floats(0.05, 3.0)
 stabilities = st.floats(0.01, 1e4)
@@ -182,7 +186,7 @@ def test_power_law_with_an_infinite_stability_never_decays():
 
 
 def test_decay_checks_cover_every_exponent_with_the_reference_that_exists():
-    from forgetting.curves.fsrs_reference import FSRS_V4_DECAY, decay_check_summary, fsrs_decay_checks
+    from forgetting.studies.curves.fsrs_reference import FSRS_V4_DECAY, decay_check_summary, fsrs_decay_checks
 
     rows = fsrs_decay_checks([0.5, 1.0, 2.0, 0.5, *FSRS_DECAY_BOUNDS], [0, 1, 30, 365], [0.5, 8.0])
     assert [r["decay"] for r in rows] == [0.1, 0.5, 0.8, 1.0, 2.0]  # distinct, ascending
@@ -203,7 +207,7 @@ def test_decay_checks_cover_every_exponent_with_the_reference_that_exists():
 @settings(max_examples=100, deadline=None)
 @given(t=st.integers(0, 36500), stability=st.floats(0.001, 1e5))
 def test_fsrs_form_at_d_one_is_the_benchmarks_fsrs_v4_curve(t, stability):
-    from forgetting.curves.fsrs_reference import fsrs_v4_retrievability
+    from forgetting.studies.curves.fsrs_reference import fsrs_v4_retrievability
 
     direct = 1.0 / (1.0 + t / (9.0 * stability))  # F = 0.9^-1 - 1 = 1/9
     assert fsrs_v4_retrievability(t, stability) == pytest.approx(direct, rel=1e-15)
@@ -211,7 +215,7 @@ def test_fsrs_form_at_d_one_is_the_benchmarks_fsrs_v4_curve(t, stability):
 
 
 def test_fsrs_v4_curve_refuses_bad_arguments():
-    from forgetting.curves.fsrs_reference import fsrs_v4_retrievability
+    from forgetting.studies.curves.fsrs_reference import fsrs_v4_retrievability
 
     with pytest.raises(ValueError, match="elapsed_days must be >= 0 and stability > 0"):
         fsrs_v4_retrievability(-1, 1.0)

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgetting.curves.families import power_retention
-from forgetting.curves.fits import (
+from forgetting.pipeline.paths import repo_root
+from forgetting.studies.curves.fits import (
     FAMILIES,
     MEASURE_LABELS,
     MEASURES,
@@ -22,8 +23,7 @@ from forgetting.curves.fits import (
     rankings_differing,
     residual_variance_floor,
 )
-from forgetting.curves.savings_data import SAVINGS_FILES, load_savings
-from forgetting.pipeline.paths import repo_root
+from forgetting.studies.curves.savings_data import SAVINGS_FILES, load_savings
 
 HOURS = load_savings(repo_root() / SAVINGS_FILES["ebbinghaus1885"]).delay_hours
 
@@ -258,7 +258,7 @@ def test_published_ebbinghaus_formula_ranks_first_by_every_measure_and_the_worst
 def test_standard_errors_keep_three_significant_digits_and_parameters_six():
     """The rounding the docstring states: a standard error to STANDARD_ERROR_DIGITS digits, whose
     sixth digit an exp four ulp off once moved; parameters to PARAMETER_DIGITS."""
-    from forgetting.curves.fits import PARAMETER_DIGITS, STANDARD_ERROR_DIGITS
+    from forgetting.studies.curves.fits import PARAMETER_DIGITS, STANDARD_ERROR_DIGITS
 
     assert STANDARD_ERROR_DIGITS == 3 < PARAMETER_DIGITS == 6
     savings = predict("two_exponential", [0.4, 1.0, 0.3, 1500.0], HOURS)

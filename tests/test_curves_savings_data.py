@@ -2,7 +2,8 @@
 
 import pytest
 
-from forgetting.curves.savings_data import (
+from forgetting.pipeline.paths import repo_root
+from forgetting.studies.curves.savings_data import (
     BENCHMARK_FILE,
     SAVINGS_FILES,
     load_curve_benchmark,
@@ -10,7 +11,6 @@ from forgetting.curves.savings_data import (
     parse_savings,
     savings_table,
 )
-from forgetting.pipeline.paths import repo_root
 
 ROOT = repo_root()
 HEADER = "delay_hours,savings_percent,probable_error_percent\n"

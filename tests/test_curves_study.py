@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.curves.study import (
+from forgetting.studies.curves.study import (
     PowerPolicy,
     curve_frontier,
     curve_headline,
@@ -15,8 +15,8 @@ from forgetting.curves.study import (
     relabelling_check,
     run_curve_seeds,
 )
-from forgetting.decay.sessions import SessionConfig
-from forgetting.decay.study import DECAY, DecayPolicy
+from forgetting.studies.decay.sessions import SessionConfig
+from forgetting.studies.decay.study import DECAY, DecayPolicy
 
 CONFIG = SessionConfig(
     seed=0, session_length=150, num_foundational=3, recalls_per_foundational=4, noise_per_turn=3
@@ -86,7 +86,7 @@ def test_relabelling_check_simulates_where_it_can():
 
 
 def test_matched_differing_count_sums_differing_sessions_over_decays():
-    from forgetting.curves.study import matched_differing_count
+    from forgetting.studies.curves.study import matched_differing_count
 
     assert matched_differing_count(CONFIG, 3, [0.5, 1.0], 0.2, 8.0) == 0  # matched at theta: nothing moves
     # matched at 0.2 but compared at 0.5 the tails part: the count is the per-decay rows summed
@@ -95,7 +95,7 @@ def test_matched_differing_count_sums_differing_sessions_over_decays():
 
 
 def test_headline_pair_and_noise_gap_read_the_tables():
-    from forgetting.curves.study import headline_pair, noise_max_frr_gap
+    from forgetting.studies.curves.study import headline_pair, noise_max_frr_gap
 
     rows = [
         {"curve": "exponential", "decay": float("nan"), "frr_mean": 0.5},
@@ -113,7 +113,7 @@ def test_headline_pair_and_noise_gap_read_the_tables():
 
 
 def test_grace_at_and_relabelling_summary():
-    from forgetting.curves.study import grace_at, relabelling_summary
+    from forgetting.studies.curves.study import grace_at, relabelling_summary
 
     frontier = curve_frontier(CONFIG.replace(session_length=40), 1, [0.1, 0.5], [0.5])
     exp_grace, power_grace = grace_at(frontier, 0.1, 0.5)
@@ -136,9 +136,9 @@ def test_the_batch_rows_are_the_event_engines_session_by_session(
 ):
     """run_curve_seeds (the batch simulator, on each policy's eviction delays) against a direct
     replay of every event through the policy's own engine."""
-    from forgetting.decay import metrics
-    from forgetting.decay.sessions import generate_session
-    from forgetting.decay.simulation import simulate
+    from forgetting.studies.decay import metrics
+    from forgetting.studies.decay.sessions import generate_session
+    from forgetting.studies.decay.simulation import simulate
 
     config = SessionConfig(seed=0, session_length=80, noise_per_turn=noise, schedule=schedule,
                            recalls_per_foundational=recalls)  # fmt: skip
@@ -162,9 +162,9 @@ def test_the_batch_rows_are_the_event_engines_session_by_session(
 )
 def test_differing_sessions_are_those_whose_event_traces_differ(decays, thresholds, noise, exponential):
     """A direct reading: every event through both engines, the (item, eviction turn) pairs compared."""
-    from forgetting.decay import metrics
-    from forgetting.decay.sessions import generate_session
-    from forgetting.decay.simulation import simulate
+    from forgetting.studies.decay import metrics
+    from forgetting.studies.decay.sessions import generate_session
+    from forgetting.studies.decay.simulation import simulate
 
     config = SessionConfig(seed=0, session_length=80, noise_per_turn=noise)
     first = DecayPolicy(thresholds[0]) if exponential else PowerPolicy(decays[0], thresholds[0])

@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay import batch, metrics, study
 from forgetting.decay.curves import decay_eviction_delay, reinforced_stability
 from forgetting.decay.engines import EbbinghausEngine
-from forgetting.decay.sessions import SessionConfig, generate_session, max_recalls, recall_schedules
-from forgetting.decay.simulation import simulate
+from forgetting.studies.decay import batch, metrics, study
+from forgetting.studies.decay.sessions import SessionConfig, generate_session, max_recalls, recall_schedules
+from forgetting.studies.decay.simulation import simulate
 
 configs = st.builds(
     SessionConfig,

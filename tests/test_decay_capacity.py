@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay.capacity import CapacityDecay, CapacityWindow, age_ratio, victim_key
 from forgetting.decay.curves import decay_eviction_delay, reinforced_stability
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
-from forgetting.decay.sessions import SessionConfig, generate_session
-from forgetting.decay.simulation import simulate
+from forgetting.studies.decay.capacity import CapacityDecay, CapacityWindow, age_ratio, victim_key
+from forgetting.studies.decay.sessions import SessionConfig, generate_session
+from forgetting.studies.decay.simulation import simulate
 
 
 class Reference:

@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay import metrics
-from forgetting.decay.capacity import CapacityDecay, CapacityWindow
-from forgetting.decay.capacity_batch import capped_outcome
 from forgetting.decay.engines import EbbinghausEngine
-from forgetting.decay.sessions import SessionConfig, generate_session
-from forgetting.decay.simulation import simulate
-from forgetting.decay.sweep_study import CapacityPolicy
+from forgetting.studies.decay import metrics
+from forgetting.studies.decay.capacity import CapacityDecay, CapacityWindow
+from forgetting.studies.decay.capacity_batch import capped_outcome
+from forgetting.studies.decay.sessions import SessionConfig, generate_session
+from forgetting.studies.decay.simulation import simulate
+from forgetting.studies.decay.sweep_study import CapacityPolicy
 
 
 def replayed(engine: CapacityDecay | CapacityWindow, config: SessionConfig) -> tuple[float, float, int]:

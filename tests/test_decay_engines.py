@@ -300,7 +300,7 @@ def test_evict_turn_is_the_step_that_evicts(engine_factory):
 
 def _engines():
     from forgetting.curves.power_engine import PowerLawEngine
-    from forgetting.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
+    from forgetting.studies.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
 
     return [
         EbbinghausEngine(),
@@ -326,7 +326,7 @@ def test_register_refuses_a_foundational_flag_that_is_not_a_bool(flag):
 def _scheduled_engines():
     """Every engine built on ``ScheduledEngine`` (the wall-clock draft has its own register)."""
     from forgetting.curves.power_engine import PowerLawEngine
-    from forgetting.decay.capacity import CapacityDecay, CapacityWindow
+    from forgetting.studies.decay.capacity import CapacityDecay, CapacityWindow
 
     return [
         EbbinghausEngine(),

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay import frontier, study
-from forgetting.decay.sessions import SessionConfig
+from forgetting.studies.decay import frontier, study
+from forgetting.studies.decay.sessions import SessionConfig
 
 
 def test_rows_have_the_published_columns_in_order():
@@ -56,7 +56,7 @@ def test_bad_arguments_are_refused():
 
 
 def test_frontier_with_intervals_agrees_with_the_frontier_and_states_its_widths():
-    from forgetting import stats
+    from forgetting.studies import stats
 
     config = SessionConfig(seed=0)
     rows = frontier.frontier_with_intervals(config, 15, [0.1, 0.6], [20, 120])

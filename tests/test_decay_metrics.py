@@ -2,10 +2,10 @@
 
 import pytest
 
-from forgetting.decay import metrics, study
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
-from forgetting.decay.sessions import SessionConfig, generate_session
-from forgetting.decay.simulation import simulate
+from forgetting.studies.decay import metrics, study
+from forgetting.studies.decay.sessions import SessionConfig, generate_session
+from forgetting.studies.decay.simulation import simulate
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay import postmortems, study
-from forgetting.decay.sessions import RECALL_JITTER, SessionConfig, generate_session
+from forgetting.studies.decay import postmortems, study
+from forgetting.studies.decay.sessions import RECALL_JITTER, SessionConfig, generate_session
 
 
 def first_gaps(config, n_seeds):

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay import sessions
-from forgetting.decay.sessions import (
+from forgetting.studies.decay import sessions
+from forgetting.studies.decay.sessions import (
     RECALL_BASE_OFFSETS,
     SessionConfig,
     generate_session,

@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
-from forgetting.decay.sessions import SessionConfig, generate_session, max_recalls
-from forgetting.decay.simulation import simulate
+from forgetting.studies.decay.sessions import SessionConfig, generate_session, max_recalls
+from forgetting.studies.decay.simulation import simulate
 
 
 def test_same_session_same_trace():

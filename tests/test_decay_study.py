@@ -5,10 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgetting import hashing
-from forgetting.decay import metrics, study
 from forgetting.decay.engines import EbbinghausEngine
-from forgetting.decay.sessions import Session, SessionConfig, generate_session
-from forgetting.decay.simulation import simulate
+from forgetting.studies.decay import metrics, study
+from forgetting.studies.decay.sessions import Session, SessionConfig, generate_session
+from forgetting.studies.decay.simulation import simulate
 
 
 def test_determinism_same_seed_same_trace():

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting import stats
-from forgetting.decay import frontier, metrics, sweep_study
-from forgetting.decay.capacity import CapacityDecay, CapacityWindow
-from forgetting.decay.sessions import SessionConfig, generate_session, recall_schedules
-from forgetting.decay.simulation import simulate
-from forgetting.decay.study import DecayPolicy, WindowPolicy
+from forgetting.studies import stats
+from forgetting.studies.decay import frontier, metrics, sweep_study
+from forgetting.studies.decay.capacity import CapacityDecay, CapacityWindow
+from forgetting.studies.decay.sessions import SessionConfig, generate_session, recall_schedules
+from forgetting.studies.decay.simulation import simulate
+from forgetting.studies.decay.study import DecayPolicy, WindowPolicy
 
 CONFIG = SessionConfig(seed=0)
 

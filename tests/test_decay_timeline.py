@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay import study, timeline
 from forgetting.decay.curves import retention, stability_after_recalls
 from forgetting.decay.engines import EbbinghausEngine
-from forgetting.decay.sessions import (
+from forgetting.studies.decay import study, timeline
+from forgetting.studies.decay.sessions import (
     SessionConfig,
     generate_session,
     latest_last_recall,

@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgetting import hashing
-from forgetting.decay import study, wallclock
 from forgetting.decay.engines import EbbinghausEngine
-from forgetting.decay.sessions import SessionConfig, generate_session
-from forgetting.decay.simulation import simulate
-from forgetting.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
+from forgetting.studies.decay import study, wallclock
+from forgetting.studies.decay.sessions import SessionConfig, generate_session
+from forgetting.studies.decay.simulation import simulate
+from forgetting.studies.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
 
 STEADY = LatencyModel(sigma=0.0)  # every turn lasts exactly the median: one second
 

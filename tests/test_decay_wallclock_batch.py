@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.decay import metrics, wallclock
-from forgetting.decay.sessions import SessionConfig, generate_session
-from forgetting.decay.simulation import simulate
-from forgetting.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
-from forgetting.decay.wallclock_batch import clock_summary, due_turn
+from forgetting.studies.decay import metrics, wallclock
+from forgetting.studies.decay.sessions import SessionConfig, generate_session
+from forgetting.studies.decay.simulation import simulate
+from forgetting.studies.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
+from forgetting.studies.decay.wallclock_batch import clock_summary, due_turn
 
 
 def replayed(config: SessionConfig, readings: list[float], theta: float, stability: float) -> dict:

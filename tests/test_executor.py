@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting import executor as ex
-from forgetting import governance, worlds
-from forgetting.decay import frontier, study
-from forgetting.decay.sessions import SessionConfig
 from forgetting.hashing import digest
-from forgetting.progress import PROGRESS_ENV
+from forgetting.studies import executor as ex
+from forgetting.studies import governance, worlds
+from forgetting.studies.decay import frontier, study
+from forgetting.studies.decay.sessions import SessionConfig
+from forgetting.studies.progress import PROGRESS_ENV
 
 SHORT = SessionConfig(seed=0, session_length=60, noise_per_turn=2)
 

@@ -1,15 +1,15 @@
-"""forgetting.text.exp5: the episodes, determinism, the shift, and the counters."""
+"""forgetting.studies.text.exp5: the episodes, determinism, the shift, and the counters."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from forgetting.text.corpus import BEFORE, PHASES
-from forgetting.text.exp5 import RealTextWorld, discounted_worth, run_episodes
-from forgetting.text.outcome import OutcomeModel
-from forgetting.text.retrieval import CorpusEmbeddings
-from forgetting.text.summary import summarise
+from forgetting.studies.text.corpus import BEFORE, PHASES
+from forgetting.studies.text.exp5 import RealTextWorld, discounted_worth, run_episodes
+from forgetting.studies.text.outcome import OutcomeModel
+from forgetting.studies.text.retrieval import CorpusEmbeddings
+from forgetting.studies.text.summary import summarise
 from forgetting.worth import DiscountedMemoryWorth, MemoryWorth
 
 pytest_plugins = ("text_fixtures",)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.governance import (
+from forgetting.studies.governance import (
     ALL_POLICIES,
     co_retrieval_sweep,
     crowded_out,
@@ -30,7 +30,7 @@ from forgetting.governance import (
     sweep_table,
     world_sweep,
 )
-from forgetting.governance.world import STALE, TRUE, GovernanceWorld, generate_governance_session
+from forgetting.studies.governance.world import STALE, TRUE, GovernanceWorld, generate_governance_session
 
 
 def exactly_crowded(draw: float, crowding: float, noise_items: int) -> bool:
@@ -202,7 +202,7 @@ def test_co_retrieval_sweep_is_the_world_sweep_of_co_retrieval():
     ],
 )
 def test_world_sweep_refuses_a_bad_field_or_value_before_any_run(monkeypatch, field, values, message):
-    import forgetting.governance.summary as summary
+    import forgetting.studies.governance.summary as summary
 
     monkeypatch.setattr(summary, "run_governance_seeds", lambda *a, **k: pytest.fail("a session was run"))
     with pytest.raises(ValueError, match=message):

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from forgetting.governance import (
+from forgetting.studies.governance import (
     GovernanceWorld,
     difference_table,
     mean_estimate,

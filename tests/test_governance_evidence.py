@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from forgetting.governance import (
+from forgetting.studies.governance import (
     EffectArms,
     GovernanceWorld,
     generate_governance_session,
@@ -19,7 +19,7 @@ from forgetting.governance import (
     run_governance,
     run_governance_seeds,
 )
-from forgetting.governance.world import STALE, TRUE
+from forgetting.studies.governance.world import STALE, TRUE
 
 counts = st.integers(0, 400)
 

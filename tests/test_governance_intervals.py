@@ -1,4 +1,4 @@
-"""forgetting.governance.intervals: Wilson's interval against scipy and against its exact
+"""forgetting.studies.governance.intervals: Wilson's interval against scipy and against its exact
 coverage, the bootstrap against the normal approximation, determinism and bad inputs."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from forgetting.governance.intervals import (
+from forgetting.studies.governance.intervals import (
     BOOTSTRAP_DECIMALS,
     BOOTSTRAP_RESAMPLES,
     NO_SESSION,

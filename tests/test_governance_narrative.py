@@ -1,4 +1,4 @@
-"""forgetting.governance.narrative: the chapter's counts and clauses, each against a direct
+"""forgetting.studies.governance.narrative: the chapter's counts and clauses, each against a direct
 reading of the world, the session generator or the traced run."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.governance.narrative import (
+from forgetting.studies.governance.narrative import (
     gap_schedule,
     jitter_percent,
     late_turns,
@@ -17,9 +17,9 @@ from forgetting.governance.narrative import (
     true_fate,
     worth_after_shift,
 )
-from forgetting.governance.policies import GovernanceRun, run_governance
-from forgetting.governance.summary import late_window
-from forgetting.governance.world import JITTER, STALE, GovernanceWorld, generate_governance_session
+from forgetting.studies.governance.policies import GovernanceRun, run_governance
+from forgetting.studies.governance.summary import late_window
+from forgetting.studies.governance.world import JITTER, STALE, GovernanceWorld, generate_governance_session
 
 RULES = dict(eviction_threshold=0.2, min_evidence=5.0, low_threshold=0.3)
 

@@ -1,4 +1,4 @@
-"""forgetting.governance.policies: decay keeps contradicting facts, outcome evidence deprecates.
+"""forgetting.studies.governance.policies: decay keeps contradicting facts, outcome evidence deprecates.
 
 The golden test pins, for a dozen sessions of the chapter's default world, the turn at which
 each policy lost each fact. The direct-reading tests replay a run's own log against the
@@ -19,15 +19,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgetting.decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine, decay_eviction_delay
-from forgetting.governance.batch import run_governance_seeds
-from forgetting.governance.policies import (
+from forgetting.studies.governance.batch import run_governance_seeds
+from forgetting.studies.governance.policies import (
     POLICIES,
     GovernanceRun,
     decay_fact_states,
     noise_present,
     run_governance,
 )
-from forgetting.governance.world import (
+from forgetting.studies.governance.world import (
     STALE,
     TRUE,
     GovernanceOutcome,
@@ -326,7 +326,7 @@ def test_the_policies_read_worth_exactly_as_the_validated_formulas(
 ):
     """The policies' scalar reading of a fact's worth and class is the estimator's own, value for
     value and label for label (no cache, no numpy: the same float operations)."""
-    from forgetting.governance.policies import _read_worth
+    from forgetting.studies.governance.policies import _read_worth
     from forgetting.worth import evidence_volume, memory_worth, worth_class
 
     rate, label = _read_worth((positive, negative), prior, min_evidence, 0.7, low)

@@ -1,4 +1,4 @@
-"""The sequential test of harm (forgetting.governance.evidence.HarmTest) and its policy.
+"""The sequential test of harm (forgetting.worth.evidence.HarmTest) and its policy.
 
 Its guarantee rests on one identity: given the past, a contrast task's factor ``1 - lam * W``
 has mean ``1 - 2 * lam * delta``, so exactly 1 when the fact has no effect. That identity is
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting.governance import (
+from forgetting.studies.governance import (
     DEFAULT_ALPHA,
     SEQUENTIAL,
     GovernanceOutcome,
@@ -30,7 +30,7 @@ from forgetting.governance import (
     share_estimate,
     summarize_governance,
 )
-from forgetting.governance.world import STALE, TRUE
+from forgetting.studies.governance.world import STALE, TRUE
 
 OUTCOMES = ((True, True), (True, False), (False, True), (False, False))
 

@@ -1,4 +1,4 @@
-"""forgetting.governance.summary: estimates over sessions, the cost split, the loss order,
+"""forgetting.studies.governance.summary: estimates over sessions, the cost split, the loss order,
 the digest and the chapter's tables -- each against a direct count over the runs."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from forgetting.governance.batch import run_governance_seeds
-from forgetting.governance.intervals import mean_estimate, share_estimate
-from forgetting.governance.policies import POLICIES, GovernanceRun, decay_fact_states
-from forgetting.governance.summary import (
+from forgetting.studies.governance.batch import run_governance_seeds
+from forgetting.studies.governance.intervals import mean_estimate, share_estimate
+from forgetting.studies.governance.policies import POLICIES, GovernanceRun, decay_fact_states
+from forgetting.studies.governance.summary import (
     MEASURE_DIGITS,
     MEASURES,
     POLICY_LABELS,
@@ -27,7 +27,7 @@ from forgetting.governance.summary import (
     summarize_governance,
     sweep_table,
 )
-from forgetting.governance.world import GovernanceWorld, generate_governance_session
+from forgetting.studies.governance.world import GovernanceWorld, generate_governance_session
 
 
 def small_world(**changes):

@@ -1,4 +1,4 @@
-"""forgetting.governance.world: the outcome model, the world's settings and one seeded session."""
+"""forgetting.studies.governance.world: the outcome model, the world's settings and one seeded session."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from forgetting.executor import ProcessPool
-from forgetting.governance.batch import run_governance_seeds
-from forgetting.governance.policies import POLICIES, run_governance
-from forgetting.governance.world import (
+from forgetting.studies.executor import ProcessPool
+from forgetting.studies.governance.batch import run_governance_seeds
+from forgetting.studies.governance.policies import POLICIES, run_governance
+from forgetting.studies.governance.world import (
     BOTH_STREAM,
     CROWD_STREAM,
     HARD_STREAM,
@@ -22,7 +22,7 @@ from forgetting.governance.world import (
     omission_world,
     session_arrays,
 )
-from forgetting.worlds.model import substream
+from forgetting.studies.worlds.model import substream
 
 
 def test_outcome_probability_by_what_was_retrieved():

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgetting import GovernedMemory, MemoryStatus
-from forgetting.governance.policies import DEPLOYMENT_FACTS, _play, noise_present, run_governance
-from forgetting.governance.runs import GovernanceRun
-from forgetting.governance.world import (
+from forgetting.pipeline.chapters import CHAPTERS
+from forgetting.studies.governance.policies import DEPLOYMENT_FACTS, _play, noise_present, run_governance
+from forgetting.studies.governance.runs import GovernanceRun
+from forgetting.studies.governance.world import (
     STALE,
     TRUE,
     GovernanceOutcome,
@@ -21,7 +22,6 @@ from forgetting.governance.world import (
     crowded_out,
     generate_governance_session,
 )
-from forgetting.pipeline.chapters import CHAPTERS
 
 HELD = MemoryStatus.HELD
 

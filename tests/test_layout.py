@@ -8,8 +8,12 @@ SRC = ROOT / "src" / "forgetting"
 
 
 def packages_and_modules():
-    names = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    return names | {p.name for p in SRC.glob("*.py") if p.name != "__init__.py"}
+    """The package folders and top-level modules of both layers: the library and its studies."""
+    names = set()
+    for layer in (SRC, SRC / "studies"):
+        names |= {p.name for p in layer.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+        names |= {p.name for p in layer.glob("*.py") if p.name != "__init__.py"}
+    return names
 
 
 def test_every_subpackage_is_an_attribute_of_the_package_on_first_use():
@@ -164,6 +168,41 @@ def test_no_module_of_the_library_imports_one_that_imports_it_back():
     ones inside functions (a lazy import that goes back up is the same circle, postponed)."""
     found = cycles(library_imports())
     assert found == [], "import circles: " + "; ".join(" -> ".join(c) for c in found)
+
+
+LAYERS = ("library", "studies", "pipeline")
+
+
+def layer(module: str) -> str:
+    """The layer of a module named as :func:`library_imports` names it (``studies.decay.study``)."""
+    top = module.split(".")[0]
+    return top if top in ("studies", "pipeline") else "library"
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that runs up the layers: library -> studies -> pipeline, never back."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    return sorted(
+        f"{m} -> {t}" for m, targets in graph.items() for t in targets if rank[layer(t)] > rank[layer(m)]
+    )
+
+
+def test_layer_violations_finds_a_library_module_that_imports_a_study(tmp_path):
+    (tmp_path / "studies").mkdir()
+    (tmp_path / "studies" / "__init__.py").write_text("")
+    (tmp_path / "studies" / "a.py").write_text("from ..engine import E\n")
+    (tmp_path / "engine.py").write_text("def f():\n    from .studies import a\n")
+    (tmp_path / "pipeline.py").write_text("from .studies import a\n")
+    assert layer_violations(library_imports(tmp_path)) == ["engine -> studies.a"]
+
+
+def test_the_library_never_imports_the_studies_or_the_pipeline():
+    """Two layers, visible in the tree: the library (everything but ``studies/`` and
+    ``pipeline/``) imports neither, even lazily or for type checking, and no study imports the
+    pipeline. What an agent builder installs runs without the book's experiments."""
+    graph = library_imports()
+    assert {layer(m) for m in graph} == set(LAYERS)
+    assert layer_violations(graph) == []
 
 
 def test_every_pytest_raises_says_what_it_expects():

@@ -18,10 +18,10 @@ import pytest
 
 from conftest import copy_book
 from forgetting import pipeline
+from forgetting.studies.text.corpus_file import REPOSITORY_CORPUS, load_corpus
+from forgetting.studies.text.retrieval import embed_corpus
 from forgetting.text.cache import EmbeddingCache
-from forgetting.text.corpus_file import REPOSITORY_CORPUS, load_corpus
 from forgetting.text.model_files import ModelNotInstalledError, locate_model_dir
-from forgetting.text.retrieval import embed_corpus
 from forgetting.text.similarity import FLOAT32_ROUNDING, RELATIVE_PERTURBATION, cosine_matrix
 
 pytestmark = pytest.mark.book

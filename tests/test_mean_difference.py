@@ -1,4 +1,4 @@
-"""forgetting.mean_difference: two independent means, their difference and its standard error."""
+"""forgetting.studies.mean_difference: two independent means, their difference and its standard error."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forgetting.mean_difference import consistent_indices, difference_of_means, standard_error
-from forgetting.stats import Z_95
+from forgetting.studies.mean_difference import consistent_indices, difference_of_means, standard_error
+from forgetting.studies.stats import Z_95
 
 means = st.floats(-10.0, 10.0, allow_nan=False)
 ses = st.floats(1e-6, 10.0, allow_nan=False)

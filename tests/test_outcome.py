@@ -1,13 +1,13 @@
-"""forgetting.text.outcome: the success probability of an episode."""
+"""forgetting.studies.text.outcome: the success probability of an episode."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from forgetting.text.corpus import AFTER
-from forgetting.text.outcome import OutcomeModel
-from forgetting.text.retrieval import retrieve
+from forgetting.studies.text.corpus import AFTER
+from forgetting.studies.text.outcome import OutcomeModel
+from forgetting.studies.text.retrieval import retrieve
 
 pytest_plugins = ("text_fixtures",)
 

@@ -465,7 +465,7 @@ def test_p_values_that_start_with_a_dash_are_read_as_papermill_reads_them(tmp_pa
 
 
 def test_more_workers_than_cores_fail_before_any_kernel(in_repository, monkeypatch, capsys):
-    from forgetting import executor
+    from forgetting.studies import executor
 
     monkeypatch.setattr(executor.os, "cpu_count", lambda: 2)
     for workers in ("3", "100000"):

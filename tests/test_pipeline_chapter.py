@@ -10,7 +10,7 @@ import pytest
 
 from forgetting.pipeline.chapter import CHECK_ORIGINS, Chapter
 from forgetting.pipeline.chapters import spec
-from forgetting.published import load_published
+from forgetting.studies.published import load_published
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -384,7 +384,7 @@ def test_a_bound_process_dies_the_moment_its_parent_does():
             sys.executable,
             "-c",
             "import os, subprocess, sys, time\n"
-            "child = subprocess.Popen([sys.executable, '-m', 'forgetting._lifetime', str(os.getpid()), '--',"
+            "child = subprocess.Popen([sys.executable, '-m', 'forgetting.studies._lifetime', str(os.getpid()), '--',"
             " 'sleep', '60'])\n"
             "print(child.pid, flush=True)\n"
             "time.sleep(60)",
@@ -404,12 +404,14 @@ def test_a_bound_process_dies_the_moment_its_parent_does():
 
 def test_the_binding_command_says_how_it_is_used():
     done = subprocess.run(
-        [sys.executable, "-m", "forgetting._lifetime", "not-a-pid", "sleep"],
+        [sys.executable, "-m", "forgetting.studies._lifetime", "not-a-pid", "sleep"],
         env={**os.environ, "PYTHONPATH": str(SRC)},
         capture_output=True,
         text=True,
     )
-    assert done.returncode == 2 and done.stderr.startswith("usage: python -m forgetting._lifetime PID --")
+    assert done.returncode == 2 and done.stderr.startswith(
+        "usage: python -m forgetting.studies._lifetime PID --"
+    )
 
 
 def test_the_site_build_is_bound_to_the_command(tmp_path, monkeypatch):
@@ -433,7 +435,7 @@ def test_the_site_build_is_bound_to_the_command(tmp_path, monkeypatch):
     monkeypatch.setattr(site.subprocess, "run", run)
     site.build_site(root)
     (build,) = [command for command in seen if command[0] != "git"]  # the footer's version line asks git
-    assert build[:5] == [sys.executable, "-m", "forgetting._lifetime", str(os.getpid()), "--"]
+    assert build[:5] == [sys.executable, "-m", "forgetting.studies._lifetime", str(os.getpid()), "--"]
     assert build[5].endswith("jupyter-book") and build[6] == "build"
 
 

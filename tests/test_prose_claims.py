@@ -65,7 +65,7 @@ def test_the_fine_grids_widest_full_recall_window_is_the_schedules_ceiling():
     """decay-sweeps: the earliest turn a last recall can land on (every jitter factor at its
     low end, rounded as the generator rounds) leaves a silence of ``L - turn``; the fine grid's
     smallest window with full recall equals it, so more seeds cannot raise it."""
-    from forgetting.decay.sessions import SessionConfig
+    from forgetting.studies.decay.sessions import SessionConfig
 
     record = json.loads((RESULTS / "decay-sweeps.json").read_text(encoding="utf-8"))
     parameters = record["parameters"]
@@ -95,8 +95,8 @@ def test_the_noise_sweep_cannot_move_the_frr():
     a seed's foundational recalls, and the turns each fact is evicted, are the same at every
     noise level; the published sweep is flat with zero spread."""
     from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
-    from forgetting.decay.sessions import SessionConfig, generate_session
-    from forgetting.decay.simulation import simulate
+    from forgetting.studies.decay.sessions import SessionConfig, generate_session
+    from forgetting.studies.decay.simulation import simulate
 
     record = json.loads((RESULTS / "decay-sweeps.json").read_text(encoding="utf-8"))
     levels = record["parameters"]["noise_levels"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from forgetting import published
 from forgetting.pipeline.chapters import CHAPTERS
+from forgetting.studies import published
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = (ROOT / "data" / "published.yaml").read_text(encoding="utf-8")
@@ -115,7 +115,7 @@ def test_the_intro_table_is_generated_from_the_file() -> None:
     begin, end = intro.index(published.INTRO_BEGIN), intro.index(published.INTRO_END)
     assert intro[begin : end + len(published.INTRO_END)] == published.intro_table(), (
         "book/intro.md's Memory Worth table differs from data/published.yaml; "
-        "regenerate it with python -m forgetting.published"
+        "regenerate it with python -m forgetting.studies.published"
     )
 
 
@@ -129,7 +129,7 @@ def test_the_intro_table_says_how_every_setting_was_obtained() -> None:
 
 
 def test_settings_taken_from_the_paper_equal_its_numbers() -> None:
-    from forgetting.text.outcome import OutcomeModel
+    from forgetting.studies.text.outcome import OutcomeModel
 
     assert OutcomeModel().p_all == published.value("mw-exp5.stale_mw_before")
     assert CHAPTERS["mw-exp5"].defaults["p_all"] == published.value("mw-exp5.stale_mw_before")

@@ -1,4 +1,4 @@
-"""forgetting.text.retrieval: the corpus vectors, the top-k of each phase, robustness."""
+"""forgetting.studies.text.retrieval: the corpus vectors, the top-k of each phase, robustness."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from forgetting.studies.text.corpus import AFTER, BEFORE
+from forgetting.studies.text.exp5 import RealTextWorld, run_episodes
+from forgetting.studies.text.retrieval import CorpusEmbeddings, embed_corpus, retrieve, robustness
+from forgetting.studies.text.summary import summarise
+from forgetting.studies.text.tables import hitchhiker_table, memory_similarity
 from forgetting.text import cache as cache_module
-from forgetting.text.corpus import AFTER, BEFORE
-from forgetting.text.exp5 import RealTextWorld, run_episodes
 from forgetting.text.model_files import EMBEDDING_DIM, MODEL_SHA256
-from forgetting.text.retrieval import CorpusEmbeddings, embed_corpus, retrieve, robustness
 from forgetting.text.similarity import (
     COSINE_DECIMALS,
     COSINE_TOLERANCE,
@@ -19,8 +21,6 @@ from forgetting.text.similarity import (
     cosine_change_bound,
     cosine_matrix,
 )
-from forgetting.text.summary import summarise
-from forgetting.text.tables import hitchhiker_table, memory_similarity
 
 pytest_plugins = ("text_fixtures",)
 

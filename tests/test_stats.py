@@ -5,7 +5,7 @@ import statistics
 import numpy as np
 import pytest
 
-from forgetting.stats import SeedSummary, mean_sd, rho_across_seeds, summarize
+from forgetting.studies.stats import SeedSummary, mean_sd, rho_across_seeds, summarize
 
 
 def test_summarize_is_statistics_exactly():

@@ -1,11 +1,11 @@
-"""forgetting.text.tables: the rows of the chapter's tables."""
+"""forgetting.studies.text.tables: the rows of the chapter's tables."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from forgetting.text.tables import (
+from forgetting.studies.text.tables import (
     evidence_by_query,
     hitchhiker_table,
     memory_similarity,

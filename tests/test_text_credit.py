@@ -1,4 +1,4 @@
-"""Causal credit on Experiment 5's real text (``forgetting.text.credit``)."""
+"""Causal credit on Experiment 5's real text (``forgetting.studies.text.credit``)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from forgetting.text import credit, exp5
-from forgetting.text.corpus import AFTER, BEFORE, PHASES
-from forgetting.text.outcome import OutcomeModel
-from forgetting.text.retrieval import retrieve, set_outcome
-from forgetting.worlds.credit import omission_slots
+from forgetting.studies.text import credit, exp5
+from forgetting.studies.text.corpus import AFTER, BEFORE, PHASES
+from forgetting.studies.text.outcome import OutcomeModel
+from forgetting.studies.text.retrieval import retrieve, set_outcome
+from forgetting.studies.worlds.credit import omission_slots
 
 pytest_plugins = ("text_fixtures",)
 

@@ -1,4 +1,4 @@
-"""forgetting.text.depth: the shift derived from either start, the expected end, the sweep over k."""
+"""forgetting.studies.text.depth: the shift derived from either start, the expected end, the sweep over k."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forgetting.text.depth import DEPTH_KEYS, depth_sweep, derived_shift, expected_end_value
-from forgetting.text.exp5 import RealTextWorld, run_episodes
-from forgetting.text.shift import stale_rates
-from forgetting.text.summary import summarise
+from forgetting.studies.text.depth import DEPTH_KEYS, depth_sweep, derived_shift, expected_end_value
+from forgetting.studies.text.exp5 import RealTextWorld, run_episodes
+from forgetting.studies.text.shift import stale_rates
+from forgetting.studies.text.summary import summarise
 from forgetting.worth import DEFAULT_PRIOR
 
 pytest_plugins = ("text_fixtures",)

@@ -1,4 +1,4 @@
-"""forgetting.text.shift: the shift episode the paper's numbers imply, and the sweep over it."""
+"""forgetting.studies.text.shift: the shift episode the paper's numbers imply, and the sweep over it."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from forgetting.text.exp5 import RealTextWorld, evidence_ratio_needed, run_episodes
-from forgetting.text.shift import SWEEP_KEYS, inferred_shift_episode, shift_sweep, stale_rates
-from forgetting.text.summary import summarise
+from forgetting.studies.text.exp5 import RealTextWorld, evidence_ratio_needed, run_episodes
+from forgetting.studies.text.shift import SWEEP_KEYS, inferred_shift_episode, shift_sweep, stale_rates
+from forgetting.studies.text.summary import summarise
 
 pytest_plugins = ("text_fixtures",)
 

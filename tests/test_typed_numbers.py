@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from forgetting import published
 from forgetting.pipeline.chapters import CHAPTERS
+from forgetting.studies import published
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "data" / "results"

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from forgetting import worlds as W
-from forgetting.worlds import adaptive
+from forgetting.studies import worlds as W
+from forgetting.studies.worlds import adaptive
 
 
 def _direct_run(world: W.AdaptiveWorld, seed: np.random.SeedSequence) -> tuple[np.ndarray, np.ndarray]:

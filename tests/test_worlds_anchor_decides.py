@@ -5,8 +5,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from forgetting import worlds as W
-from forgetting.worlds import anchor_decides
+from forgetting.studies import worlds as W
+from forgetting.studies.worlds import anchor_decides
 from forgetting.worth import add_episodes
 
 

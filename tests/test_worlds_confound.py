@@ -5,8 +5,8 @@ import itertools
 
 import numpy as np
 
-from forgetting import published
-from forgetting import worlds as W
+from forgetting.studies import published
+from forgetting.studies import worlds as W
 from forgetting.worth import memory_worth
 
 

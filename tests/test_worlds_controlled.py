@@ -5,9 +5,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from forgetting import published
-from forgetting import worlds as W
-from forgetting.worlds import controlled
+from forgetting.studies import published
+from forgetting.studies import worlds as W
+from forgetting.studies.worlds import controlled
 from forgetting.worth import MemoryWorth, UnitCounters, WorthArrays, memory_worth
 
 
@@ -208,8 +208,8 @@ def test_static_score_rho_refuses_a_seed_that_is_not_a_non_negative_int(seed):
 
 
 def test_the_loop_cost_is_called_measured_only_beyond_two_sided_95_percent():
-    from forgetting.stats import DISTINGUISHABLE_Z
-    from forgetting.worlds import loop_cost_words
+    from forgetting.studies.stats import DISTINGUISHABLE_Z
+    from forgetting.studies.worlds import loop_cost_words
 
     assert loop_cost_words(-0.0107, 0.0107 / 2.03) == "a cost these seeds measure"
     assert loop_cost_words(-0.0033, 0.0033 / 1.07) == "a cost these seeds cannot tell apart from zero"

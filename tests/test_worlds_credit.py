@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from forgetting.worlds import (
+from forgetting.studies.worlds import (
     ConfoundWorld,
     CoRetrievalWorld,
     co_retrieval_experiment,

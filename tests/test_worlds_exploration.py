@@ -1,4 +1,4 @@
-"""forgetting.worlds.exploration: Experiment 3 with a share epsilon of uniform episodes."""
+"""forgetting.studies.worlds.exploration: Experiment 3 with a share epsilon of uniform episodes."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgetting import worlds as W
-from forgetting.stats import Z_95
-from forgetting.worlds import exploration as X
+from forgetting.studies import worlds as W
+from forgetting.studies.stats import Z_95
+from forgetting.studies.worlds import exploration as X
 from forgetting.worth import UnitCounters, memory_worth
 
 SMALL = W.PolicyWorld(n_memories=20, retrieved_per_episode=3, n_episodes=300, temperature=0.05)

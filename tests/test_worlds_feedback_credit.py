@@ -8,10 +8,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from forgetting.executor import InProcess
-from forgetting.worlds import PolicyWorld, feedback_credit, policy_experiment
-from forgetting.worlds.credit import omission_slots, present_mask, present_mean
-from forgetting.worlds.model import (
+from forgetting.studies.executor import InProcess
+from forgetting.studies.worlds import PolicyWorld, feedback_credit, policy_experiment
+from forgetting.studies.worlds.credit import omission_slots, present_mask, present_mean
+from forgetting.studies.worlds.model import (
     OUTCOME_STREAM,
     RETRIEVAL_STREAM,
     seed_streams,

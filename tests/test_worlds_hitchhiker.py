@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from forgetting import worlds as W
-from forgetting.worlds import hitchhiker
+from forgetting.studies import worlds as W
+from forgetting.studies.worlds import hitchhiker
 from forgetting.worth import add_episodes, memory_worth
 
 SMALL = {

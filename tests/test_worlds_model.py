@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from forgetting import worlds as W
+from forgetting.studies import worlds as W
 
 
 def assert_results_identical(first, second):
@@ -264,7 +264,7 @@ def test_substreams_are_fixed_children_of_the_seed():
 
 
 def test_preference_bound_is_the_softmax_ratio_at_the_mean_spread():
-    from forgetting.worlds import preference_bound
+    from forgetting.studies.worlds import preference_bound
 
     worth = np.array([[0.2, 0.5, 0.7], [0.4, 0.4, 0.6]])
     spread = ((0.7 - 0.2) + (0.6 - 0.4)) / 2
@@ -282,7 +282,7 @@ def test_preference_bound_is_the_softmax_ratio_at_the_mean_spread():
     ],
 )
 def test_preference_bound_refuses_what_it_cannot_measure(worth, temperature, match):
-    from forgetting.worlds import preference_bound
+    from forgetting.studies.worlds import preference_bound
 
     with pytest.raises(ValueError, match=match):
         preference_bound(worth, temperature)

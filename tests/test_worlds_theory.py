@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from forgetting import worlds as W
+from forgetting.studies import worlds as W
 
 
 def test_worth_converges_to_exact_p_plus_at_rate_one_over_sqrt_n():

@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from forgetting.text.corpus import Corpus
-from forgetting.text.corpus_file import REPOSITORY_CORPUS, load_corpus
+from forgetting.studies.text.corpus import Corpus
+from forgetting.studies.text.corpus_file import REPOSITORY_CORPUS, load_corpus
+from forgetting.studies.text.exp5 import RealTextWorld, run_episodes
+from forgetting.studies.text.retrieval import embed_corpus
 from forgetting.text.encoder import MiniLMEncoder
-from forgetting.text.exp5 import RealTextWorld, run_episodes
 from forgetting.text.model_files import INSTALL_COMMAND, ModelNotInstalledError, locate_model_dir
-from forgetting.text.retrieval import embed_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 

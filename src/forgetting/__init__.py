@@ -8,7 +8,7 @@ Two mechanisms and the experiments about them:
 * :mod:`forgetting.worth` -- Memory Worth, ``MW = h+ / (h+ + h-)``, an outcome-based
   two-counter estimator of which memories help.
 * :mod:`forgetting.curves` -- the curve's shape: other forgetting curves, fitted to human data.
-* :mod:`forgetting.worlds`, :mod:`forgetting.text`, :mod:`forgetting.governance` -- the
+* :mod:`forgetting.studies.worlds`, :mod:`forgetting.text`, :mod:`forgetting.studies.governance` -- the
   simulated worlds of Experiments 1-4, Experiment 5 on real text, and the two signals together.
 * :mod:`forgetting.conversations` -- real conversations (LoCoMo) and forgetting policies on them.
 * :mod:`forgetting.pipeline` -- the book's plumbing (chapters, runs, the site), apart from the science.
@@ -34,16 +34,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (which t
 if TYPE_CHECKING:  # the same names, for type checkers; at run time they load on first use
     from typing import Any
 
-    from .decay import (
-        EbbinghausEngine,
-        Engine,
-        RecencyWindow,
-        SessionConfig,
-        generate_session,
-        reinforced_stability,
-        retention,
-        simulate,
-    )
+    from .decay import EbbinghausEngine, Engine, RecencyWindow, reinforced_stability, retention
     from .governed import GovernedMemory, MemoryStatus
     from .worth import DiscountedMemoryWorth, MemoryWorth, memory_worth, update_batch, worth_class
 
@@ -53,11 +44,8 @@ _NAMES = {
     "EbbinghausEngine": "decay",
     "Engine": "decay",
     "RecencyWindow": "decay",
-    "SessionConfig": "decay",
-    "generate_session": "decay",
     "reinforced_stability": "decay",
     "retention": "decay",
-    "simulate": "decay",
     "DiscountedMemoryWorth": "worth",
     "MemoryWorth": "worth",
     "memory_worth": "worth",
@@ -67,7 +55,7 @@ _NAMES = {
     "MemoryStatus": "governed",
 }
 #: Every subpackage, an attribute of ``forgetting`` on first use (imported then, not before).
-_SUBPACKAGES = ("decay", "curves", "worth", "worlds", "text", "governance", "conversations", "pipeline")
+_SUBPACKAGES = ("decay", "curves", "worth", "text", "conversations", "studies", "pipeline")
 
 
 def __getattr__(name: str) -> Any:
@@ -94,12 +82,9 @@ __all__ = [
     "MemoryStatus",
     "MemoryWorth",
     "RecencyWindow",
-    "SessionConfig",
-    "generate_session",
     "memory_worth",
     "reinforced_stability",
     "retention",
-    "simulate",
     "update_batch",
     "worth_class",
 ]

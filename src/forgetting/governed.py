@@ -1,7 +1,7 @@
 """A governed memory: a decay working set whose memories outcome evidence can deprecate.
 
 :class:`GovernedMemory` is the book's combined answer in one object, the ``combined`` policy of
-:mod:`forgetting.governance.policies` for any memories: the Ebbinghaus engine
+:mod:`forgetting.studies.governance.policies` for any memories: the Ebbinghaus engine
 (:class:`~forgetting.decay.EbbinghausEngine`) keeps what is recalled and evicts what is not, and
 Memory Worth (:class:`~forgetting.worth.MemoryWorth`) deprecates a memory whose retrievals keep
 travelling with failures. One call per retrieval (:meth:`GovernedMemory.retrieve`) and one per

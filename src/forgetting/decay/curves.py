@@ -69,7 +69,7 @@ def retention(turns_since_touch: float, stability: float) -> float:
     ----------
     turns_since_touch : int or float
         ``t``, time since the item was last registered or recalled, in the unit of ``S``
-        (turns; seconds only in the wall-clock variant of :mod:`~forgetting.decay.wallclock`);
+        (turns; seconds only in the wall-clock variant of :mod:`~forgetting.studies.decay.wallclock`);
         any finite real number, ``R = 1.0`` for ``t <= 0``.
     stability : float
         ``S > 0``: the time for retention to fall to ``1/e`` (``inf``: ``R = 1`` always).

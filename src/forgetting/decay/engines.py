@@ -10,7 +10,8 @@ events and then calls ``step(turn)``, which evicts.
 * :class:`RecencyWindow` -- evicts an item once ``turn - last_touched > W``; how often it
   was recalled is ignored by design.
 
-Both satisfy :class:`Engine`, the protocol every driver (:func:`~forgetting.decay.simulation.simulate`) relies on.
+Both satisfy :class:`Engine`, the protocol every driver
+(:func:`~forgetting.studies.decay.simulation.simulate`) relies on.
 
 An item's eviction turn depends only on its own last touch and stability, so both engines file it
 under that turn on every touch: ``step`` costs time in the items it evicts and a touch a fixed

@@ -42,9 +42,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..executor import Executor, executor_from_env
 from ..hashing import digest
 from ..safeio import atomic_write
+from ..studies.executor import Executor, executor_from_env
 from .chapters import ChapterSpec, spec
 from .output import RunAlone
 from .params import command_value
@@ -232,7 +232,7 @@ class Chapter:
 
         Only entries with ``compare: exact`` can be asserted: ``round(value, digits) == published``.
         """
-        from ..published import load_published
+        from ..studies.published import load_published
 
         number = load_published()[entry]
         if number.compare != "exact":

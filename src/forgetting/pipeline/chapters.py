@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._validate import shown
-from ..decay.sessions import MAX_SESSION_SIZE
+from ..studies.decay.sessions import MAX_SESSION_SIZE
 from .params import LISTED_NAMES, ChapterSpec, Param, Rule, from_zero
 
 __all__ = ["CHAPTERS", "LISTED_NAMES", "ChapterSpec", "Param", "Rule", "chapter_names", "spec"]
@@ -51,8 +51,8 @@ def _interval(values: Sequence[float]) -> bool:
 
 
 def _session_bound(num_foundational: int | None = None, levels: bool = False) -> Rule:
-    """The rule that a chapter's sessions fit :class:`~forgetting.decay.sessions.SessionConfig`'s
-    bound: at most :data:`~forgetting.decay.sessions.MAX_SESSION_SIZE` events,
+    """The rule that a chapter's sessions fit :class:`~forgetting.studies.decay.sessions.SessionConfig`'s
+    bound: at most :data:`~forgetting.studies.decay.sessions.MAX_SESSION_SIZE` events,
     ``session_length * noise + num_foundational * (1 + recalls_per_foundational)``, at
     ``noise_per_turn`` and (``levels``) at every one of ``noise_levels``. ``num_foundational``: the
     count the notebook fixes when it is not a parameter (``None``: it is one)."""

@@ -36,8 +36,8 @@ from typing import Any
 
 from .. import __version__, pipeline
 from .._validate import int_problem, raise_problems
-from ..executor import executor_spec, require_scheduler_reachable
 from ..safeio import is_disk_full
+from ..studies.executor import executor_spec, require_scheduler_reachable
 from . import inputs, pdf, publish
 from .chapters import chapter_names, spec
 from .params import parameter_table

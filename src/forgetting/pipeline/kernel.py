@@ -7,7 +7,7 @@ which ipykernel reports at start ("Kernel is running over TCP without encryption
 papermill's default) with CurveZMQ transport encryption provisioned whenever the kernelspec
 declares support for it (ipykernel's does), so the kernel has nothing to report.
 :class:`ParentBoundKernelManager` adds one change: the kernel's command goes through ``python
--m forgetting._lifetime PID --``, which asks Linux to kill it when process ``PID`` dies and then
+-m forgetting.studies._lifetime PID --``, which asks Linux to kill it when process ``PID`` dies and then
 ``exec``\\ s the kernel unchanged (the request survives ``exec``). A kernel is then never left
 running by a command killed with SIGKILL, even in its first second, before ipykernel's own
 parent poller starts. papermill takes either as ``kernel_manager_class``; the papermill engine
@@ -17,7 +17,7 @@ Both the pipeline (:func:`kernel_options`) and the engine end a kernel with nbcl
 ``shutdown_kernel="immediate"``: it is killed once its last cell (or the failed one) has
 answered, instead of being sent a shutdown request. By then nbclient holds every output and the
 kernel has nothing left to do; the processes it started die with it (the local workers of
-:class:`forgetting.executor.ProcessPool` are bound to it as it is bound to us). A shutdown
+:class:`forgetting.studies.executor.ProcessPool` are bound to it as it is bound to us). A shutdown
 request, on the other hand, races inside ipykernel 7.4: after handling it, the control thread
 publishes an "idle" status that can meet the I/O thread's event pipe already closed by the main
 thread, and tornado then prints a ``ZMQError: Socket operation on non-socket`` traceback on the
@@ -87,7 +87,7 @@ class ParentBoundKernelManager(EncryptedKernelManager):
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command: list[str] = super().format_kernel_cmd(extra_arguments)
-        return [sys.executable, "-m", "forgetting._lifetime", str(os.getpid()), "--", *command]
+        return [sys.executable, "-m", "forgetting.studies._lifetime", str(os.getpid()), "--", *command]
 
 
 class EncryptedEngine:

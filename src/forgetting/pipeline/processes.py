@@ -1,6 +1,6 @@
 """The processes of a ``forgetting`` command end with it, and a signal ends it in one line.
 
-* :func:`~forgetting._lifetime.die_with_parent` -- a chapter process of ``build --jobs``, a
+* :func:`~forgetting.studies._lifetime.die_with_parent` -- a chapter process of ``build --jobs``, a
   chapter's Jupyter kernel and the kernel's local workers are killed by the operating system
   the moment their parent dies, SIGKILL included (Linux ``PR_SET_PDEATHSIG``).
 * :func:`terminate_as_interrupt` -- SIGTERM and SIGHUP raise :class:`Terminated` in the main
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
-from .._lifetime import die_with_parent
+from ..studies._lifetime import die_with_parent
 
 __all__ = ["Terminated", "die_with_parent", "guard_stdio", "raise_terminated", "terminate_as_interrupt"]
 

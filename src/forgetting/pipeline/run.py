@@ -36,11 +36,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._lifetime import die_with_parent
 from .._validate import int_problem, raise_problems
-from ..executor import EXECUTOR_ENV, executor_from_spec
-from ..progress import PROGRESS_ENV
 from ..safeio import writable
+from ..studies._lifetime import die_with_parent
+from ..studies.executor import EXECUTOR_ENV, executor_from_spec
+from ..studies.progress import PROGRESS_ENV
 from .chapter_run import ChapterRun
 from .chapters import chapter_names, spec
 from .paths import RUN_DIR_ENV, run_figures, run_results, runs_dir
@@ -182,7 +182,7 @@ def run_chapter(
 
     ``quick`` applies the chapter's smoke parameters under ``overrides``. ``executor`` names
     what runs the chapter's seed sweeps (a number of local workers or ``tcp://HOST:PORT``,
-    see :func:`forgetting.executor.executor_from_spec`); the kernel finds it in
+    see :func:`forgetting.studies.executor.executor_from_spec`); the kernel finds it in
     ``FORGETTING_EXECUTOR`` and the results do not depend on it. Raises ``ValueError`` (bad
     parameters or executor, before any kernel) or :class:`ChapterFailed`; on any failure,
     Ctrl-C included, the run folder is removed.

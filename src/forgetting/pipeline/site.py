@@ -126,7 +126,7 @@ def build_site(root: Path, builder: str = "html") -> Path:
     command = [  # bound to this process: a killed build leaves no site build running
         sys.executable,
         "-m",
-        "forgetting._lifetime",
+        "forgetting.studies._lifetime",
         str(os.getpid()),
         "--",
         str(Path(sys.executable).parent / "jupyter-book"),

@@ -10,7 +10,7 @@ round either way), so the margin is checked: :func:`cosine_change_bound` bounds,
 pair, how far a relative change of :data:`RELATIVE_PERTURBATION` in every vector component can
 move a cosine (never more than :data:`COSINE_TOLERANCE`), and :func:`fragile_rounding` /
 :func:`fragile_ranking` say whether a change of that size could alter a rounded value or an
-ordered top-k. :func:`forgetting.text.retrieval.robustness` counts them for a corpus; the
+ordered top-k. :func:`forgetting.studies.text.retrieval.robustness` counts them for a corpus; the
 chapter publishes the counts.
 """
 
@@ -35,7 +35,7 @@ __all__ = [
 
 #: Decimal places of every cosine that decides a retrieval or is published. Digits beyond the
 #: 6th significant one are machine noise. Why three places and not four is measured by the
-#: chapter (:func:`forgetting.text.retrieval.robustness` at both precisions) and asserted by
+#: chapter (:func:`forgetting.studies.text.retrieval.robustness` at both precisions) and asserted by
 #: the tests: at three, every decision and published cosine is clear of its rounding boundary.
 COSINE_DECIMALS = 3
 #: Relative change of every vector component that no decision or published value may notice.

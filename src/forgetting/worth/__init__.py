@@ -11,7 +11,7 @@ infinite exploration and a constant conditional success rate,
 depend on the history; what it must not do is change the success rate of the episodes that
 retrieve ``m``). With other weights the limit is a weight-averaged success rate. ``p+`` is an
 association, not a causal effect: a useless memory that always travels with a useful one earns
-the same worth (:mod:`forgetting.worlds.hitchhiker`).
+the same worth (:mod:`forgetting.studies.worlds.hitchhiker`).
 
 * :mod:`~forgetting.worth.formulas` -- ``memory_worth``, ``evidence_volume``, ``decayed``, weights.
 * :mod:`~forgetting.worth.taxonomy` -- the four classes and their thresholds (stored once).

@@ -2,7 +2,7 @@
 
 Conditioning on a context (a task type, a query cluster) compares a memory only with
 episodes of the same kind, which removes a confound when retrieval depends on how hard the
-task is (Experiment 2, :mod:`forgetting.worlds.confound`). Within one context every formula
+task is (Experiment 2, :mod:`forgetting.studies.worlds.confound`). Within one context every formula
 is the plain estimator's: ``MW(m | c) = h+(c, m) / (h+(c, m) + h-(c, m))``.
 """
 

@@ -1,0 +1,286 @@
+"""The real-conversation chapter's computation in one call: the data, the sweeps, the budgets.
+
+:func:`run` loads the chosen conversations, embeds them (:mod:`.embeddings`), replays every
+policy of :func:`~.sweep.policy_grid` with retrieval-driven recall at each retrieval setting
+(:mod:`.sweep`), and returns the values the chapter glues and the tables it shows, as plain
+numbers and rows (so that a page built without the data can show the published ones instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...conversations.records import counts
+from ..executor import Executor
+from .benchmark import ADVERSARIAL, question_index
+from .embeddings import fragile_pairs
+from .prepared import Prepared, prepare
+from .question_study import TABLES as QUESTION_TABLES
+from .question_study import question_results
+from .sweep import best_within, policy_grid, run_sweep
+
+__all__ = [
+    "PASS_FAMILIES",
+    "TABLES",
+    "Prepared",
+    "chapter_results",
+    "dataset_rows",
+    "family_list",
+    "headline_values",
+    "prepare",
+    "run_benchmark",
+]
+
+#: The forgetting-pass schedules each field rule is run with (when a pass runs is left open).
+PASS_FAMILIES = ("session", "turn", "day")
+
+
+def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The counts the chapter glues (all conversations pooled) and one row per conversation."""
+    rows: list[dict[str, Any]] = []
+    for conversation, tokens, vectors in zip(prepared.conversations, prepared.tokens, prepared.vectors):
+        found = counts([conversation])
+        index = question_index(conversation)
+        first, last = conversation.sessions[0][1], conversation.sessions[-1][1]
+        rows.append(
+            {
+                "conversation": conversation.name,
+                "sessions": found.sessions,
+                "turns": found.turns,
+                "image turns": found.images,
+                "days": (last.date() - first.date()).days,
+                "tokens": int(tokens.sum()),
+                "questions 1-4": sum(found.questions[c] for c in found.questions if c != ADVERSARIAL),
+                "questions 5": found.questions[ADVERSARIAL],
+                "evidence ids naming no turn": found.unresolved,
+                "questions not scored": index.unresolved + index.no_evidence,
+                "fragile cosines": sum(fragile_pairs(vectors)),
+            }
+        )
+    total = counts(prepared.conversations)
+    values: dict[str, Any] = {
+        "n_conversations": total.conversations,
+        "n_sessions": total.sessions,
+        "n_turns": total.turns,
+        "n_images": total.images,
+        "n_questions": total.total_questions,
+        "n_questions_main": sum(r["questions 1-4"] for r in rows),
+        "n_questions_adversarial": sum(r["questions 5"] for r in rows),
+        "n_evidence": total.evidence,
+        "n_unresolved": total.unresolved,
+        "n_not_scored": sum(r["questions not scored"] for r in rows),
+        "n_fragile": sum(r["fragile cosines"] for r in rows),
+        "n_tokens": sum(r["tokens"] for r in rows),
+        "days_min": min(r["days"] for r in rows),
+        "days_max": max(r["days"] for r in rows),
+        "model_sha256": prepared.model_sha256,
+    }
+    for category in sorted(total.questions):
+        values[f"n_questions_cat{category}"] = total.questions[category]
+    return values, rows
+
+
+def grid_from(params: Mapping[str, Any], bank_pass: str, yourmemory_pass: str) -> list[Any]:
+    """:func:`~.sweep.policy_grid` with the chapter's parameters and one pass schedule per rule."""
+    return policy_grid(
+        params["stabilities_turns"], params["stabilities_days"], params["windows"], params["capacities"],
+        params["bank_strengths"], params["importances"], params["eviction_threshold"], bank_pass, yourmemory_pass,
+        params["seed"], params["replicates"],
+    )  # fmt: skip
+
+
+def full_grid(params: Mapping[str, Any]) -> list[Any]:
+    """Every family at every value, the field rules at every pass schedule (their families renamed)."""
+    base = grid_from(params, "session", "turn")
+    grid = [s for s in base if s.family not in ("MemoryBank", "YourMemory")]
+    for schedule in PASS_FAMILIES:
+        for setting in grid_from(params, schedule, schedule):
+            if setting.family in ("MemoryBank", "YourMemory"):
+                grid.append(type(setting)(f"{setting.family}, pass per {schedule}", setting.parameter,
+                                          setting.value, setting.policy, setting.replicate))  # fmt: skip
+    return grid
+
+
+def retrieval_settings(params: Mapping[str, Any]) -> list[tuple[int, float]]:
+    """The retrieval settings swept: every ``recall_k`` of ``recall_ks`` with no minimum (its
+    first ``min_similarities`` entry), and every minimum with the headline ``recall_k``."""
+    first = params["min_similarities"][0]
+    settings = [(int(k), float(first)) for k in params["recall_ks"]]
+    settings += [(int(params["recall_k"]), float(m)) for m in params["min_similarities"]]
+    return list(dict.fromkeys(settings))
+
+
+def run_benchmark(
+    prepared: Prepared, params: Mapping[str, Any], executor: Executor
+) -> dict[str, list[dict[str, Any]]]:
+    """The frontier rows at every retrieval setting, and the budget tables of the headline one."""
+    retrievals = retrieval_settings(params)
+    rows = run_sweep(
+        full_grid(params), prepared.conversations, prepared.vectors, prepared.tokens, retrievals,
+        params["question_k"], executor,
+    )  # fmt: skip
+    headline = [
+        r
+        for r in rows
+        if r["recall_k"] == params["recall_k"] and r["min_similarity"] == params["min_similarity"]
+    ]
+    budgets = [row for b in params["budgets"] for row in best_within(headline, b)]
+    retrieval_best = [
+        {"recall_k": k, "min_similarity": m, **row}
+        for k, m in retrievals
+        for row in best_within(
+            [r for r in rows if r["recall_k"] == k and r["min_similarity"] == m], params["headline_budget"]
+        )
+    ]
+    return {"sweep": rows, "frontier": headline, "budgets": budgets, "retrieval": retrieval_best}
+
+
+#: The tables the chapter shows, by name (each is ``data/results/real-conversations-<name>.csv``).
+TABLES = ("dataset", "frontier", "budgets", "retrieval", "sweep", *QUESTION_TABLES)
+#: The families whose rule never reads a recall: their rows cannot depend on the retrieval setting.
+RECALL_BLIND = ("Keep everything", "FIFO", "Random eviction")
+#: The budget-table families the prose reads, by the glued key's suffix.
+HEADLINE_FAMILIES = {
+    "decay_turns": "Ebbinghaus, turns",
+    "decay_days": "Ebbinghaus, days",
+    "window": "Recency window",
+    "lru": "LRU",
+    "fifo": "FIFO",
+    "lfu": "LFU",
+    "random": "Random eviction",
+}
+_MEASURES = (
+    "evidence_kept",
+    "hit_held",
+    "hit_all",
+    "turns_share",
+    "tokens_share",
+    "adv_evidence_kept",
+    "adv_hit_held",
+)
+
+
+def family_list(families: Sequence[str]) -> str:
+    """Families for a sentence: a rule with all of :data:`PASS_FAMILIES` named once.
+
+    >>> family_list(["LFU", "YourMemory, pass per session", "YourMemory, pass per turn", "YourMemory, pass per day"])
+    'LFU and YourMemory with every pass schedule'
+    """
+    names: list[str] = []
+    for family in families:
+        base, _, schedule = family.partition(", pass per ")
+        whole = all(f"{base}, pass per {p}" in families for p in PASS_FAMILIES)
+        name = f"{base} with every pass schedule" if schedule and whole else family
+        if name not in names:
+            names.append(name)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _label(row: Mapping[str, Any]) -> str:
+    return f"{row['family']}, {row['parameter']} = {float(row['value']):g}"
+
+
+def recall_blind_rows_agree(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """True when every family of :data:`RECALL_BLIND` has the same measures at every retrieval setting."""
+    for family in RECALL_BLIND:
+        seen: dict[float, tuple[Any, ...]] = {}
+        for row in rows:
+            if row["family"] == family:
+                measures = tuple(row[m] for m in _MEASURES)
+                if seen.setdefault(float(row["value"]), measures) != measures:
+                    return False
+    return True
+
+
+def headline_values(
+    tables: Mapping[str, Sequence[Mapping[str, Any]]], params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The frontier's headline numbers the prose glues (from the tables, so a page built
+    without the data reads the same numbers from the published tables)."""
+    frontier = list(tables["frontier"])
+    budget = params["headline_budget"]
+    best = {row["family"]: row for row in tables["budgets"] if row["budget"] == budget}
+    values: dict[str, Any] = {
+        f"best_{key}": float(best[family]["evidence_kept"]) for key, family in HEADLINE_FAMILIES.items()
+    }
+    top = max(float(r["evidence_kept"]) for r in best.values() if r["evidence_kept"] == r["evidence_kept"])
+    values["best_family_share"] = top
+    values["best_family"] = family_list([f for f, r in best.items() if float(r["evidence_kept"]) == top])
+    hit_all = {float(r["hit_all"]) for r in frontier}
+    if len(hit_all) != 1:
+        raise ValueError(f"hit@k over the whole history must not depend on the policy, got {sorted(hit_all)}")
+    values["hit_all"] = hit_all.pop()
+    values["adv_hit_all"] = float(frontier[0]["adv_hit_all"])
+    for key, rows in (
+        ("best_hit_within", [r for r in frontier if float(r["turns_share"]) <= budget]),
+        ("best_hit_forgetting", [r for r in frontier if float(r["turns_share"]) < 1.0]),
+    ):
+        winner = min(rows, key=lambda r: (-float(r["hit_held"]), float(r["turns_share"]), _label(r)))
+        values[key] = float(winner["hit_held"])
+        values[f"{key}_label"] = _label(winner)
+    values["recall_blind_same"] = recall_blind_rows_agree(tables["sweep"])
+    lifts = {
+        family: float(row["evidence_kept"]) / float(row["turns_share"])
+        for family, row in best.items()
+        if family != "Keep everything" and float(row.get("turns_share", "nan")) > 0  # NaN: none within
+    }
+    low, high = min(lifts, key=lambda f: (lifts[f], f)), max(lifts, key=lambda f: (lifts[f], f))
+    values.update(lift_min=lifts[low], lift_min_family=low, lift_max=lifts[high], lift_max_family=high)
+    forgetting = [r for r in tables["sweep"] if float(r["turns_share"]) < 1.0]
+    values["n_settings_forgetting"] = len(forgetting)
+    values["n_settings_hit_above"] = sum(float(r["hit_held"]) > float(r["hit_all"]) for r in forgetting)
+    values["n_settings_hit_equal"] = sum(float(r["hit_held"]) == float(r["hit_all"]) for r in forgetting)
+    bank = [r for r in frontier if str(r["family"]).startswith("MemoryBank")]
+    values["bank_max_share"] = max(float(r["turns_share"]) for r in bank)
+    return values
+
+
+def kth_cosine_quantiles(prepared: Prepared, k: int) -> dict[str, float]:
+    """Quantiles 10, 50 and 90 % of the ``k``-th highest rounded cosine of a turn to the earlier
+    turns (over every turn with at least ``k`` earlier ones): what a minimum similarity cuts."""
+    kth = [
+        np.sort(v.turn_cosines[i, :i])[-k]
+        for v in prepared.vectors
+        for i in range(k, v.turn_cosines.shape[0])
+    ]
+    q10, q50, q90 = (float(np.quantile(kth, q, method="lower")) for q in (0.1, 0.5, 0.9))
+    return {"kth_cosine_q10": q10, "kth_cosine_q50": q50, "kth_cosine_q90": q90}
+
+
+def chapter_results(
+    prepared: Prepared, params: Mapping[str, Any], executor: Executor
+) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """Everything the chapter glues and shows: ``(values, tables)``."""
+    from ...text.similarity import COSINE_DECIMALS
+
+    values, dataset = dataset_rows(prepared)
+    tables: dict[str, list[dict[str, Any]]] = {
+        "dataset": dataset,
+        **run_benchmark(prepared, params, executor),
+    }
+    values.update(headline_values(tables, params))
+    worth_values, worth_tables = question_results(prepared, params)
+    values.update(worth_values)
+    tables.update(worth_tables)
+    values["cosine_decimals"] = COSINE_DECIMALS
+    values.update(kth_cosine_quantiles(prepared, params["recall_k"]))
+    for name in (
+        "recall_k",
+        "min_similarity",
+        "question_k",
+        "eviction_threshold",
+        "replicates",
+        "headline_budget",
+        "mw_train_share",
+    ):
+        values[name] = params[name]
+    values["recall_ks_text"] = ", ".join(str(k) for k in params["recall_ks"])
+    values["min_similarities_text"] = ", ".join(f"{m:g}" for m in params["min_similarities"])
+    values["mw_low_threshold_param"] = params["mw_low_threshold"]
+    values["mw_min_evidence_param"] = params["mw_min_evidence"]
+    values["importance_min"] = min(params["importances"])
+    values["importance_max"] = max(params["importances"])
+    return values, tables
