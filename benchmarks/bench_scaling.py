@@ -43,8 +43,10 @@ def scanning(engine):
 def make_engine(kind, live, per_turn):
     lifetime = max(2, live // per_turn)
     if kind == "window":
-        return RecencyWindow(lifetime - 1)
-    return EbbinghausEngine(0.2, (lifetime - 0.5) / math.log(5))  # delay = lifetime turns
+        return RecencyWindow(window_size=lifetime - 1)
+    return EbbinghausEngine(
+        eviction_threshold=0.2, baseline_stability=(lifetime - 0.5) / math.log(5)
+    )  # delay = lifetime turns
 
 
 def stream_cost(kind, live, per_turn, turns, scan, seed=0):

@@ -32,7 +32,7 @@ def test_the_traced_fact_is_lowest_as_its_first_recall_arrives_and_stays_far_abo
     )
     session = generate_session(config)
     fact = session.foundational_ids[0]
-    engine = EbbinghausEngine(theta)
+    engine = EbbinghausEngine(eviction_threshold=theta)
     seen: list[tuple[float, int]] = []
     events, index = session.events, 0
     for turn in range(1, config.session_length + 1):

@@ -51,7 +51,10 @@ event = st.tuples(st.integers(0, 4), st.sampled_from(["register", "recall", "ste
     events=st.lists(event, max_size=120),
 )
 def test_engine_matches_direct_reading(theta, s0, decay, events):
-    engine, direct = PowerLawEngine(s0, decay, theta), DirectPowerEngine(s0, decay, theta)
+    engine, direct = (
+        PowerLawEngine(baseline_stability=s0, decay=decay, eviction_threshold=theta),
+        DirectPowerEngine(s0, decay, theta),
+    )
     turn = 0
     for advance, action, index in events:
         turn += advance
@@ -74,7 +77,7 @@ def test_engine_matches_direct_reading(theta, s0, decay, events):
 @settings(max_examples=60, deadline=None)
 @given(decay=st.floats(0.1, 2.0), recalls=st.lists(st.integers(1, 30), max_size=6))
 def test_matched_engine_evicts_when_the_exponential_does(decay, recalls):
-    power, exponential = PowerLawEngine.matched(decay), EbbinghausEngine()
+    power, exponential = PowerLawEngine.matched(decay=decay), EbbinghausEngine()
     evicted = {"power": None, "exponential": None}
     recall_turns, turn = set(), 1
     for gap in recalls:
@@ -92,13 +95,13 @@ def test_matched_engine_evicts_when_the_exponential_does(decay, recalls):
 
 
 def test_retention_reads_the_power_law():
-    engine = PowerLawEngine(5.0, 0.5)
+    engine = PowerLawEngine(baseline_stability=5.0, decay=0.5)
     engine.register("x", "", 2)
     assert engine.retention("x", 7) == pytest.approx(0.9, abs=1e-12)
 
 
 def test_engine_satisfies_the_engine_protocol():
-    engine: Engine = PowerLawEngine.matched(0.5)
+    engine: Engine = PowerLawEngine.matched(decay=0.5)
     assert engine.working_set_size() == 0
 
 
@@ -113,12 +116,20 @@ def test_engine_satisfies_the_engine_protocol():
     ],
 )
 def test_bad_parameters(args, message):
+    names = ("baseline_stability", "decay", "eviction_threshold")
     with pytest.raises(ValueError, match=message):
-        PowerLawEngine(*args)
+        PowerLawEngine(**dict(zip(names, args)))
+
+
+def test_positional_parameters_are_refused():
+    with pytest.raises(TypeError, match="positional"):
+        PowerLawEngine(8.0, 0.5)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional"):
+        PowerLawEngine.matched(0.5)  # type: ignore[misc]
 
 
 def test_refused_call_changes_nothing():
-    engine = PowerLawEngine.matched(0.5)
+    engine = PowerLawEngine.matched(decay=0.5)
     engine.register("a", "", 3)
     with pytest.raises(ValueError, match="turn must not go backwards"):
         engine.recall("a", 2)

@@ -124,7 +124,9 @@ def test_a_never_evicting_policy_keeps_every_fact():
     assert not replay.fact_evicted_turn.any() and not replay.noise_evicted_turn.any()
     assert replay.seeds == (0, 1, 2)
     assert [row["terminal_frr"] for row in batch.session_summaries(replay)] == [1.0] * 3
-    engine = EbbinghausEngine(1e-300, 1e300)  # never evicts within a session either
+    engine = EbbinghausEngine(
+        eviction_threshold=1e-300, baseline_stability=1e300
+    )  # never evicts within a session either
     assert simulate(engine, generate_session(config)).evicted_turn == {}
 
 

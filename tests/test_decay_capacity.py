@@ -135,8 +135,8 @@ def test_a_budget_that_never_binds_decides_as_the_uncapped_engine(seed, noise):
     session = generate_session(SessionConfig(seed=seed, noise_per_turn=noise))
     big = 10 * len(session.events)
     for capped, plain in (
-        (CapacityDecay(big, 0.2), EbbinghausEngine(0.2, 8.0)),
-        (CapacityWindow(big, 15), RecencyWindow(15)),
+        (CapacityDecay(big, 0.2), EbbinghausEngine(eviction_threshold=0.2, baseline_stability=8.0)),
+        (CapacityWindow(big, 15), RecencyWindow(window_size=15)),
     ):
         a, b = simulate(capped, session), simulate(plain, session)
         assert a.evicted_turn == b.evicted_turn and a.working_set_sizes == b.working_set_sizes

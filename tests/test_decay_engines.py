@@ -25,7 +25,7 @@ def test_reinforced_item_outlives_plain_item():
 
 
 def test_window_ignores_recall_count():
-    many, once = RecencyWindow(15), RecencyWindow(15)
+    many, once = RecencyWindow(window_size=15), RecencyWindow(window_size=15)
     many.register("x", "", 0)
     once.register("x", "", 0)
     for turn in range(1, 11):
@@ -39,7 +39,14 @@ def test_window_ignores_recall_count():
     assert evicted["many"] == evicted["once"] == 26
 
 
-@pytest.mark.parametrize("engine", [EbbinghausEngine(), EbbinghausEngine(0.9, 0.5), RecencyWindow(1)])
+@pytest.mark.parametrize(
+    "engine",
+    [
+        EbbinghausEngine(),
+        EbbinghausEngine(eviction_threshold=0.9, baseline_stability=0.5),
+        RecencyWindow(window_size=1),
+    ],
+)
 def test_item_recalled_every_turn_is_never_evicted(engine):
     engine.register("core", "", 1)
     for turn in range(1, 500):
@@ -93,7 +100,11 @@ event = st.tuples(st.integers(0, 3), st.sampled_from(["register", "recall", "ste
     events=st.lists(event, max_size=120),
 )
 def test_engines_match_direct_reading(kind, theta, s0, window, events):
-    engine = EbbinghausEngine(theta, s0) if kind == "decay" else RecencyWindow(window)
+    engine = (
+        EbbinghausEngine(eviction_threshold=theta, baseline_stability=s0)
+        if kind == "decay"
+        else RecencyWindow(window_size=window)
+    )
     direct = DirectEngine(kind, theta if kind == "decay" else window, s0)
     turn = 0
     for advance, action, index in events:
@@ -145,7 +156,7 @@ def test_bad_decay_parameters(kwargs, message):
 @pytest.mark.parametrize("window", [0, -3, 2.5, True, "15", float("nan"), float("inf"), None, -(10**400)])
 def test_bad_window(window):
     with pytest.raises(ValueError, match="window_size"):
-        RecencyWindow(window)
+        RecencyWindow(window_size=window)
 
 
 def _state(engine):
@@ -170,7 +181,9 @@ def test_bad_calls_leave_no_partial_state(engine_factory):
     with pytest.raises(ValueError, match="turn must be an int"):
         engine.step(6.0)
     with pytest.raises(ValueError, match="mem_id"):
-        engine.register("", "", 6)
+        engine.register(["unhashable"], "", 6)
+    with pytest.raises(ValueError, match="mem_id"):
+        engine.register(True, "", 6)
     assert (engine.present_ids(), engine.item("a").touch_count, engine.item("a").stability) == before
     assert engine.recall("missing", 6) is False
     assert engine.present_ids() == ["a"]
@@ -180,14 +193,26 @@ def test_bad_calls_leave_no_partial_state(engine_factory):
 @pytest.mark.parametrize(
     "mem_id, turn, message",
     [
-        (None, 100, "mem_id"),
-        (7, 100, "mem_id"),
-        (["a"], 100, "mem_id"),
-        ("", 100, "mem_id"),
+        (True, 100, "mem_id must not be a bool"),
+        (np.bool_(False), 100, "mem_id must not be a bool"),
+        (float("nan"), 100, "mem_id must not be a bool or a value that is not equal to itself"),
+        (np.float64("nan"), 100, "not equal to itself"),
+        (["a"], 100, r"mem_id must be hashable, got \['a'\]"),
+        ({"a": 1}, 100, "mem_id must be hashable"),
         ("a", 4, "turn"),
-        ("a", 100.0, "turn"),
-        ("a", True, "turn"),
-        (None, 4, "turn|mem_id"),
+        ("a", -1, "turn must be >= 0, got -1"),
+        ("a", np.int64(4), "turn must not go backwards: got turn=4 after turn 5"),
+        (
+            "a",
+            100.0,
+            r"turn must be an int \(a Python or numpy integer; not a bool, a float or a str\), got 100.0",
+        ),
+        ("a", np.float64(100), "turn must be an int"),
+        ("a", True, r"turn must be an int .*, got True \(bool\)"),
+        ("a", np.bool_(True), "turn must be an int"),
+        ("a", "100", r"turn must be an int .*, got '100' \(str\)"),
+        ("a", None, "turn must be an int"),
+        (True, 4, "turn|mem_id"),
     ],
 )
 def test_refused_recall_moves_nothing_not_even_the_clock(engine_factory, mem_id, turn, message):
@@ -278,12 +303,20 @@ def test_engines_that_share_a_reinforcement_cache_each_follow_the_formula(baseli
             rows.append((engine.item("x").stability, engine.item("x").evict_turn))
         return rows
 
-    first = EbbinghausEngine(threshold, baseline)
+    first = EbbinghausEngine(eviction_threshold=threshold, baseline_stability=baseline)
     assert drive(first) == expected(baseline, 40)
-    assert drive(EbbinghausEngine(threshold, baseline)) == expected(baseline, 40)
-    assert drive(EbbinghausEngine(threshold, float(str(baseline)))) == expected(baseline, 40)
-    assert drive(EbbinghausEngine(threshold, baseline), start=3.0) == expected(3.0, 40)
-    assert drive(EbbinghausEngine(threshold, baseline)) == expected(baseline, 40)
+    assert drive(EbbinghausEngine(eviction_threshold=threshold, baseline_stability=baseline)) == expected(
+        baseline, 40
+    )
+    assert drive(
+        EbbinghausEngine(eviction_threshold=threshold, baseline_stability=float(str(baseline)))
+    ) == expected(baseline, 40)
+    assert drive(
+        EbbinghausEngine(eviction_threshold=threshold, baseline_stability=baseline), start=3.0
+    ) == expected(3.0, 40)
+    assert drive(EbbinghausEngine(eviction_threshold=threshold, baseline_stability=baseline)) == expected(
+        baseline, 40
+    )
 
 
 @pytest.mark.parametrize("engine_factory", [EbbinghausEngine, RecencyWindow])
@@ -305,7 +338,7 @@ def _engines():
     return [
         EbbinghausEngine(),
         RecencyWindow(),
-        PowerLawEngine(8.0, 0.5),
+        PowerLawEngine(baseline_stability=8.0, decay=0.5),
         WallClockEngine(VirtualClock("0/0", LatencyModel(sigma=0.0))),
     ]
 
@@ -331,7 +364,7 @@ def _scheduled_engines():
     return [
         EbbinghausEngine(),
         RecencyWindow(),
-        PowerLawEngine(8.0, 0.5),
+        PowerLawEngine(baseline_stability=8.0, decay=0.5),
         CapacityDecay(1, 0.2),
         CapacityWindow(1, 15),
     ]
@@ -352,7 +385,9 @@ def test_register_refuses_content_that_is_not_a_str(content):
 def test_retention_before_the_last_touch_is_refused(curve):
     from forgetting.curves.power_engine import PowerLawEngine
 
-    engine = EbbinghausEngine() if curve == "exponential" else PowerLawEngine(8.0, 0.5)
+    engine = (
+        EbbinghausEngine() if curve == "exponential" else PowerLawEngine(baseline_stability=8.0, decay=0.5)
+    )
     engine.register("a", "", 5)
     engine.recall("a", 9)
     before = _state(engine)
@@ -369,3 +404,76 @@ def test_retention_before_the_last_touch_is_refused(curve):
         engine.retention("a", 9) == 1.0
         and engine.retention("a", np.int64(20)) == engine.retention("a", 20) < 1.0
     )
+
+
+# --- keyword-only settings, any hashable id, integer-like turns, optional content ---------------
+
+
+def test_positional_settings_are_refused():
+    """``EbbinghausEngine(0.3, 8.0)`` read which number is which from the order; now it says so."""
+    with pytest.raises(TypeError, match="positional"):
+        EbbinghausEngine(0.3, 8.0)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional"):
+        RecencyWindow(15)  # type: ignore[misc]
+    assert EbbinghausEngine(eviction_threshold=0.3).eviction_threshold == 0.3
+    assert RecencyWindow(window_size=4).window_size == 4
+
+
+IDS = ["a", "", 0, 7, -3, 2**70, None, ("a", 1), frozenset({1}), 2.5]
+
+
+def _every_engine():
+    from forgetting.decay.capacity import CapacityDecay, CapacityWindow
+
+    return [*_engines(), CapacityDecay(100, 0.2), CapacityWindow(100, 15)]  # room for every id
+
+
+@pytest.mark.parametrize("make", range(6))
+def test_every_engine_takes_any_hashable_id(make):
+    """The ids MemoryWorth and GovernedMemory take, with numpy scalars stored as Python values."""
+    engine = _every_engine()[make]
+    for turn, mem_id in enumerate(IDS, start=1):
+        engine.register(mem_id, turn=turn)
+        assert engine.is_present(mem_id) and engine.item(mem_id).mem_id == mem_id
+        assert engine.recall(mem_id, turn)
+    engine.register(np.int64(11), "eleven", np.int64(20))
+    engine.register(np.str_("numpy"), "", 20)
+    assert type(engine.present_ids()[-2]) is int and type(engine.present_ids()[-1]) is str
+    assert engine.present_ids() == [*IDS, 11, "numpy"]
+    assert engine.recall(np.int64(11), np.int32(21)) and engine.item(11).last_touched == 21
+    assert type(engine.item(11).last_touched) is int and type(engine.last_turn) is int
+    assert engine.is_present(np.int64(7)) and not engine.is_present("never")
+    for bad in (True, np.bool_(True), float("nan"), ["a"]):
+        with pytest.raises(ValueError, match="mem_id"):
+            engine.is_present(bad)
+        with pytest.raises(ValueError, match="mem_id"):
+            engine.item(bad)
+    evicted = engine.step(10**6)
+    assert evicted == [*IDS, 11, "numpy"] and engine.working_set_size() == 0
+
+
+@pytest.mark.parametrize("make", range(6))
+def test_content_is_optional_and_turn_is_required(make):
+    engine = _every_engine()[make]
+    engine.register("a", turn=1)
+    assert engine.item("a").content == ""
+    engine.register("b", "held", 2)
+    assert engine.item("b").content == "held"
+    with pytest.raises(TypeError, match="missing 1 required argument: 'turn'"):
+        engine.register("c")
+    with pytest.raises(TypeError, match="missing 1 required argument: 'turn'"):
+        engine.register("c", "text")
+    with pytest.raises(ValueError, match=r"turn must be an int .*got None"):
+        engine.register("c", turn=None)
+    assert engine.present_ids() == ["a", "b"] and engine.last_turn == 2
+
+
+@pytest.mark.parametrize("engine_factory", [EbbinghausEngine, RecencyWindow])
+def test_numpy_turns_give_what_python_turns_give(engine_factory):
+    python, numpy = engine_factory(), engine_factory()
+    for engine, as_turn in ((python, int), (numpy, np.int64)):
+        engine.register("a", turn=as_turn(1))
+        engine.recall("a", as_turn(3))
+    for turn in range(4, 60):
+        assert python.step(turn) == numpy.step(np.uint16(turn))
+    assert python.present_ids() == numpy.present_ids()

@@ -11,7 +11,7 @@ from forgetting.studies.decay.simulation import simulate
 @pytest.mark.parametrize("seed", range(5))
 def test_frr_is_a_fraction_at_every_checkpoint(seed):
     config = SessionConfig(seed=seed, noise_per_turn=2, num_foundational=4)
-    for engine in (EbbinghausEngine(0.3), RecencyWindow(5)):
+    for engine in (EbbinghausEngine(eviction_threshold=0.3), RecencyWindow(window_size=5)):
         trace = simulate(engine, generate_session(config))
         values = metrics.frr_checkpoints(trace).values()
         assert all(0.0 <= v <= 1.0 for v in values)
@@ -20,7 +20,7 @@ def test_frr_is_a_fraction_at_every_checkpoint(seed):
 
 def test_survival_statistics_exclude_survivors():
     config = SessionConfig(seed=0, num_foundational=3)
-    trace = simulate(RecencyWindow(15), generate_session(config))
+    trace = simulate(RecencyWindow(window_size=15), generate_session(config))
     noise = [i for i in trace.created_turn if i.startswith("noise")]
     stats = metrics.survival_stats(trace, noise)
     evicted = [i for i in noise if i in trace.evicted_turn]

@@ -31,7 +31,7 @@ def test_presence_spans_are_the_run_length_encoding_of_presence(seed, window, le
         seed=seed, session_length=length, num_foundational=2, noise_per_turn=1, recalls_per_foundational=0
     )
     config = config.replace(recalls_per_foundational=min(4, max_recalls(config)))  # as many as fit
-    trace = simulate(RecencyWindow(window), generate_session(config))
+    trace = simulate(RecencyWindow(window_size=window), generate_session(config))
     for mem_id in trace.created_turn:
         spans = trace.presence_spans(mem_id)
         rebuilt = [False] * length

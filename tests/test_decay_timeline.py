@@ -38,7 +38,9 @@ policies = st.one_of(decay_policies, st.builds(study.WindowPolicy, st.integers(1
 def engine_moments(config, policy, fact):
     """Direct reading of the engine: its retention of ``fact`` when each recall reaches it (the
     recall finds it) and at the end of the last turn it is present."""
-    engine = EbbinghausEngine(policy.eviction_threshold, policy.baseline_stability)
+    engine = EbbinghausEngine(
+        eviction_threshold=policy.eviction_threshold, baseline_stability=policy.baseline_stability
+    )
     events, index, moments, last = generate_session(config).events, 0, [], None
     for turn in range(1, config.session_length + 1):
         while index < len(events) and events[index][0] == turn:

@@ -40,7 +40,7 @@ def test_virtual_clock_times_are_whole_milliseconds_scaled_by_machine_speed():
 )
 def test_with_one_second_turns_the_wall_clock_engine_is_the_turn_engine(seed, threshold, stability):
     session = generate_session(SessionConfig(seed=seed, session_length=80, noise_per_turn=2))
-    by_turn = simulate(EbbinghausEngine(threshold, stability), session)
+    by_turn = simulate(EbbinghausEngine(eviction_threshold=threshold, baseline_stability=stability), session)
     by_clock = simulate(WallClockEngine(VirtualClock("0/0", STEADY), threshold, stability), session)
     assert by_clock == by_turn
 
@@ -89,7 +89,10 @@ def test_a_real_clock_gives_different_decisions_from_run_to_run():
         if len(digests) > 1:
             break
     assert len(digests) > 1
-    turn_counter = {hashing.digest(simulate(EbbinghausEngine(0.2, 2.0), session)) for _ in range(3)}
+    turn_counter = {
+        hashing.digest(simulate(EbbinghausEngine(eviction_threshold=0.2, baseline_stability=2.0), session))
+        for _ in range(3)
+    }
     assert len(turn_counter) == 1
 
 

@@ -106,7 +106,7 @@ def test_whole_counter_readings_are_memory_worths_own(bound, min_evidence, low_t
 def test_the_delay_table_is_the_engines_own():
     table = delay_table(0.2, 12)
     for n in range(1, 13):  # registered at turn 1, recalled at turns 2 .. n: touch count n, last touch n
-        engine = EbbinghausEngine(0.2)
+        engine = EbbinghausEngine(eviction_threshold=0.2)
         engine.register("m", "fact", 1)
         for turn in range(2, n + 1):
             engine.recall("m", turn)

@@ -346,7 +346,7 @@ def test_noise_is_counted_as_the_engine_would_hold_it(theta: float, per_turn: in
     """The policies count the never-recalled noise instead of holding it: the count is what a
     decay engine (or, with ``delay=None``, a store that never evicts) holds, before and after each
     turn's step."""
-    engine = EbbinghausEngine(theta)
+    engine = EbbinghausEngine(eviction_threshold=theta)
     delay = decay_eviction_delay(engine.baseline_stability, engine.eviction_threshold)
     assert engine.untouched_delay() == delay  # what the policies read
     for turn in range(1, turns + 1):

@@ -104,7 +104,10 @@ def test_the_noise_sweep_cannot_move_the_frr():
         sessions = [generate_session(SessionConfig(seed=seed, noise_per_turn=n)) for n in levels]
         facts = [[e for e in s.events if not e[2].startswith("noise_")] for s in sessions]
         assert all(f == facts[0] for f in facts), seed
-        for make in (lambda: EbbinghausEngine(0.2, 8.0), lambda: RecencyWindow(15)):
+        for make in (
+            lambda: EbbinghausEngine(eviction_threshold=0.2, baseline_stability=8.0),
+            lambda: RecencyWindow(window_size=15),
+        ):
             traces = [simulate(make(), s) for s in sessions]
             ids = sessions[0].foundational_ids
             evictions = [[t.evicted_turn.get(i) for i in ids] for t in traces]

@@ -97,7 +97,7 @@ def test_closed_form_recursive_filter_and_online_estimator_agree(discount):
         (hits if won else misses)[t, row] = 1.0
     assert np.allclose(discounted_counter_paths(hits, discount)[-1], pos, rtol=1e-12, atol=0)
     assert np.allclose(discounted_counter_paths(misses, discount)[-1], neg, rtol=1e-12, atol=0)
-    online = DiscountedMemoryWorth(discount)
+    online = DiscountedMemoryWorth(discount=discount)
     for row, won in zip(retrieved, outcomes):
         online.update(row.tolist(), bool(won))
     assert np.allclose(

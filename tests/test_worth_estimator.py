@@ -230,3 +230,21 @@ def test_the_common_episodes_short_path_returns_what_the_full_check_does(retriev
     if not isinstance(short, str):
         assert [type(m) for m in short[0]] == [type(m) for m in full[0]]
         assert type(short[1]) is type(full[1]) is bool
+
+
+@pytest.mark.parametrize(
+    ("make", "args"),
+    [("MemoryWorth", (0.7, 0.3)), ("DiscountedMemoryWorth", (0.9,)), ("ContextualMemoryWorth", (0.5,))],
+)
+def test_positional_settings_are_refused(make, args):
+    """``MemoryWorth(0.7, 0.3)`` was a prior of 0.7 and a min_evidence of 0.3, silently."""
+    from forgetting import worth
+
+    with pytest.raises(TypeError, match="positional"):
+        getattr(worth, make)(*args)
+    assert MemoryWorth(prior=0.7, min_evidence=0.3).settings() == {
+        "prior": 0.7,
+        "min_evidence": 0.3,
+        "high_threshold": 0.7,
+        "low_threshold": 0.3,
+    }

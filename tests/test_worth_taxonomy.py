@@ -106,3 +106,46 @@ def test_worth_class_lists_every_bad_argument_and_threshold_at_once():
         worth_class(0.5, 10.0, high_threshold=0.3, low_threshold=0.7)
     with pytest.raises(ValueError, match="broadcastable shapes"):
         worth_class([0.5, 0.5], [1.0, 2.0, 3.0])
+
+
+# --- the classes are a StrEnum: members that are the strings they were -------------------------
+
+
+def test_the_classes_are_an_enum_whose_members_are_the_old_strings():
+    from forgetting.worth import WorthClass
+
+    assert list(WorthClass) == list(WORTH_CLASSES) == ["high-value", "uncertain", "mixed", "low-value"]
+    assert tuple(WorthClass) == (HIGH_VALUE, UNCERTAIN, MIXED, LOW_VALUE)
+    assert LOW_VALUE is WorthClass.LOW_VALUE and LOW_VALUE == "low-value" and isinstance(LOW_VALUE, str)
+    assert WorthClass("mixed") is MIXED and hash(MIXED) == hash("mixed") and {"mixed": 1}[MIXED] == 1
+    mw = MemoryWorth(min_evidence=1.0).update(["a"], False)
+    assert mw.classify("a") is WorthClass.LOW_VALUE and worth_class(0.9, 5.0) is WorthClass.HIGH_VALUE
+    labels = worth_class([0.9, 0.1], [10.0, 10.0])
+    assert labels.dtype.kind == "U" and labels.tolist() == [
+        "high-value",
+        "low-value",
+    ]  # arrays: plain strings
+
+
+def test_every_output_writes_a_class_as_its_plain_value():
+    """JSON, f-strings, str(), format() and CSV write what they wrote when the classes were str."""
+    import json
+
+    import pandas as pd
+
+    for member in WORTH_CLASSES:
+        value = member.value
+        assert type(value) is str
+        assert json.dumps(member) == json.dumps(value) and json.dumps({member: [member]}) == json.dumps(
+            {value: [value]}
+        )
+        assert f"{member}" == str(member) == format(member) == "".join([member]) == value
+        assert f"{member:>12}" == f"{value:>12}" and f"{member!s}" == value
+    rows = [{"memory": "a", "class": cls, **{c: 1 for c in WORTH_CLASSES}} for cls in WORTH_CLASSES]
+    plain = [
+        {"memory": "a", "class": cls.value, **{c.value: 1 for c in WORTH_CLASSES}} for cls in WORTH_CLASSES
+    ]
+    frame, other = pd.DataFrame(rows), pd.DataFrame(plain)
+    assert frame.to_csv(index=False) == other.to_csv(index=False)
+    assert frame.to_json(orient="records") == other.to_json(orient="records")
+    assert frame.to_string() == other.to_string() and "WorthClass" not in frame.to_csv(index=False)

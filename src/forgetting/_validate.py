@@ -5,13 +5,23 @@ argument, the value and what is allowed; :func:`raise_problems` turns the collec
 sentences into a single ``ValueError``, so a caller can report every bad value at once
 and change nothing before it is sure. The ``require_*`` functions raise straight away.
 ``bool`` is never a number here: ``True`` is not a count, a weight or a threshold.
+
+Memory ids follow one rule in every class (:func:`id_problem`): any hashable value but a
+``bool`` or a value not equal to itself, numpy scalars read as the Python values they equal
+(:func:`plain_id`).
+
+The last part holds the conventions of every ``to_dict``/``from_dict``: JSON-safe data headed by
+``"format"`` and ``"version"`` (:func:`json_header`, :func:`check_header`), ``str`` and ``int`` ids
+only (:func:`json_id`), and every flaw of the data read back as one ``ValueError``
+(:func:`reading`, :func:`json_rows`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from typing import cast
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, cast
 
 import numpy as np
 
@@ -29,6 +39,14 @@ __all__ = [
     "is_bool",
     "bool_problem",
     "seed_problem",
+    "plain_id",
+    "is_mergeable_id",
+    "id_problem",
+    "json_header",
+    "check_header",
+    "json_id",
+    "json_rows",
+    "reading",
 ]
 
 #: The longest quotation of a bad value in a message: an error never costs more than its input.
@@ -187,3 +205,89 @@ def seed_problem(name: str, value: object) -> str | None:
     ``random.Random(-s)`` is ``random.Random(s)``, and ``numpy.random.SeedSequence`` raises on them.
     """
     return int_problem(name, value, minimum=0, allow_numpy=True)
+
+
+# --- memory ids ---------------------------------------------------------------------------------
+
+
+def plain_id(mem_id: Any) -> Any:
+    """``mem_id`` as a Python value: numpy scalars hash and compare like Python numbers."""
+    return mem_id.item() if isinstance(mem_id, np.generic) else mem_id
+
+
+def is_mergeable_id(key: Any) -> bool:
+    """``key`` (a hashable plain value) would merge with another id or never be found again:
+    a ``bool`` (``True == 1``, same hash) or a value not equal to itself (NaN)."""
+    if isinstance(key, (bool, np.bool_)):
+        return True
+    try:
+        return bool(key != key)
+    except Exception:  # a comparison that fails cannot find the key again either
+        return True
+
+
+def id_problem(name: str, mem_id: Any) -> str | None:
+    """``None`` if ``mem_id`` can be a memory id (hashable, not a ``bool``, equal to itself), else
+    the sentence saying why not; pass it through :func:`plain_id` first."""
+    if not is_hashable(mem_id):
+        return f"{name} must be hashable, got {shown(mem_id)}"
+    if is_mergeable_id(mem_id):
+        return (
+            f"{name} must not be a bool or a value that is not equal to itself (True would be the id 1, "
+            f"a NaN is never found again), got {shown(mem_id)}"
+        )
+    return None
+
+
+# --- to_dict / from_dict ------------------------------------------------------------------------
+
+
+def json_header(format_name: str, version: int) -> dict[str, Any]:
+    """``{"format": format_name, "version": version}``, the head of every ``to_dict``."""
+    return {"format": format_name, "version": version}
+
+
+def check_header(data: object, format_name: str, version: int) -> dict[str, Any]:
+    """``data`` if it is a dict of format ``format_name`` and version ``version``, else a ``ValueError``
+    saying what it got and what this library reads."""
+    if not isinstance(data, dict):
+        raise ValueError(f"data must be a dict with format {format_name!r}, got {shown(data)}")
+    if data.get("format") != format_name:
+        got = f"format {shown(data['format'])}" if "format" in data else f"no format in {shown(data)}"
+        raise ValueError(f"data must be a dict with format {format_name!r}, got {got}")
+    found = data.get("version")
+    if type(found) is not int or found != version:
+        raise ValueError(f"data has version {shown(found)}; this library reads version {version}")
+    return data
+
+
+def json_id(mem_id: Any, what: str = "id") -> Any:
+    """``mem_id`` if JSON reads it back as the same id (a ``str`` or an ``int``), else a ``ValueError``
+    naming it: a JSON key or value is never a tuple, a float id would come back as another number."""
+    if type(mem_id) is str or type(mem_id) is int:
+        return mem_id
+    raise ValueError(
+        f"to_dict writes str and int ids only (JSON reads nothing else back as the same id), "
+        f"got the {what} {shown(mem_id)} ({type(mem_id).__name__})"
+    )
+
+
+def json_rows(data: dict[str, Any], key: str, width: int) -> list[list[Any]]:
+    """``data[key]``, a list of lists of ``width`` entries each, or a ``ValueError`` showing it."""
+    rows = data[key]
+    if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) == width for row in rows):
+        raise ValueError(f"data[{key!r}] must be a list of lists of {width} entries, got {shown(rows)}")
+    return rows
+
+
+@contextmanager
+def reading(what: str) -> Iterator[None]:
+    """Turn the ``KeyError``, ``TypeError``, ``IndexError`` or ``AttributeError`` of reading damaged
+    data into a ``ValueError`` naming ``what`` the data should have been."""
+    try:
+        yield
+    except (KeyError, TypeError, IndexError, AttributeError) as error:
+        article = "an" if what[:1] in tuple("AEIOU") else "a"
+        raise ValueError(
+            f"data is not {article} {what}'s to_dict ({type(error).__name__}: {error})"
+        ) from None

@@ -28,7 +28,18 @@ from typing import Any, Self, cast
 
 import numpy as np
 
-from ._validate import bool_problem, int_problem, raise_problems, shown
+from ._validate import (
+    bool_problem,
+    check_header,
+    id_problem,
+    int_problem,
+    json_header,
+    json_id,
+    plain_id,
+    raise_problems,
+    reading,
+    shown,
+)
 from .decay import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
 from .decay.curves import decay_problems
 from .worth import (
@@ -38,8 +49,8 @@ from .worth import (
     DEFAULT_PRIOR,
     LOW_VALUE,
     MemoryWorth,
+    WorthClass,
 )
-from .worth.estimator import is_mergeable_id, plain_id
 from .worth.taxonomy import taxonomy_problems
 
 __all__ = ["GovernedMemory", "MemoryStatus", "FORMAT", "FORMAT_VERSION"]
@@ -64,20 +75,6 @@ class MemoryStatus(enum.StrEnum):
     """Deprecated by outcome evidence (whether or not the engine has evicted it yet)."""
     EVICTED = "evicted"
     """Evicted by decay and not deprecated (it may be stored again)."""
-
-
-def _id_problem(name: str, mem_id: Any) -> str | None:
-    """Why ``mem_id`` cannot be a memory id: unhashable, a ``bool`` or not equal to itself."""
-    try:
-        hash(mem_id)
-    except TypeError:
-        return f"{name} must be hashable, got {shown(mem_id)}"
-    if is_mergeable_id(mem_id):
-        return (
-            f"{name} must not be a bool or a value that is not equal to itself (True would be the id 1, "
-            f"a NaN is never found again), got {shown(mem_id)}"
-        )
-    return None
 
 
 class GovernedMemory:
@@ -147,9 +144,14 @@ class GovernedMemory:
                 *taxonomy_problems(prior, min_evidence, high_threshold, low_threshold),
             ]
         )
-        self._engine = EbbinghausEngine(float(eviction_threshold), float(baseline_stability))
+        self._engine = EbbinghausEngine(
+            eviction_threshold=float(eviction_threshold), baseline_stability=float(baseline_stability)
+        )
         self._worth = MemoryWorth(
-            float(prior), float(min_evidence), float(high_threshold), float(low_threshold)
+            prior=float(prior),
+            min_evidence=float(min_evidence),
+            high_threshold=float(high_threshold),
+            low_threshold=float(low_threshold),
         )
         self._ids: list[Hashable] = []  # every id ever stored, in order of first store
         self._index: dict[Hashable, int] = {}  # id -> its place in _ids (the engine files it as str)
@@ -189,7 +191,7 @@ class GovernedMemory:
                 f"{name} must be a sequence of memory ids (list, tuple or 1-d array), got {shown(mem_ids)}"
             ], []
         ids = [plain_id(m) for m in mem_ids]
-        bad = [m for m in ids if _id_problem(name, m) is not None]
+        bad = [m for m in ids if id_problem(name, m) is not None]
         if bad:
             return [
                 f"{name} must hold hashable ids, none a bool or a value not equal to itself (True would be "
@@ -225,7 +227,7 @@ class GovernedMemory:
         """
         mem_id = plain_id(mem_id)
         problems = [
-            _id_problem("mem_id", mem_id),
+            id_problem("mem_id", mem_id),
             self._turn_problem(turn),
             None if type(content) is str else f"content must be a str, got {shown(content)}",
         ]
@@ -304,7 +306,7 @@ class GovernedMemory:
     # --- reading ----------------------------------------------------------------------------
     def _known(self, mem_id: Any) -> Hashable:
         mem_id = plain_id(mem_id)
-        raise_problems([_id_problem("mem_id", mem_id)])
+        raise_problems([id_problem("mem_id", mem_id)])
         if mem_id not in self._index:
             raise ValueError(f"mem_id must be the id of a stored memory, got never-stored {shown(mem_id)}")
         return cast(Hashable, mem_id)
@@ -343,7 +345,7 @@ class GovernedMemory:
         """Memory Worth ``h+ / (h+ + h-)`` of a stored memory (the prior before any outcome)."""
         return self._worth.worth(self._known(mem_id))
 
-    def worth_class(self, mem_id: Hashable) -> str:
+    def worth_class(self, mem_id: Hashable) -> WorthClass:
         """``high-value``, ``uncertain``, ``mixed`` or ``low-value`` (:func:`~forgetting.worth.worth_class`)."""
         return self._worth.classify(self._known(mem_id))
 
@@ -367,16 +369,11 @@ class GovernedMemory:
         ``ValueError`` naming the first id that is neither a ``str`` nor an ``int``.
         """
         for mem_id in self._ids:
-            if type(mem_id) is not str and type(mem_id) is not int:
-                raise ValueError(
-                    f"to_dict writes str and int ids only (JSON reads nothing else back as the same id), "
-                    f"got the id {shown(mem_id)} ({type(mem_id).__name__})"
-                )
+            json_id(mem_id)
         engine, worth, index = self._engine, self._worth, self._index
         items = (engine.item(key) for key in engine.present_ids())
         return {
-            "format": FORMAT,
-            "version": FORMAT_VERSION,
+            **json_header(FORMAT, FORMAT_VERSION),
             "settings": self.settings(),
             "turn": engine.last_turn,
             "memories": [[m, c] for m, c in zip(self._ids, self._contents)],
@@ -395,19 +392,10 @@ class GovernedMemory:
         (``0.0 + h`` is ``h`` exactly). ``ValueError`` for another format or version, or data that
         is not what :meth:`to_dict` writes.
         """
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError(f"data must be a dict with format {FORMAT!r}, got {shown(data)}")
-        if data.get("version") != FORMAT_VERSION:
-            raise ValueError(
-                f"data has version {shown(data.get('version'))}; this library reads version {FORMAT_VERSION}"
-            )
-        try:
-            memory = cls(**data["settings"])
-            memory._restore(data)
-        except (KeyError, TypeError, IndexError) as error:
-            raise ValueError(
-                f"data is not a GovernedMemory's to_dict ({type(error).__name__}: {error})"
-            ) from None
+        checked = check_header(data, FORMAT, FORMAT_VERSION)
+        with reading("GovernedMemory"):
+            memory = cls(**checked["settings"])
+            memory._restore(checked)
         return memory
 
     def _place(self, i: Any) -> int:
@@ -419,7 +407,7 @@ class GovernedMemory:
         """Fill a fresh memory from ``data`` (checked by :meth:`from_dict`'s caller for its shape)."""
         problems = []
         for mem_id, content in data["memories"]:
-            problem = _id_problem("memory id", mem_id)
+            problem = id_problem("memory id", mem_id)
             if problem is None and type(mem_id) is not str and type(mem_id) is not int:
                 problem = f"memory ids must be str or int, got {shown(mem_id)}"
             if problem is None and mem_id in self._index:

@@ -376,7 +376,10 @@ class Ebbinghaus:
 
     def start(self) -> Holder:
         """The engine, empty."""
-        engine = EbbinghausEngine(float(self.eviction_threshold), float(self.baseline_stability))
+        engine = EbbinghausEngine(
+            eviction_threshold=float(self.eviction_threshold),
+            baseline_stability=float(self.baseline_stability),
+        )
         return _EngineHolder(engine, days=self.clock == "days")
 
 
@@ -405,7 +408,7 @@ class Window:
 
     def start(self) -> Holder:
         """The window, empty."""
-        return _EngineHolder(RecencyWindow(self.window_size), days=False)
+        return _EngineHolder(RecencyWindow(window_size=self.window_size), days=False)
 
 
 class _Nothing:

@@ -13,6 +13,9 @@ interface and bucketed schedule (``ScheduledEngine``), the same recall reinforce
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from typing import Any, Self
+
 from .._validate import raise_problems, real_problem
 from ..decay.curves import DEFAULT_EVICTION_THRESHOLD, decay_problems, reinforced_stability
 from ..decay.engines import MemoryItem, ScheduledEngine
@@ -28,7 +31,8 @@ class PowerLawEngine(ScheduledEngine):
     ----------
     baseline_stability : float
         ``S0 > 0``, in turns: the time at which a fresh item's retention is 0.9. To give a plain
-        item the exponential engine's grace period use :meth:`matched`.
+        item the exponential engine's grace period use :meth:`matched`. Every argument is
+        keyword-only.
     decay : float
         ``d > 0``, the decay exponent.
     eviction_threshold : float, default 0.20
@@ -40,10 +44,16 @@ class PowerLawEngine(ScheduledEngine):
     >>> engine.register("fact", "the user is vegetarian", turn=1)
     >>> engine.step(13), engine.step(14)
     ([], ['fact'])
+    >>> PowerLawEngine(baseline_stability=8.0, decay=0.5).to_dict()["settings"]
+    {'baseline_stability': 8.0, 'decay': 0.5, 'eviction_threshold': 0.2}
     """
+
+    FORMAT = "forgetting.PowerLawEngine"
+    """The ``"format"`` of :meth:`to_dict`."""
 
     def __init__(
         self,
+        *,
         baseline_stability: float,
         decay: float,
         eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
@@ -63,6 +73,7 @@ class PowerLawEngine(ScheduledEngine):
     @classmethod
     def matched(
         cls,
+        *,
         decay: float,
         eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
         exponential_stability: float = 8.0,
@@ -74,9 +85,28 @@ class PowerLawEngine(ScheduledEngine):
         evicting at another is how the frontier compares the curves over ``theta``.
         """
         match = eviction_threshold if match_threshold is None else match_threshold
-        return cls(matched_power_stability(exponential_stability, match, decay), decay, eviction_threshold)
+        return cls(
+            baseline_stability=matched_power_stability(exponential_stability, match, decay),
+            decay=decay,
+            eviction_threshold=eviction_threshold,
+        )
 
-    def retention(self, mem_id: str, turn: int) -> float:
+    def to_dict(self) -> dict[str, Any]:
+        """The whole state as JSON-safe data, as :meth:`~forgetting.decay.engines.EbbinghausEngine.to_dict`
+        writes it (format ``"forgetting.PowerLawEngine"``, settings the three keyword arguments)."""
+        settings = {
+            "baseline_stability": self.baseline_stability,
+            "decay": self.decay,
+            "eviction_threshold": self.eviction_threshold,
+        }
+        return self._state_dict(self.FORMAT, settings)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The engine :meth:`to_dict` wrote: same state, same future (``ValueError`` otherwise)."""
+        return cls._from_state(data, cls.FORMAT)
+
+    def retention(self, mem_id: Hashable, turn: int) -> float:
         """Retention of a present item at ``turn`` (:func:`~forgetting.curves.families.power_retention`),
         an int no earlier than its last touch (:meth:`~forgetting.decay.engines.ScheduledEngine.turns_since_touch`)."""
         return power_retention(self.turns_since_touch(mem_id, turn), self.item(mem_id).stability, self.decay)
@@ -91,8 +121,11 @@ class PowerLawEngine(ScheduledEngine):
         item.stability = reinforced_stability(item.stability, item.touch_count)
         return power_eviction_delay(item.stability, self.eviction_threshold, self.decay)
 
+    def _recalled_delay(self, stability: float) -> int | None:
+        return power_eviction_delay(stability, self.eviction_threshold, self.decay)
 
-def scan_power_evictions(engine: PowerLawEngine, turn: int) -> list[str]:
+
+def scan_power_evictions(engine: PowerLawEngine, turn: int) -> list[Any]:
     """Direct reading of the rule: the present ids whose retention at ``turn`` is below ``theta``."""
     due = []
     for mem_id in engine.present_ids():

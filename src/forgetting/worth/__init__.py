@@ -44,6 +44,7 @@ from .taxonomy import (
     MIXED,
     UNCERTAIN,
     WORTH_CLASSES,
+    WorthClass,
     class_counts,
     worth_class,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "MIXED",
     "LOW_VALUE",
     "WORTH_CLASSES",
+    "WorthClass",
     "memory_worth",
     "evidence_volume",
     "worth_class",

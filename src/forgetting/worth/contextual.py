@@ -11,12 +11,17 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, Self
 
-from .._validate import raise_problems
-from .estimator import WorthEstimator, add_weights, episode_sum_problem, memory_key, validate_episode
-from .formulas import evidence_volume, memory_worth
-from .taxonomy import (
-    worth_class,
+from .._validate import json_id, raise_problems
+from .estimator import (
+    WorthEstimator,
+    add_weights,
+    episode_sum_problem,
+    memory_key,
+    restore_counters,
+    validate_episode,
 )
+from .formulas import evidence_volume, memory_worth
+from .taxonomy import WorthClass, worth_class
 
 __all__ = ["ContextualMemoryWorth"]
 
@@ -30,7 +35,7 @@ class ContextualMemoryWorth(WorthEstimator):
     Parameters
     ----------
     prior, min_evidence, high_threshold, low_threshold :
-        As in :class:`~forgetting.worth.estimator.MemoryWorth`.
+        As in :class:`~forgetting.worth.estimator.MemoryWorth` (keyword-only).
 
     Attributes
     ----------
@@ -45,7 +50,12 @@ class ContextualMemoryWorth(WorthEstimator):
     >>> _ = cmw.update(["a"], False, context="hard").update(["a"], True, context="easy")
     >>> cmw.worth("a", "hard"), cmw.worth("a", "easy"), cmw.pooled_worth("a")
     (0.0, 1.0, 0.5)
+    >>> cmw.to_dict()["counters"]
+    [['hard', 'a', 0.0, 1.0], ['easy', 'a', 1.0, 0.0]]
     """
+
+    FORMAT = "forgetting.ContextualMemoryWorth"
+    """The ``"format"`` of :meth:`to_dict`."""
 
     def reset(self) -> Self:
         """Forget all evidence (hyperparameters stay)."""
@@ -90,9 +100,9 @@ class ContextualMemoryWorth(WorthEstimator):
         """Evidence volume ``h+ + h-`` of ``mem_id`` within ``context``."""
         return float(evidence_volume(*self.counters(mem_id, context)))
 
-    def classify(self, mem_id: Hashable, context: Hashable) -> str:
-        """Taxonomy class of ``mem_id`` within ``context``."""
-        return str(
+    def classify(self, mem_id: Hashable, context: Hashable) -> WorthClass:
+        """Taxonomy class of ``mem_id`` within ``context``, a :class:`~forgetting.worth.taxonomy.WorthClass`."""
+        return WorthClass(
             worth_class(
                 self.worth(mem_id, context),
                 self.evidence(mem_id, context),
@@ -123,3 +133,22 @@ class ContextualMemoryWorth(WorthEstimator):
     def memory_ids(self) -> list[Any]:
         """Ids retrieved at least once in any context, in order of first retrieval."""
         return list(dict.fromkeys(m for _, m in self.successes_))
+
+    # --- JSON -----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The whole state as JSON-safe data: :meth:`from_dict` of it continues bit for bit.
+
+        As :meth:`MemoryWorth.to_dict <forgetting.worth.estimator.MemoryWorth.to_dict>`, with
+        ``"counters": [[context, id, h+, h-], ...]`` (order of first retrieval), format
+        ``"forgetting.ContextualMemoryWorth"``; ``ValueError`` naming the first context or id
+        that is neither a ``str`` nor an ``int``.
+        """
+        failures = self.failures_
+        rows = [
+            [json_id(context, "context"), json_id(mem_id), value, failures[(context, mem_id)]]
+            for (context, mem_id), value in self.successes_.items()
+        ]
+        return self._state_dict({"counters": rows})
+
+    def _restore(self, data: dict[str, Any]) -> None:
+        restore_counters(data, "counters", self.successes_, self.failures_, key_width=2)

@@ -29,9 +29,9 @@ from typing import Any, Self
 import numpy as np
 import numpy.typing as npt
 
-from .._validate import int_problem, raise_problems, real_problem, shown
+from .._validate import int_problem, json_id, raise_problems, real_problem, shown
 from .batch import block_problems
-from .estimator import MemoryWorth, memory_key
+from .estimator import MemoryWorth, memory_key, restore_counters
 from .formulas import DEFAULT_PRIOR, decayed
 from .taxonomy import DEFAULT_HIGH_THRESHOLD, DEFAULT_LOW_THRESHOLD, DEFAULT_MIN_EVIDENCE, taxonomy_problems
 
@@ -73,13 +73,25 @@ class DiscountedMemoryWorth(MemoryWorth):
     Parameters
     ----------
     discount : float, default 0.99
-        ``gamma`` in (0, 1].
+        ``gamma`` in (0, 1]. Every parameter is keyword-only.
     prior, min_evidence, high_threshold, low_threshold :
         As in :class:`~forgetting.worth.estimator.MemoryWorth`.
+
+    Examples
+    --------
+    >>> dmw = DiscountedMemoryWorth(discount=0.5)
+    >>> dmw.update(["a"], True).update(["b"], False).counters("a")
+    (0.5, 0.0)
+    >>> DiscountedMemoryWorth.from_dict(dmw.to_dict()).update(["b"], False).counters("a")
+    (0.25, 0.0)
     """
+
+    FORMAT = "forgetting.DiscountedMemoryWorth"
+    """The ``"format"`` of :meth:`to_dict`."""
 
     def __init__(
         self,
+        *,
         discount: float = DEFAULT_DISCOUNT,
         prior: float = DEFAULT_PRIOR,
         min_evidence: float = DEFAULT_MIN_EVIDENCE,
@@ -93,7 +105,9 @@ class DiscountedMemoryWorth(MemoryWorth):
             ]
         )
         self.discount = discount
-        super().__init__(prior, min_evidence, high_threshold, low_threshold)
+        super().__init__(
+            prior=prior, min_evidence=min_evidence, high_threshold=high_threshold, low_threshold=low_threshold
+        )
 
     def reset(self) -> Self:
         """Forget all evidence (hyperparameters stay)."""
@@ -167,6 +181,29 @@ class DiscountedMemoryWorth(MemoryWorth):
     def memory_ids(self) -> list[Any]:
         """Ids retrieved at least once, in order of first retrieval."""
         return list(self._scaled_successes)
+
+    # --- JSON -----------------------------------------------------------------------------
+    def settings(self) -> dict[str, float]:
+        """The keyword arguments this estimator was made with (as floats: JSON-safe)."""
+        return {"discount": float(self.discount), **super().settings()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole state as JSON-safe data: :meth:`from_dict` of it continues bit for bit.
+
+        As :meth:`MemoryWorth.to_dict <forgetting.worth.estimator.MemoryWorth.to_dict>`, with the
+        stored values, not the products: ``"scale": s`` and ``"memories": [[id, h+ / s, h- / s],
+        ...]`` (``h = stored * s``; the next episode multiplies ``s`` by ``gamma``), format
+        ``"forgetting.DiscountedMemoryWorth"``.
+        """
+        failures = self._scaled_failures
+        rows = [[json_id(m), v, failures[m]] for m, v in self._scaled_successes.items()]
+        return self._state_dict({"scale": float(self._scale), "memories": rows})
+
+    def _restore(self, data: dict[str, Any]) -> None:
+        scale = data["scale"]
+        raise_problems([real_problem("scale", scale, 0.0, 1.0, low_open=True)])
+        self._scale = float(scale)  # stored values: h+ + h- = (stored sum) * s <= the stored sum, finite
+        restore_counters(data, "memories", self._scaled_successes, self._scaled_failures)
 
 
 def discounted_counters(

@@ -17,6 +17,12 @@ Outcomes are booleans
 An outcome must be a ``bool`` or a ``numpy.bool_``. Integers (``1``/``0``), floats and strings
 are rejected on purpose: the paper writes outcomes as ``y = +1 / -1``, and ``-1`` is truthy in
 Python, so silently coercing numbers would count failures as successes.
+
+Settings and state
+------------------
+Every estimator takes its hyperparameters as keyword arguments only (``MemoryWorth(0.7, 0.3)``
+would have been a prior of 0.7 and a ``min_evidence`` of 0.3), and writes its whole state with
+``to_dict`` as JSON-safe data that ``from_dict`` reads back into an estimator with the same future.
 """
 
 from __future__ import annotations
@@ -27,12 +33,26 @@ from typing import Any, Self
 
 import numpy as np
 
-from .._validate import is_hashable, is_real, raise_problems, shown
+from .._validate import (
+    check_header,
+    int_problem,
+    is_hashable,
+    is_mergeable_id,
+    is_real,
+    json_header,
+    json_id,
+    json_rows,
+    plain_id,
+    raise_problems,
+    reading,
+    shown,
+)
 from .formulas import DEFAULT_PRIOR, evidence_volume, memory_worth
 from .taxonomy import (
     DEFAULT_HIGH_THRESHOLD,
     DEFAULT_LOW_THRESHOLD,
     DEFAULT_MIN_EVIDENCE,
+    WorthClass,
     taxonomy_problems,
     worth_class,
 )
@@ -45,7 +65,12 @@ __all__ = [
     "plain_id",
     "memory_key",
     "is_mergeable_id",
+    "FORMAT_VERSION",
+    "restore_counters",
 ]
+
+FORMAT_VERSION = 1
+"""The ``"version"`` of every estimator's ``to_dict``; ``from_dict`` reads this version only."""
 
 
 def add_weights(
@@ -93,22 +118,6 @@ def episode_sum_problem(
 def _is_outcome(success: object) -> bool:
     """A ``bool`` or ``numpy.bool_`` (``-1`` is truthy, so numbers are never outcomes)."""
     return isinstance(success, (bool, np.bool_))
-
-
-def plain_id(mem_id: Any) -> Any:
-    """``mem_id`` as a Python value: numpy scalars hash and compare like Python numbers."""
-    return mem_id.item() if isinstance(mem_id, np.generic) else mem_id
-
-
-def is_mergeable_id(key: Any) -> bool:
-    """``key`` (a hashable plain value) would merge with another id or never be found again:
-    a ``bool`` (``True == 1``, same hash) or a value not equal to itself (NaN)."""
-    if isinstance(key, (bool, np.bool_)):
-        return True
-    try:
-        return bool(key != key)
-    except Exception:  # a comparison that fails cannot find the key again either
-        return True
 
 
 def memory_key(mem_id: Any, name: str = "mem_id", what: str = "memory id") -> Any:
@@ -220,15 +229,50 @@ def _validate_fully(retrieved: Any, success: Any, weights: Any) -> tuple[list[An
     return ids, bool(success), values
 
 
+def restore_counters(
+    data: dict[str, Any],
+    name: str,
+    successes: MutableMapping[Any, float],
+    failures: MutableMapping[Any, float],
+    key_width: int = 1,
+) -> None:
+    """Fill empty ``successes`` and ``failures`` from the rows ``data[name]`` a ``to_dict`` wrote.
+
+    Each row is ``[*key, h+, h-]``: ``key_width`` ``str`` or ``int`` parts (one: the id; more: the
+    tuple), a key not seen before, and two finite real numbers ``>= 0`` with a finite sum (what
+    :func:`add_weights` keeps); ``ValueError`` naming the first row that is not.
+    """
+    for row in json_rows(data, name, key_width + 2):
+        *parts, positive, negative = row
+        if not all(type(part) is str or type(part) is int for part in parts):
+            raise ValueError(f"{name} entry {shown(row)} must hold str or int ids only")
+        key = parts[0] if key_width == 1 else tuple(parts)
+        if key in successes:
+            raise ValueError(f"{name} entry {shown(row)} repeats an id: ids must be distinct")
+        counters = (positive, negative)
+        if not (all(is_real(c) and c >= 0 for c in counters) and math.isfinite(positive + negative)):
+            raise ValueError(
+                f"{name} entry {shown(row)} must end in two finite real numbers >= 0 with a finite sum"
+            )
+        successes[key], failures[key] = float(positive), float(negative)
+
+
 class WorthEstimator:
     """The hyperparameters every Memory Worth estimator shares, stored under their own names.
 
-    ``__init__`` validates them (all problems at once, before any state exists), stores them
-    and calls :meth:`reset`, which each estimator defines to create its empty counters.
+    ``__init__`` takes them as keyword arguments only, validates them (all problems at once,
+    before any state exists), stores them and calls :meth:`reset`, which each estimator defines
+    to create its empty counters. :meth:`from_dict` reads what an estimator's ``to_dict`` wrote:
+    ``{"format", "version", "settings": {keyword arguments}, "episodes": n, ...}``.
     """
+
+    FORMAT = "forgetting.WorthEstimator"
+    """The ``"format"`` of ``to_dict``; each estimator names its own."""
+    n_episodes_: int
 
     def __init__(
         self,
+        *,
         prior: float = DEFAULT_PRIOR,
         min_evidence: float = DEFAULT_MIN_EVIDENCE,
         high_threshold: float = DEFAULT_HIGH_THRESHOLD,
@@ -245,6 +289,47 @@ class WorthEstimator:
         """Forget all evidence (hyperparameters stay)."""
         raise NotImplementedError
 
+    def settings(self) -> dict[str, float]:
+        """The keyword arguments this estimator was made with (as floats: JSON-safe)."""
+        return {
+            "prior": float(self.prior),
+            "min_evidence": float(self.min_evidence),
+            "high_threshold": float(self.high_threshold),
+            "low_threshold": float(self.low_threshold),
+        }
+
+    def _state_dict(self, state: dict[str, Any]) -> dict[str, Any]:
+        """``to_dict``: the header, the settings, the episodes and the estimator's ``state``."""
+        return {
+            **json_header(self.FORMAT, FORMAT_VERSION),
+            "settings": self.settings(),
+            "episodes": int(self.n_episodes_),
+            **state,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The estimator ``to_dict`` wrote (after ``json.loads`` too): same state, same future.
+
+        ``ValueError`` for another format or version, or data that is not what ``to_dict`` writes
+        (saying what it got).
+        """
+        checked = check_header(data, cls.FORMAT, FORMAT_VERSION)
+        with reading(cls.__name__):
+            settings = checked["settings"]
+            if not isinstance(settings, dict):
+                raise ValueError(f"data['settings'] must be a dict, got {shown(settings)}")
+            estimator = cls(**settings)
+            episodes = checked["episodes"]
+            raise_problems([int_problem("episodes", episodes, minimum=0)])
+            estimator._restore(checked)
+            estimator.n_episodes_ = episodes
+        return estimator
+
+    def _restore(self, data: dict[str, Any]) -> None:  # pragma: no cover - abstract
+        """Fill this fresh estimator's counters from ``data`` (checked as they are read)."""
+        raise NotImplementedError
+
 
 class MemoryWorth(WorthEstimator):
     """Online Memory Worth over hashable memory ids (not ``bool``, not NaN: see the module docstring).
@@ -252,7 +337,8 @@ class MemoryWorth(WorthEstimator):
     Parameters
     ----------
     prior : float, default 0.5
-        Worth reported while a memory has no evidence (``h+ + h- == 0``), in [0, 1].
+        Worth reported while a memory has no evidence (``h+ + h- == 0``), in [0, 1]. Every
+        parameter is keyword-only.
     min_evidence : float, default 5.0
         Evidence volume below which a memory is ``uncertain``, >= 0.
     high_threshold : float, default 0.7
@@ -277,11 +363,16 @@ class MemoryWorth(WorthEstimator):
 
     Examples
     --------
-    >>> mw = MemoryWorth()
+    >>> mw = MemoryWorth(min_evidence=5.0)
     >>> _ = mw.update(["a", "b"], True).update(["a"], False, weights=[2.0])
     >>> mw.counters("a"), mw.worth("a"), mw.worth("b"), mw.worth("never seen")
     ((1.0, 2.0), 0.3333333333333333, 1.0, 0.5)
+    >>> MemoryWorth.from_dict(mw.to_dict()).counters("a")
+    (1.0, 2.0)
     """
+
+    FORMAT = "forgetting.MemoryWorth"
+    """The ``"format"`` of :meth:`to_dict`."""
 
     def reset(self) -> Self:
         """Forget all evidence (hyperparameters stay)."""
@@ -342,9 +433,9 @@ class MemoryWorth(WorthEstimator):
         """Evidence volume ``h+ + h-`` of ``mem_id`` (:func:`evidence_volume`)."""
         return float(evidence_volume(*self.counters(mem_id)))
 
-    def classify(self, mem_id: Hashable) -> str:
-        """``high-value``, ``uncertain``, ``mixed`` or ``low-value`` (:func:`worth_class`)."""
-        return str(
+    def classify(self, mem_id: Hashable) -> WorthClass:
+        """``high-value``, ``uncertain``, ``mixed`` or ``low-value`` (:func:`worth_class`), a :class:`WorthClass`."""
+        return WorthClass(
             worth_class(
                 self.worth(mem_id),
                 self.evidence(mem_id),
@@ -357,3 +448,19 @@ class MemoryWorth(WorthEstimator):
     def memory_ids(self) -> list[Any]:
         """Ids retrieved at least once, in order of first retrieval."""
         return list(self._successes)
+
+    # --- JSON -----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The whole state as JSON-safe data: ``json.loads(json.dumps(...))`` into :meth:`from_dict`
+        gives an estimator whose every later call returns what this one's would, floats bit for bit.
+
+        ``{"format": "forgetting.MemoryWorth", "version": 1, "settings": {keyword arguments},
+        "episodes": n, "memories": [[id, h+, h-], ...] (order of first retrieval)}``. ``ValueError``
+        naming the first id that is neither a ``str`` nor an ``int`` (JSON reads nothing else back
+        as the same id).
+        """
+        rows = [[json_id(m), h, self._failures[m]] for m, h in self._successes.items()]
+        return self._state_dict({"memories": rows})
+
+    def _restore(self, data: dict[str, Any]) -> None:
+        restore_counters(data, "memories", self._successes, self._failures)

@@ -1,11 +1,14 @@
 """The four classes of Memory Worth, from rate and evidence volume, with their thresholds.
 
 The thresholds are stored here and nowhere else; estimators and experiments take them as
-arguments defaulting to these values.
+arguments defaulting to these values. The classes are the members of :class:`WorthClass`, a
+``StrEnum``: each is the ``str`` it always was (``WorthClass.LOW_VALUE == "low-value"``), so
+tables, CSV and JSON write the same text.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 from typing import Any
 
@@ -19,6 +22,7 @@ __all__ = [
     "DEFAULT_MIN_EVIDENCE",
     "DEFAULT_HIGH_THRESHOLD",
     "DEFAULT_LOW_THRESHOLD",
+    "WorthClass",
     "HIGH_VALUE",
     "UNCERTAIN",
     "MIXED",
@@ -36,15 +40,33 @@ DEFAULT_HIGH_THRESHOLD = 0.7
 DEFAULT_LOW_THRESHOLD = 0.3
 """Worth at or below which a memory with enough evidence is *low-value*."""
 
-HIGH_VALUE = "high-value"
-"""High rate, enough evidence."""
-UNCERTAIN = "uncertain"
-"""Too little evidence: never deprecate on it."""
-MIXED = "mixed"
-"""Ambiguous rate, enough evidence."""
-LOW_VALUE = "low-value"
-"""Low rate, enough evidence: candidate for suppression."""
-WORTH_CLASSES = (HIGH_VALUE, UNCERTAIN, MIXED, LOW_VALUE)
+
+class WorthClass(enum.StrEnum):
+    """The class of a memory from its rate ``MW`` and evidence ``h+ + h-`` (:func:`worth_class`).
+
+    A ``str`` subclass: every member equals, prints, formats and serialises (``json.dumps``,
+    ``DataFrame.to_csv``) as its value, the label the tables show. Members in table order.
+    """
+
+    HIGH_VALUE = "high-value"
+    """High rate, enough evidence."""
+    UNCERTAIN = "uncertain"
+    """Too little evidence: never deprecate on it."""
+    MIXED = "mixed"
+    """Ambiguous rate, enough evidence."""
+    LOW_VALUE = "low-value"
+    """Low rate, enough evidence: candidate for suppression."""
+
+
+HIGH_VALUE = WorthClass.HIGH_VALUE
+"""High rate, enough evidence (:attr:`WorthClass.HIGH_VALUE`)."""
+UNCERTAIN = WorthClass.UNCERTAIN
+"""Too little evidence: never deprecate on it (:attr:`WorthClass.UNCERTAIN`)."""
+MIXED = WorthClass.MIXED
+"""Ambiguous rate, enough evidence (:attr:`WorthClass.MIXED`)."""
+LOW_VALUE = WorthClass.LOW_VALUE
+"""Low rate, enough evidence: candidate for suppression (:attr:`WorthClass.LOW_VALUE`)."""
+WORTH_CLASSES = tuple(WorthClass)
 """The four classes, in the order tables and counts use."""
 
 
@@ -62,16 +84,16 @@ def worth_class(
     3. ``low-value``  if ``worth <= low_threshold`` (candidate for suppression);
     4. ``mixed``      otherwise (ambiguous rate with enough evidence).
 
-    Works element-wise on arrays (returns an array of labels); returns a ``str`` for
-    scalar input. ``worth`` must be real numbers in [0, 1] and ``evidence`` finite real
+    Works element-wise on arrays (returns an array of the labels, numpy strings); returns a
+    :class:`WorthClass` for scalar input. ``worth`` must be real numbers in [0, 1] and ``evidence`` finite real
     numbers ``>= 0`` (never NaN, ``inf`` or bools, which no comparison above could sort), with
     broadcastable shapes; the thresholds as :func:`taxonomy_problems` states. ``ValueError``
     lists every problem.
 
     >>> worth_class(0.7, 5.0)
-    'high-value'
-    >>> worth_class(0.9, 4.0)
-    'uncertain'
+    <WorthClass.HIGH_VALUE: 'high-value'>
+    >>> worth_class(0.9, 4.0) == "uncertain"
+    True
     """
     rate = _real_array(worth)
     volume = _real_array(evidence)
@@ -91,10 +113,10 @@ def worth_class(
     assert rate is not None and volume is not None
     labels = np.select(
         [volume < min_evidence, rate >= high_threshold, rate <= low_threshold],
-        [UNCERTAIN, HIGH_VALUE, LOW_VALUE],
-        default=MIXED,
+        [UNCERTAIN.value, HIGH_VALUE.value, LOW_VALUE.value],
+        default=MIXED.value,
     )
-    return str(labels) if labels.ndim == 0 else labels
+    return WorthClass(str(labels)) if labels.ndim == 0 else labels
 
 
 def _real_array(value: Any) -> npt.NDArray[np.float64] | None:

@@ -73,7 +73,10 @@ class PowerPolicy:
     def engine(self) -> PowerLawEngine:
         """A fresh matched :class:`~forgetting.curves.power_engine.PowerLawEngine`."""
         return PowerLawEngine.matched(
-            self.decay, self.eviction_threshold, self.exponential_stability, self.match_threshold
+            decay=self.decay,
+            eviction_threshold=self.eviction_threshold,
+            exponential_stability=self.exponential_stability,
+            match_threshold=self.match_threshold,
         )
 
     @property

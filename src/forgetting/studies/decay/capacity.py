@@ -36,9 +36,11 @@ from __future__ import annotations
 import functools
 import heapq
 import math
+from collections.abc import Hashable
 from fractions import Fraction
+from typing import Any
 
-from ..._validate import bool_problem, int_problem, raise_problems, real_problem
+from ..._validate import bool_problem, int_problem, plain_id, raise_problems, real_problem
 from ...decay.curves import (
     DEFAULT_BASELINE_STABILITY,
     decay_eviction_delay,
@@ -46,7 +48,7 @@ from ...decay.curves import (
     reinforced_stability,
     window_eviction_delay,
 )
-from ...decay.engines import MemoryItem, ScheduledEngine
+from ...decay.engines import _REQUIRED, MemoryItem, ScheduledEngine
 
 __all__ = ["CapacityDecay", "CapacityWindow", "age_ratio", "victim_key"]
 
@@ -97,29 +99,32 @@ class _Capped(ScheduledEngine):
         self._classes: dict[float, list[_Entry]] = {}  # stability -> heap (some entries stale)
         self._class_entries = 0
         self._pending: list[MemoryItem] = []  # evicted by the budget, not yet reported
-        self._order: dict[str, int] = {}  # present id -> registration sequence
+        self._order: dict[Any, int] = {}  # present id -> registration sequence
 
-    def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
+    def register(
+        self, mem_id: Hashable, content: str = "", turn: int = _REQUIRED, is_foundational: bool = False
+    ) -> None:
         """Add an item touched at ``turn``; into a full working set, evict the victim first.
 
         The call is checked completely (as the uncapped engine checks it) before anything
         changes; the incoming item is never the victim.
         """
         super().register(mem_id, content, turn, is_foundational)  # validates, then stores
+        mem_id = plain_id(mem_id)  # as the engine stored it
         item = self._items[mem_id]
         self._order[mem_id] = item.sequence
         while len(self._items) > self.capacity:
             self._evict(self._victim())
         self._push(item)
 
-    def recall(self, mem_id: str, turn: int) -> bool:
+    def recall(self, mem_id: Hashable, turn: int) -> bool:
         """Touch an item (as the uncapped engine does) and file it under its new stability."""
         found = super().recall(mem_id, turn)
         if found:
-            self._push(self._items[mem_id])
+            self._push(self._items[plain_id(mem_id)])
         return found
 
-    def step(self, turn: int) -> list[str]:
+    def step(self, turn: int) -> list[Any]:
         """The time rule's evictions at ``turn`` and the budget's since the last step, in registration order."""
         due = super().step(turn)
         order = self._order

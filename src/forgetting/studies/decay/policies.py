@@ -42,7 +42,9 @@ class DecayPolicy:
 
     def engine(self) -> Engine:
         """A fresh :class:`~forgetting.decay.engines.EbbinghausEngine`."""
-        return EbbinghausEngine(self.eviction_threshold, self.baseline_stability)
+        return EbbinghausEngine(
+            eviction_threshold=self.eviction_threshold, baseline_stability=self.baseline_stability
+        )
 
     @property
     def label(self) -> str:
@@ -81,7 +83,7 @@ class WindowPolicy:
 
     def engine(self) -> Engine:
         """A fresh :class:`~forgetting.decay.engines.RecencyWindow`."""
-        return RecencyWindow(self.window_size)
+        return RecencyWindow(window_size=self.window_size)
 
     @property
     def label(self) -> str:

@@ -212,7 +212,7 @@ def mechanism_check(
     session = generate_session(config)
     if not session.foundational_ids:
         raise ValueError(f"config must have num_foundational >= 1, got {config.num_foundational}")
-    engine = EbbinghausEngine(eviction_threshold, baseline_stability)
+    engine = EbbinghausEngine(eviction_threshold=eviction_threshold, baseline_stability=baseline_stability)
     simulate(engine, session)
     fact = session.foundational_ids[0]
     item = engine.item(fact)

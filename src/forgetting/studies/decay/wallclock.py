@@ -21,7 +21,7 @@ import heapq
 import math
 import random
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +42,7 @@ from ...decay.curves import (
     reinforced_stability,
     unchecked_retention,
 )
-from ...decay.engines import MemoryItem, WorkingSet, _check_mem_id, _check_turn
+from ...decay.engines import _REQUIRED, MemoryItem, WorkingSet, _check_mem_id, _check_turn
 from ...hashing import digest
 from .. import stats
 from . import metrics
@@ -188,16 +188,16 @@ class WallClockEngine(WorkingSet):
         self.clock = clock
         self.eviction_threshold = float(eviction_threshold)
         self.baseline_stability = float(baseline_stability)
-        self._items: dict[str, MemoryItem] = {}
-        self._touched_at: dict[str, float] = {}  # mem_id -> clock seconds of the last touch
+        self._items: dict[Any, MemoryItem] = {}
+        self._touched_at: dict[Any, float] = {}  # mem_id -> clock seconds of the last touch
         self._turn = 0
         self._sequence = 0
         self._log_threshold = math.log(1.0 / self.eviction_threshold)
-        self._safe: dict[str, float] = {}  # mem_id -> clock time before which it cannot be due
-        self._watch: list[tuple[float, int, str]] = []  # heap of (safe until, sequence, mem_id)
-        self._candidates: dict[str, None] = {}  # present items that can be due
+        self._safe: dict[Any, float] = {}  # mem_id -> clock time before which it cannot be due
+        self._watch: list[tuple[float, int, Any]] = []  # heap of (safe until, sequence, mem_id)
+        self._candidates: dict[Any, None] = {}  # present items that can be due
 
-    def _watch_item(self, mem_id: str, item: MemoryItem, now: float) -> None:
+    def _watch_item(self, mem_id: Any, item: MemoryItem, now: float) -> None:
         """File a touched item under the clock time before which it cannot be due (above)."""
         age, always = item.stability * self._log_threshold, self.eviction_threshold > 0.999
         safe = now + age * (1 - 1e-6) - 1e-9 * (1 + abs(now) + age) if math.isfinite(age) else math.inf
@@ -222,13 +222,18 @@ class WallClockEngine(WorkingSet):
         """
         return self._turn
 
-    def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
-        """Add an item touched now (``content`` a str, ``is_foundational`` a bool); an id still
-        present cannot be registered again. Every argument is checked before the clock is read."""
+    def register(
+        self, mem_id: Hashable, content: str = "", turn: int = _REQUIRED, is_foundational: bool = False
+    ) -> None:
+        """Add an item touched now (``turn`` required, ``content`` a str, ``""`` if not given,
+        ``is_foundational`` a bool); an id still present cannot be registered again. Ids and turns
+        as the turn engines take them. Every argument is checked before the clock is read."""
         if type(turn) is not int or turn < self._turn:  # the checks, off the common path
+            if turn is _REQUIRED:
+                raise TypeError("register() missing 1 required argument: 'turn'")
             turn = _check_turn(turn, self._turn)
-        if type(mem_id) is not str or not mem_id:
-            _check_mem_id(mem_id)
+        if type(mem_id) is not str and type(mem_id) is not int:
+            mem_id = _check_mem_id(mem_id)
         if type(content) is not str:
             raise ValueError(f"content must be a str (what the item holds), got {shown(content)}")
         if is_foundational is not False and is_foundational is not True:
@@ -244,12 +249,12 @@ class WallClockEngine(WorkingSet):
         self._sequence += 1
         self._watch_item(mem_id, item, now)
 
-    def recall(self, mem_id: str, turn: int) -> bool:
+    def recall(self, mem_id: Hashable, turn: int) -> bool:
         """Touch and reinforce an item now; ``False`` (and no change) when it is not present."""
         if type(turn) is not int or turn < self._turn:
             turn = _check_turn(turn, self._turn)
-        if type(mem_id) is not str or not mem_id:
-            _check_mem_id(mem_id)
+        if type(mem_id) is not str and type(mem_id) is not int:
+            mem_id = _check_mem_id(mem_id)
         now = self._now(turn)
         self._turn = turn
         item = self._items.get(mem_id)
@@ -262,7 +267,7 @@ class WallClockEngine(WorkingSet):
         self._watch_item(mem_id, item, now)
         return True
 
-    def step(self, turn: int) -> list[str]:
+    def step(self, turn: int) -> list[Any]:
         """Evict every item whose retention, read on the clock now, is below ``theta``."""
         if type(turn) is not int or turn < self._turn:
             turn = _check_turn(turn, self._turn)

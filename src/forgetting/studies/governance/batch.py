@@ -376,7 +376,9 @@ def _play(batch: _Batch, policy: str, rules: Rules) -> list[GovernanceRun]:
     if policy in ("worth", "combined"):
         worth = MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
     elif policy == "discounted":
-        worth = DiscountedMemoryWorth(discount, min_evidence=min_evidence, low_threshold=low_threshold)
+        worth = DiscountedMemoryWorth(
+            discount=discount, min_evidence=min_evidence, low_threshold=low_threshold
+        )
         decay = discount**1  # formulas.decayed(scale, discount), one episode
     if worth is not None:
         reading = (worth.prior, worth.min_evidence, worth.high_threshold, worth.low_threshold)

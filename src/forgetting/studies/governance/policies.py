@@ -204,14 +204,20 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
         hyper = (estimator.prior, estimator.min_evidence, estimator.high_threshold, estimator.low_threshold)
         return _read_worth(estimator.counters(mem_id), *hyper)
 
-    engine: _Store = _NeverEvictingStore() if policy == "worth" else EbbinghausEngine(eviction_threshold)
+    engine: _Store = (
+        _NeverEvictingStore()
+        if policy == "worth"
+        else EbbinghausEngine(eviction_threshold=eviction_threshold)
+    )
     # The noise is never retrieved: it is counted (noise_present), not held, in the store.
     noise_delay = engine.untouched_delay()
     worth: MemoryWorth | None = None
     if policy in ("worth", "combined"):
         worth = MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
     elif policy == "discounted":
-        worth = DiscountedMemoryWorth(discount, min_evidence=min_evidence, low_threshold=low_threshold)
+        worth = DiscountedMemoryWorth(
+            discount=discount, min_evidence=min_evidence, low_threshold=low_threshold
+        )
     arms = {STALE: EffectArms(), TRUE: EffectArms()} if policy == "effect" else None
     tests = {m: HarmTest(world.co_retrieval, alpha) for m in (STALE, TRUE)} if policy == SEQUENTIAL else {}
     deprecated: set[str] = set()

@@ -143,7 +143,7 @@ def taxonomy_counts(run: RealTextRun) -> list[dict[str, Any]]:
     rows = []
     for label, episode in (("before the shift", run.last_before), ("end", run.n_episodes - 1)):
         classes = run.classes(episode)
-        rows.append({"when": label, **{c: int((classes == c).sum()) for c in WORTH_CLASSES}})
+        rows.append({"when": label, **{c.value: int((classes == c).sum()) for c in WORTH_CLASSES}})
     return rows
 
 
