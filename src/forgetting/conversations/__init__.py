@@ -39,10 +39,20 @@ The data is never committed to the project (its repository states no licence); o
 computed from it are.
 """
 
-from .capacity import Capacity, RandomEviction
-from .field_rules import MemoryBank, YourMemory
+from .capacity import Capacity, CapacityRule, RandomEviction
+from .field_rules import MemoryBank, PassTime, YourMemory
 from .locomo import load_locomo
-from .policies import Ebbinghaus, Event, KeepAll, Replay, Window, conversation_events, replay
+from .policies import (
+    DecayClock,
+    Ebbinghaus,
+    Event,
+    KeepAll,
+    Replay,
+    ReplayRun,
+    Window,
+    conversation_events,
+    replay,
+)
 from .question_retrieval import (
     DEFAULT_CO_SHARE,
     DEFAULT_MIN_RETRIEVALS,
@@ -86,9 +96,11 @@ __all__ = [
     "LOCOMO_SHA256",
     "LOCOMO_URL",
     "Capacity",
+    "CapacityRule",
     "Conversation",
     "Counts",
     "DataUnavailable",
+    "DecayClock",
     "Ebbinghaus",
     "Event",
     "Evidence",
@@ -96,10 +108,12 @@ __all__ = [
     "HeldOut",
     "KeepAll",
     "MemoryBank",
+    "PassTime",
     "Question",
     "QuestionSet",
     "RandomEviction",
     "Replay",
+    "ReplayRun",
     "Turn",
     "TurnRoles",
     "Window",
