@@ -107,7 +107,7 @@ class Recorder:
         return "recorder"
 
     def start(self):
-        inner = Window(self.window).start()
+        inner = Window(window_size=self.window).start()
         calls = self.calls
 
         class Holder:
@@ -186,8 +186,8 @@ def test_a_short_window_scores_what_a_direct_reading_of_its_held_set_gives(fixtu
     tokens = np.ones(len(conversation.turns), dtype=np.int64)
     events = recall_events(conversation, ranked_history(vector.turn_cosines, 2.0 - 3.0))
     ranking = QuestionRanking.of(vector.question_cosines, index)
-    result = score(conversation, index, ranking, tokens, Window(1), events, 1, 2)
-    held_ids = set(replay(Window(1), events, k=1).held)
+    result = score(conversation, index, ranking, tokens, Window(window_size=1), events, 1, 2)
+    held_ids = set(replay(Window(window_size=1), events, k=1).held)
     held = np.array([t.dia_id in held_ids for t in conversation.turns])
     main = [i for i, c in enumerate(index.category) if c != ADVERSARIAL]
     assert result.turns_held == held.sum() == result.tokens_held
@@ -202,7 +202,7 @@ def test_a_short_window_scores_what_a_direct_reading_of_its_held_set_gives(fixtu
             for row, evidence in zip(index.rows, index.evidence)
         ]
         adversarial = index.category == ADVERSARIAL
-        found = score(conversation, index, ranking, tokens, Window(1), events, 1, question_k)
+        found = score(conversation, index, ranking, tokens, Window(window_size=1), events, 1, question_k)
         assert (found.hits_all, found.adv_hits_all) == (
             sum(np.array(direct)[~adversarial]),
             sum(np.array(direct)[adversarial]),
@@ -378,13 +378,18 @@ def test_replay_blind_is_the_replay_of_each_stream(data, gaps):
     ]
     streams = same_turns(days, recall_lists)
     ks = data.draw(st.lists(st.integers(1, 4), min_size=3, max_size=3))
-    for policy in (KeepAll(), Capacity(3, "fifo"), RandomEviction(2, 7), RandomEviction(5, 0)):
+    for policy in (
+        KeepAll(),
+        Capacity(capacity=3, rule="fifo"),
+        RandomEviction(capacity=2, seed=7),
+        RandomEviction(capacity=5, seed=0),
+    ):
         assert replay_blind(policy, streams, ks) == [replay(policy, e, k) for e, k in zip(streams, ks)]
 
 
 def test_replay_blind_refuses_a_policy_that_reads_recalls_and_streams_of_other_turns():
     streams = same_turns([0, 0, 0, 0], [[[], [], [0], [1]], [[], [], [1], [0]]])
-    lru = Capacity(2, "lru")
+    lru = Capacity(capacity=2, rule="lru")
     assert not recall_blind(lru)
     assert replay(lru, streams[0], 1).dropped != replay(lru, streams[1], 1).dropped  # LRU reads recalls
     with pytest.raises(ValueError, match="recall-blind"):

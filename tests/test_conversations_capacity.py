@@ -38,7 +38,11 @@ def touches(events, result):
 def test_a_capacity_policy_never_holds_more_than_c_and_evicts_one_memory_only_when_full(
     events, capacity, rule
 ):
-    policy = RandomEviction(capacity, seed=11) if rule == "random" else Capacity(capacity, rule)
+    policy = (
+        RandomEviction(capacity=capacity, seed=11)
+        if rule == "random"
+        else Capacity(capacity=capacity, rule=rule)
+    )
     result = replay(policy, events)
     assert result.held_counts == tuple(min(i + 1, capacity) for i in range(len(events)))
     assert result.held[-1] == events[-1].stored  # the incoming memory is always stored
@@ -53,13 +57,15 @@ def test_a_capacity_policy_never_holds_more_than_c_and_evicts_one_memory_only_wh
 def test_lru_fifo_and_lfu_choose_different_victims_on_a_hand_made_stream():
     # a, b, c stored; a recalled twice, b once, at turns 3 and 4; then d needs room
     events = stream([0] * 5, {3: [0, 1], 4: [0]})
-    assert replay(Capacity(4, "lru"), events).dropped == {"m2": 4}  # c: touched at 2, a and b later
-    assert replay(Capacity(4, "fifo"), events).dropped == {"m0": 4}
-    assert replay(Capacity(4, "lfu"), events).dropped == {"m2": 4}
+    assert replay(Capacity(capacity=4, rule="lru"), events).dropped == {
+        "m2": 4
+    }  # c: touched at 2, a and b later
+    assert replay(Capacity(capacity=4, rule="fifo"), events).dropped == {"m0": 4}
+    assert replay(Capacity(capacity=4, rule="lfu"), events).dropped == {"m2": 4}
     ties = stream([0] * 4, {2: [1]})  # a, b stored; b recalled; c stored; d: a and c tie on LFU, a first
-    assert replay(Capacity(3, "lfu"), ties).dropped == {"m0": 3}
-    assert replay(Capacity(3, "lru"), ties).dropped == {"m0": 3}
-    assert replay(Capacity(2, "lru"), ties).dropped == {
+    assert replay(Capacity(capacity=3, rule="lfu"), ties).dropped == {"m0": 3}
+    assert replay(Capacity(capacity=3, rule="lru"), ties).dropped == {"m0": 3}
+    assert replay(Capacity(capacity=2, rule="lru"), ties).dropped == {
         "m0": 2,
         "m1": 3,
     }  # b recalled, c stored, both at 2: b
@@ -68,10 +74,10 @@ def test_lru_fifo_and_lfu_choose_different_victims_on_a_hand_made_stream():
 @settings(max_examples=40, deadline=None)
 @given(streams(), st.integers(1, 5), st.integers(0, 2**32))
 def test_random_eviction_is_a_draw_per_event_by_seed_whatever_the_recalls(events, capacity, seed):
-    result = replay(RandomEviction(capacity, seed), events)
-    assert replay(RandomEviction(capacity, seed), events) == result
+    result = replay(RandomEviction(capacity=capacity, seed=seed), events)
+    assert replay(RandomEviction(capacity=capacity, seed=seed), events) == result
     without_recalls = [event._replace(recalled=()) for event in events]
-    assert replay(RandomEviction(capacity, seed), without_recalls).dropped == result.dropped
+    assert replay(RandomEviction(capacity=capacity, seed=seed), without_recalls).dropped == result.dropped
     assert (result.dropped, list(result.held)) == direct_random_eviction(events, capacity, seed)
 
 
@@ -90,29 +96,31 @@ def direct_random_eviction(events, capacity, seed):
 @pytest.mark.parametrize("capacity", [1, 2, 7, 300])
 def test_random_eviction_drawing_in_blocks_draws_what_one_call_per_event_would(capacity):
     events = stream([0] * (2 * RANDOM_DRAW_BLOCK + 3))  # past two blocks of draws
-    result = replay(RandomEviction(capacity, 5), events)
+    result = replay(RandomEviction(capacity=capacity, seed=5), events)
     assert (result.dropped, list(result.held)) == direct_random_eviction(events, capacity, 5)
 
 
 def test_random_eviction_depends_on_the_seed():
     events = stream([0] * 30)
-    results = {tuple(sorted(replay(RandomEviction(5, seed), events).held)) for seed in range(10)}
+    results = {
+        tuple(sorted(replay(RandomEviction(capacity=5, seed=seed), events).held)) for seed in range(10)
+    }
     assert len(results) > 1
 
 
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: Capacity(0), r"capacity must be an int >= 1, got 0"),
-        (lambda: Capacity(2.0), r"capacity must be an int >= 1, got 2.0"),
-        (lambda: Capacity(True), r"capacity must be an int >= 1, got True"),
-        (lambda: Capacity(3, "mru"), r"rule must be one of 'lru', 'fifo', 'lfu', got 'mru'"),
-        (lambda: Capacity(3, None), r"rule must be one of 'lru', 'fifo', 'lfu', got None"),
-        (lambda: RandomEviction(0, 1), r"capacity must be an int >= 1, got 0"),
-        (lambda: RandomEviction(3, -1), r"seed must be an int >= 0, got -1"),
-        (lambda: RandomEviction(3, "1"), r"seed must be an int >= 0, got '1'"),
+        (lambda: Capacity(capacity=0), r"capacity must be an int >= 1, got 0"),
+        (lambda: Capacity(capacity=2.0), r"capacity must be an int >= 1, got 2.0"),
+        (lambda: Capacity(capacity=True), r"capacity must be an int >= 1, got True"),
+        (lambda: Capacity(capacity=3, rule="mru"), r"rule must be one of 'lru', 'fifo', 'lfu', got 'mru'"),
+        (lambda: Capacity(capacity=3, rule=None), r"rule must be one of 'lru', 'fifo', 'lfu', got None"),
+        (lambda: RandomEviction(capacity=0, seed=1), r"capacity must be an int >= 1, got 0"),
+        (lambda: RandomEviction(capacity=3, seed=-1), r"seed must be an int >= 0, got -1"),
+        (lambda: RandomEviction(capacity=3, seed="1"), r"seed must be an int >= 0, got '1'"),
         (
-            lambda: RandomEviction("3", 1.5),
+            lambda: RandomEviction(capacity="3", seed=1.5),
             r"capacity must be an int >= 1, got '3'; seed must be an int >= 0, got 1.5",
         ),
     ],

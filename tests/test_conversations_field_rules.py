@@ -94,7 +94,7 @@ def test_memorybank_constants_are_the_sources():
     st.sampled_from(["session", "turn", "day"]),
 )
 def test_memorybank_agrees_with_a_direct_reading_of_its_code(events, seed, max_strength, max_days, forget_at):
-    policy = MemoryBank(seed, max_strength, max_days, forget_at)
+    policy = MemoryBank(seed=seed, max_strength=max_strength, max_days=max_days, forget_at=forget_at)
     result = replay(policy, events)
     assert (result.dropped, result.held) == memorybank_reference(
         events, seed, max_strength, max_days, forget_at
@@ -103,9 +103,9 @@ def test_memorybank_agrees_with_a_direct_reading_of_its_code(events, seed, max_s
 
 def test_memorybank_keeps_a_memory_of_the_day_and_drops_one_max_days_old_whatever_the_coin():
     for seed in range(20):
-        assert replay(MemoryBank(seed, forget_at="turn"), stream([0] * 6, {3: [0]})).dropped == {}
-        assert replay(MemoryBank(seed), stream([0, 30])).dropped == {"m0": 1}
-        assert replay(MemoryBank(seed, max_days=5), stream([0, 5])).dropped == {
+        assert replay(MemoryBank(seed=seed, forget_at="turn"), stream([0] * 6, {3: [0]})).dropped == {}
+        assert replay(MemoryBank(seed=seed), stream([0, 30])).dropped == {"m0": 1}
+        assert replay(MemoryBank(seed=seed, max_days=5), stream([0, 5])).dropped == {
             "m0": 1
         }  # t = max_days: dropped
 
@@ -113,7 +113,10 @@ def test_memorybank_keeps_a_memory_of_the_day_and_drops_one_max_days_old_whateve
 def test_memorybank_keeps_a_recalled_memory_with_the_probability_of_its_capped_level():
     events = stream([0, 0, 0, 0, 0, 2], {i: [0] for i in range(1, 5)})  # four recalls: level capped at S = 3
     for max_strength, strength in ((3, 3), (1, 1), (9, 5)):
-        kept = ["m0" in replay(MemoryBank(seed, max_strength), events).held for seed in range(60)]
+        kept = [
+            "m0" in replay(MemoryBank(seed=seed, max_strength=max_strength), events).held
+            for seed in range(60)
+        ]
         # one pass after the first (which draws nothing): five coins, m0 reads the first
         expected = [np.random.default_rng(seed).random(5)[0] < math.exp(-2 / strength) for seed in range(60)]
         assert kept == expected and 0 < sum(kept) < 60
@@ -132,14 +135,14 @@ def test_yourmemory_strength_is_the_sources_formula():
 
 
 def test_yourmemory_prunes_a_fact_of_importance_half_after_24_days_as_its_comment_says():
-    assert replay(YourMemory(0.5), stream([0, 23])).dropped == {}
-    assert replay(YourMemory(0.5), stream([0, 24])).dropped == {"m0": 1}
+    assert replay(YourMemory(importance=0.5), stream([0, 23])).dropped == {}
+    assert replay(YourMemory(importance=0.5), stream([0, 24])).dropped == {"m0": 1}
     assert replay(YourMemory(), stream([0, 93])).dropped == {}  # importance 1: lambda_eff = 0.032 per day
     assert replay(YourMemory(), stream([0, 94])).dropped == {"m0": 1}
 
 
 def test_yourmemory_a_recall_multiplies_by_one_point_two_and_restarts_the_clock():
-    assert replay(YourMemory(0.5), stream([0, 10, 34, 36], {1: [0]})).dropped == {"m1": 2, "m0": 3}
+    assert replay(YourMemory(importance=0.5), stream([0, 10, 34, 36], {1: [0]})).dropped == {"m1": 2, "m0": 3}
 
 
 def test_yourmemory_keeps_a_memory_exactly_at_the_threshold():
@@ -150,9 +153,9 @@ def test_yourmemory_keeps_a_memory_exactly_at_the_threshold():
 
 def test_yourmemory_prunes_only_at_its_passes():
     one_session = stream([0, 24, 25], sessions=[1, 1, 2])
-    assert replay(YourMemory(0.5, forget_at="turn"), one_session).dropped == {"m0": 1}
-    assert replay(YourMemory(0.5, forget_at="day"), one_session).dropped == {"m0": 1}
-    assert replay(YourMemory(0.5, forget_at="session"), one_session).dropped == {"m0": 2}
+    assert replay(YourMemory(importance=0.5, forget_at="turn"), one_session).dropped == {"m0": 1}
+    assert replay(YourMemory(importance=0.5, forget_at="day"), one_session).dropped == {"m0": 1}
+    assert replay(YourMemory(importance=0.5, forget_at="session"), one_session).dropped == {"m0": 2}
 
 
 @st.composite
@@ -180,7 +183,12 @@ def second_streams(draw, max_events=25):
 def test_yourmemory_agrees_with_a_direct_reading_of_its_code(
     events, importance, base_rate, threshold, forget_at
 ):
-    result = replay(YourMemory(importance, base_rate, threshold, forget_at), events)
+    result = replay(
+        YourMemory(
+            importance=importance, base_rate=base_rate, prune_threshold=threshold, forget_at=forget_at
+        ),
+        events,
+    )
     assert (result.dropped, result.held) == yourmemory_reference(
         events, importance, base_rate, threshold, forget_at
     )
@@ -196,17 +204,17 @@ def test_yourmemory_agrees_with_a_direct_reading_of_its_code(
 def test_the_prune_second_is_the_first_whole_second_below_the_threshold(
     recalls, importance, base_rate, threshold
 ):
-    policy = YourMemory(importance, base_rate, threshold)
+    policy = YourMemory(importance=importance, base_rate=base_rate, prune_threshold=threshold)
     second = yourmemory_prune_second(recalls, policy)
     assert yourmemory_strength(second, recalls, importance, base_rate) < threshold
     assert second == 0 or yourmemory_strength(second - 1, recalls, importance, base_rate) >= threshold
 
 
 def test_yourmemory_prunes_at_the_first_pass_of_the_prune_second_not_a_second_before():
-    second = yourmemory_prune_second(0, YourMemory(0.5))
+    second = yourmemory_prune_second(0, YourMemory(importance=0.5))
     times = [START, START + timedelta(seconds=second - 1), START + timedelta(seconds=second)]
     events = [Event(i, time, 1, f"m{i}", ()) for i, time in enumerate(times)]
-    assert replay(YourMemory(0.5), events).dropped == {"m0": 2}
+    assert replay(YourMemory(importance=0.5), events).dropped == {"m0": 2}
     assert yourmemory_reference(events, 0.5, 0.16, 0.05, "turn")[0] == {"m0": 2}
 
 
@@ -225,12 +233,12 @@ def test_yourmemory_agrees_with_the_source_across_the_whole_range_of_dates(base_
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: MemoryBank(-1), r"seed must be an int >= 0, got -1"),
-        (lambda: MemoryBank(1.0), r"seed must be an int >= 0, got 1.0"),
-        (lambda: MemoryBank(0, max_strength=0), r"max_strength must be an int >= 1, got 0"),
-        (lambda: MemoryBank(0, max_days=1.5), r"max_days must be an int >= 1, got 1.5"),
+        (lambda: MemoryBank(seed=-1), r"seed must be an int >= 0, got -1"),
+        (lambda: MemoryBank(seed=1.0), r"seed must be an int >= 0, got 1.0"),
+        (lambda: MemoryBank(seed=0, max_strength=0), r"max_strength must be an int >= 1, got 0"),
+        (lambda: MemoryBank(seed=0, max_days=1.5), r"max_days must be an int >= 1, got 1.5"),
         (
-            lambda: MemoryBank(0, forget_at="week"),
+            lambda: MemoryBank(seed=0, forget_at="week"),
             r"forget_at must be one of 'turn', 'session', 'day', got 'week'",
         ),
         (lambda: YourMemory(importance=0), r"importance must be a real number in \(0, 1\], got 0"),

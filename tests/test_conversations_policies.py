@@ -1,16 +1,20 @@
 """Replaying a conversation through a forgetting policy: the stream, keep-everything, decay, the window."""
 
+import json
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conversation_streams import START, stream, streams
 from forgetting.conversations import load_locomo
-from forgetting.conversations.capacity import Capacity, RandomEviction
-from forgetting.conversations.field_rules import MemoryBank, YourMemory
+from forgetting.conversations.capacity import CAPACITY_RULES, Capacity, CapacityRule, RandomEviction
+from forgetting.conversations.field_rules import PASS_TIMES, MemoryBank, PassTime, YourMemory
 from forgetting.conversations.policies import (
+    DECAY_CLOCKS,
+    DecayClock,
     Ebbinghaus,
     Event,
     KeepAll,
@@ -27,16 +31,16 @@ from locomo_fixture import write_fixture
 ALL_POLICIES = [
     KeepAll(),
     Ebbinghaus(),
-    Ebbinghaus(0.3, 2.0, clock="days"),
-    Window(3),
-    Capacity(4),
-    Capacity(4, "fifo"),
-    Capacity(4, "lfu"),
-    RandomEviction(4, seed=7),
+    Ebbinghaus(eviction_threshold=0.3, baseline_stability=2.0, clock="days"),
+    Window(window_size=3),
+    Capacity(capacity=4),
+    Capacity(capacity=4, rule="fifo"),
+    Capacity(capacity=4, rule="lfu"),
+    RandomEviction(capacity=4, seed=7),
     MemoryBank(seed=3),
     MemoryBank(seed=3, forget_at="turn"),
     YourMemory(),
-    YourMemory(0.5, forget_at="session"),
+    YourMemory(importance=0.5, forget_at="session"),
 ]
 
 
@@ -93,7 +97,7 @@ def test_every_policy_accounts_for_every_memory_and_a_short_replay_starts_a_long
 
 def test_missed_recalls_count_recalls_of_dropped_memories_and_change_nothing():
     events = stream([0, 0, 0, 0, 0, 0], {5: [0, 4]})
-    result = replay(Window(2), events)
+    result = replay(Window(window_size=2), events)
     assert result.dropped == {"m0": 3, "m1": 4, "m2": 5} and result.missed_recalls == 1
     assert result.dropped_at("m4") is None and result.dropped_at("m0") == 3
     with pytest.raises(KeyError, match="'m9' was never stored"):
@@ -119,7 +123,12 @@ def test_keep_everything_keeps_everything(events):
     st.booleans(),
 )
 def test_decay_agrees_with_a_direct_reading_of_its_formula(events, threshold, stability0, days):
-    result = replay(Ebbinghaus(threshold, stability0, clock="days" if days else "turns"), events)
+    result = replay(
+        Ebbinghaus(
+            eviction_threshold=threshold, baseline_stability=stability0, clock="days" if days else "turns"
+        ),
+        events,
+    )
     assert (result.dropped, result.held) == decay_reference(events, threshold, stability0, days)
 
 
@@ -130,8 +139,12 @@ def test_decay_on_turns_at_the_engines_defaults_drops_a_plain_memory_after_thirt
 
 def test_a_memory_exactly_at_the_threshold_is_kept_and_dropped_the_next_turn():
     threshold = retention(2, 8.0)  # exp(-2/8) exactly, as the engine evaluates it
-    assert replay(Ebbinghaus(threshold, 8.0), stream([0, 0, 0])).held == ("m0", "m1", "m2")
-    assert replay(Ebbinghaus(threshold, 8.0), stream([0, 0, 0, 0])).dropped == {"m0": 3}
+    assert replay(
+        Ebbinghaus(eviction_threshold=threshold, baseline_stability=8.0), stream([0, 0, 0])
+    ).held == ("m0", "m1", "m2")
+    assert replay(
+        Ebbinghaus(eviction_threshold=threshold, baseline_stability=8.0), stream([0, 0, 0, 0])
+    ).dropped == {"m0": 3}
 
 
 def test_a_recall_strengthens_the_memory_as_the_engine_does():
@@ -160,13 +173,13 @@ def test_decay_on_days_reads_whole_calendar_days_of_real_time():
 @settings(max_examples=80, deadline=None)
 @given(streams(), st.integers(1, 8))
 def test_window_agrees_with_a_direct_reading_and_a_long_one_keeps_everything(events, window):
-    result = replay(Window(window), events)
+    result = replay(Window(window_size=window), events)
     assert (result.dropped, result.held) == window_reference(events, window)
-    assert replay(Window(len(events)), events).dropped == {}
+    assert replay(Window(window_size=len(events)), events).dropped == {}
 
 
 def test_window_holds_a_memory_for_w_turns_after_its_last_touch():
-    result = replay(Window(3), stream([0] * 10, {3: [0]}))
+    result = replay(Window(window_size=3), stream([0] * 10, {3: [0]}))
     assert result.dropped_at("m0") == 7 and result.dropped_at("m1") == 5
 
 
@@ -193,8 +206,8 @@ def test_window_holds_a_memory_for_w_turns_after_its_last_touch():
             r"baseline_stability must be a finite real number > 0, got True",
         ),
         (lambda: Ebbinghaus(clock="weeks"), r"clock must be one of 'turns', 'days', got 'weeks'"),
-        (lambda: Window(0), r"window_size must be an int >= 1, got 0"),
-        (lambda: Window(2.0), r"window_size must be an int >= 1, got 2.0"),
+        (lambda: Window(window_size=0), r"window_size must be an int >= 1, got 0"),
+        (lambda: Window(window_size=2.0), r"window_size must be an int >= 1, got 2.0"),
     ],
 )
 def test_bad_parameters_are_refused_with_the_argument_the_value_and_what_is_allowed(make, message):
@@ -213,16 +226,42 @@ def _bad_streams():
             r"events\[1\].time must be a datetime.*got '2023-05-08'",
         ),
         (good[:1] + [good[1]._replace(session=0)], r"events\[1\].session must be an int >= 1, got 0"),
+        (good[:1] + [good[1]._replace(turn=True)], r"events\[1\].turn must be an int >= 1, got True"),
+        (good[:1] + [good[1]._replace(turn="1")], r"events\[1\].turn must be an int >= 1, got '1'"),
+        (
+            good[:1] + [good[1]._replace(session=np.float64(2))],
+            r"events\[1\].session must be an int >= 1, got",
+        ),
         (
             good[:1] + [good[1]._replace(stored="m0")],
-            r"events\[1\].stored must be a non-empty str not stored before",
+            r"events\[1\].stored must be an id not stored before, got 'm0'",
         ),
-        (good[:1] + [good[1]._replace(stored="")], r"events\[1\].stored must be a non-empty str"),
+        (
+            good[:1] + [good[1]._replace(stored=np.str_("m0"))],
+            r"events\[1\].stored must be an id not stored before",
+        ),
+        (
+            good[:1] + [good[1]._replace(stored=True)],
+            r"events\[1\].stored must be a memory id \(hashable, not a bool, equal to itself\), got True",
+        ),
+        (
+            good[:1] + [good[1]._replace(stored=float("nan"))],
+            r"events\[1\].stored must be a memory id .*got nan",
+        ),
+        (
+            good[:1] + [good[1]._replace(stored=["m1"])],
+            r"events\[1\].stored must be a memory id .*got \['m1'\]",
+        ),
         (
             good[:2] + [good[2]._replace(recalled=("m0", "m0"))],
-            r"events\[2\].recalled must be a tuple of ids without",
+            r"events\[2\].recalled must be a tuple or list of ids without repeats, got \('m0', 'm0'\)",
         ),
-        (good[:2] + [good[2]._replace(recalled=["m0"])], r"events\[2\].recalled must be a tuple"),
+        (good[:2] + [good[2]._replace(recalled="m0")], r"events\[2\].recalled must be a tuple or list"),
+        (good[:2] + [good[2]._replace(recalled={"m0"})], r"events\[2\].recalled must be a tuple or list"),
+        (
+            good[:2] + [good[2]._replace(recalled=(np.bool_(True),))],
+            r"events\[2\].recalled must hold memory ids \(hashable, not a bool, equal to itself\)",
+        ),
         (
             good[:2] + [good[2]._replace(recalled=("m2",))],
             r"events\[2\].recalled must name memories stored before",
@@ -268,6 +307,117 @@ def test_a_policy_that_drops_what_it_does_not_hold_is_caught():
 
     with pytest.raises(ValueError, match=r"dropped memories it does not hold at turn 0: \['ghost'\]"):
         replay(Liar(), stream([0]))
+
+
+# --- parameters: keyword-only, closed sets as enums, labels as published ---------------------------
+
+PUBLISHED_LABELS = [  # ALL_POLICIES' labels before the enums: tables and legends carry them
+    "Keep everything",
+    "Ebbinghaus decay on turns (θ = 0.20, S₀ = 8)",
+    "Ebbinghaus decay on days (θ = 0.30, S₀ = 2)",
+    "Recency window (W = 3)",
+    "LRU (C = 4)",
+    "FIFO (C = 4)",
+    "LFU (C = 4)",
+    "Random eviction (C = 4, seed 7)",
+    "MemoryBank (S ≤ 3, 30 days, pass per session, seed 3)",
+    "MemoryBank (S ≤ 3, 30 days, pass per turn, seed 3)",
+    "YourMemory (imp = 1, λ = 0.16, prune < 0.05, pass per turn)",
+    "YourMemory (imp = 0.5, λ = 0.16, prune < 0.05, pass per session)",
+]
+
+
+def test_labels_are_the_published_strings_however_they_are_shown():
+    for policy, label in zip(ALL_POLICIES, PUBLISHED_LABELS, strict=True):
+        assert type(policy.label) is str and policy.label == label
+        assert (repr(policy.label), str(policy.label), f"{policy.label}") == (repr(label), label, label)
+        assert json.dumps(policy.label) == json.dumps(label) and json.dumps(
+            {"policy": policy.label}
+        ) == json.dumps({"policy": label})
+
+
+@pytest.mark.parametrize(
+    ("make", "name", "member"),
+    [
+        (lambda value: Ebbinghaus(clock=value), "clock", DecayClock.DAYS),
+        (lambda value: Capacity(capacity=2, rule=value), "rule", CapacityRule.LFU),
+        (lambda value: MemoryBank(seed=0, forget_at=value), "forget_at", PassTime.DAY),
+        (lambda value: YourMemory(forget_at=value), "forget_at", PassTime.SESSION),
+    ],
+)
+def test_a_closed_set_is_an_enum_given_as_the_member_or_its_string(make, name, member):
+    by_string, by_member = make(member.value), make(member)
+    assert getattr(by_string, name) is member and getattr(by_member, name) is member
+    assert (
+        by_string == by_member and hash(by_string) == hash(by_member) and by_string.label == by_member.label
+    )
+    assert (str(member), f"{member}", json.dumps(member)) == (member.value, member.value, f'"{member.value}"')
+    with pytest.raises(ValueError, match=rf"^{name} must be one of .*, got 'never'$"):
+        make("never")
+
+
+def test_the_allowed_values_are_still_plain_strings():
+    assert DECAY_CLOCKS == ("turns", "days") and CAPACITY_RULES == ("lru", "fifo", "lfu")
+    assert PASS_TIMES == ("turn", "session", "day")
+    assert all(type(value) is str for value in DECAY_CLOCKS + CAPACITY_RULES + PASS_TIMES)
+    assert [m.value for m in DecayClock] == list(DECAY_CLOCKS) and [m.value for m in PassTime] == list(
+        PASS_TIMES
+    )
+
+
+@pytest.mark.parametrize(
+    ("cls", "arguments"),
+    [
+        (KeepAll, (1,)),
+        (Ebbinghaus, (0.2,)),
+        (Window, (3,)),
+        (Capacity, (3, "lru")),
+        (RandomEviction, (3, 0)),
+        (MemoryBank, (0,)),
+        (YourMemory, (0.5,)),
+    ],
+)
+def test_policy_parameters_are_keyword_only(cls, arguments):
+    with pytest.raises(TypeError, match=r"positional argument"):
+        cls(*arguments)
+
+
+# --- events as users write them ---------------------------------------------------------------------
+
+
+def test_events_as_users_write_them_are_read_as_python_values():
+    plain = stream([0, 0, 1, 2, 2], {2: [0], 3: [2, 1], 4: [3]})
+    written = [
+        Event(np.int64(e.turn), e.time, np.int32(e.session), np.str_(e.stored), list(e.recalled))
+        for e in plain
+    ]
+    written[4] = written[4]._replace(recalled=np.array(["m3"]))  # a ranking as an array
+    checked = check_events(written)
+    assert checked == tuple(plain)
+    for event in checked:
+        assert [type(v) for v in event[:2]] == [int, datetime] and type(event.session) is int
+        assert type(event.stored) is str and type(event.recalled) is tuple
+        assert all(type(mem_id) is str for mem_id in event.recalled)
+    assert type(written[3].recalled) is list  # what was given is not changed
+    for policy in ALL_POLICIES:
+        assert replay(policy, written) == replay(policy, plain)
+        assert replay(policy, written, k=1) == replay(policy, plain, k=1)
+
+
+def test_ids_are_any_hashable_value_but_a_bool_or_a_value_not_equal_to_itself():
+    ids = [0, "", ("a", 1), np.int64(7), 2.5, frozenset({"x"})]
+    recalls = {2: [0], 3: [2, 1], 4: [0, 3], 5: [4]}
+    named = stream([0, 0, 1, 2, 2, 3], recalls)
+    as_written = [
+        e._replace(stored=ids[i], recalled=[ids[j] for j in recalls.get(i, ())]) for i, e in enumerate(named)
+    ]
+    plain = {f"m{i}": (7 if i == 3 else mem_id) for i, mem_id in enumerate(ids)}
+    for policy in ALL_POLICIES:
+        by_name, by_id = replay(policy, named), replay(policy, as_written)
+        assert by_id.stored == (0, "", ("a", 1), 7, 2.5, frozenset({"x"})) and type(by_id.stored[3]) is int
+        assert by_id.dropped == {plain[m]: turn for m, turn in by_name.dropped.items()}
+        assert by_id.held == tuple(plain[m] for m in by_name.held)
+        assert (by_id.held_counts, by_id.missed_recalls) == (by_name.held_counts, by_name.missed_recalls)
 
 
 # --- a LoCoMo-format conversation ------------------------------------------------------------------

@@ -19,10 +19,20 @@ The real-conversation chapter's study (embeddings, the benchmark, sweeps, questi
 repository states no licence); only results computed from it are.
 """
 
-from .capacity import Capacity, RandomEviction
-from .field_rules import MemoryBank, YourMemory
+from .capacity import Capacity, CapacityRule, RandomEviction
+from .field_rules import MemoryBank, PassTime, YourMemory
 from .locomo import load_locomo
-from .policies import Ebbinghaus, Event, KeepAll, Replay, Window, conversation_events, replay
+from .policies import (
+    DecayClock,
+    Ebbinghaus,
+    Event,
+    KeepAll,
+    Replay,
+    ReplayRun,
+    Window,
+    conversation_events,
+    replay,
+)
 from .records import CATEGORIES, Conversation, Counts, Evidence, Question, Turn, counts, resolve_evidence
 from .schema import parse_session_time
 from .source import (
@@ -44,17 +54,21 @@ __all__ = [
     "LOCOMO_SHA256",
     "LOCOMO_URL",
     "Capacity",
+    "CapacityRule",
     "Conversation",
     "Counts",
     "DataUnavailable",
+    "DecayClock",
     "Ebbinghaus",
     "Event",
     "Evidence",
     "KeepAll",
     "MemoryBank",
+    "PassTime",
     "Question",
     "RandomEviction",
     "Replay",
+    "ReplayRun",
     "Turn",
     "Window",
     "YourMemory",

@@ -2,24 +2,51 @@
 
 :class:`Capacity` evicts by a deterministic rule (LRU, FIFO, LFU); :class:`RandomEviction`
 evicts a held memory chosen by a seeded generator. Both are :class:`~.policies.Policy` s for
-:func:`~.policies.replay`; the incoming memory is always stored.
+:func:`~.policies.replay`; the incoming memory is always stored. Both save their parameters and
+their running state (``to_dict``, ``from_dict``, ``resume``: :mod:`.policies`, "Saving").
 """
 
 from __future__ import annotations
 
+import enum
 import heapq
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import Any, Self
 
 import numpy as np
 
-from .._validate import int_problem, raise_problems, seed_problem
-from .policies import Event, Holder, choice_problem
+from .._validate import int_problem, raise_problems, seed_problem, shown
+from .policies import (
+    Event,
+    choice_problem,
+    policy_from_dict,
+    policy_to_dict,
+    read_id,
+    read_int,
+    read_row,
+    resume_state,
+    saved,
+    saved_id,
+)
 
-__all__ = ["CAPACITY_RULES", "Capacity", "RandomEviction"]
+__all__ = ["CAPACITY_RULES", "Capacity", "CapacityRule", "RandomEviction"]
 
-#: The rules of :class:`Capacity`.
-CAPACITY_RULES = ("lru", "fifo", "lfu")
+
+class CapacityRule(enum.StrEnum):
+    """The victim rule of :class:`Capacity`: the held memory of the smallest key goes."""
+
+    LRU = "lru"
+    """``(last, s)``: the least recently stored-or-recalled, then the earliest stored."""
+    FIFO = "fifo"
+    """``s``: the earliest stored, recalls ignored."""
+    LFU = "lfu"
+    """``(recalls, s)``: the fewest recalls, then the earliest stored."""
+
+
+#: The rules of :class:`Capacity`, as strings: the values of :class:`CapacityRule`.
+CAPACITY_RULES = tuple(rule.value for rule in CapacityRule)
 #: Draws :class:`RandomEviction` takes from its generator at once: ``rng.integers(C, size=n)``
 #: gives the numbers ``n`` calls ``rng.integers(C)`` would (a test holds it to them).
 RANDOM_DRAW_BLOCK = 256
@@ -37,39 +64,44 @@ class _CapacityHolder:
     """The held entries in store order, and two views that find a victim without a scan:
     ``recency``, the held ids by their latest store or recall (a touch moves an id to the end,
     so ``last`` never decreases along it), and ``frequency``, a heap of ``(recalls, sequence,
-    id)`` with one item per touch, of which only an id's latest is current."""
+    id)`` with one item per touch, of which only an id's latest is current. ``rule`` is ``None``
+    for random eviction (``rng`` set)."""
 
-    rule: str
+    policy: Capacity | RandomEviction
+    rule: CapacityRule | None
     capacity: int
     rng: np.random.Generator | None = None
-    entries: dict[str, _Entry] = field(default_factory=dict)
+    entries: dict[Hashable, _Entry] = field(default_factory=dict)
     sequence: int = 0
-    recency: dict[str, None] = field(default_factory=dict)
-    frequency: list[tuple[int, int, str]] = field(default_factory=list)
+    recency: dict[Hashable, None] = field(default_factory=dict)
+    frequency: list[tuple[int, int, Hashable]] = field(default_factory=list)
     draws: list[int] = field(default_factory=list)  # random eviction's next draws, the next last
 
-    def forget(self, event: Event) -> list[str]:
+    SAVED = ("entries", "sequence", "generator", "draws")
+
+    def forget(self, event: Event) -> list[Hashable]:
         return []
 
-    def recall(self, mem_id: str, event: Event) -> None:
+    def recall(self, mem_id: Hashable, event: Event) -> None:
         entry = self.entries[mem_id]
         entry.last = event.turn
         entry.recalls += 1
         self._touched(mem_id, entry)
 
-    def _touched(self, mem_id: str, entry: _Entry) -> None:
-        if self.rule == "lru":
+    def _touched(self, mem_id: Hashable, entry: _Entry) -> None:
+        if self.rule is CapacityRule.LRU:
             self.recency.pop(mem_id, None)
             self.recency[mem_id] = None
-        elif self.rule == "lfu":
+        elif self.rule is CapacityRule.LFU:
             heapq.heappush(self.frequency, (entry.recalls, entry.sequence, mem_id))
 
-    def _victim(self) -> str:
+    def _victim(self) -> Hashable:
         """The held id of the smallest key (:class:`Capacity`)."""
         entries = self.entries
-        if self.rule == "fifo":
+        if self.rule is CapacityRule.FIFO:
             return next(iter(entries))  # store order
-        if self.rule == "lru":  # the ids of the oldest ``last`` lead ``recency``: the earliest stored
+        if self.rule is CapacityRule.LRU:
+            # the ids of the oldest ``last`` lead ``recency``: the earliest stored of them
             ids = iter(self.recency)
             victim = next(ids)
             oldest = entries[victim].last
@@ -83,8 +115,8 @@ class _CapacityHolder:
             if mem_id in entries and entries[mem_id].recalls == recalls:
                 return mem_id
 
-    def store(self, event: Event) -> list[str]:
-        evicted: list[str] = []
+    def store(self, event: Event) -> list[Hashable]:
+        evicted: list[Hashable] = []
         if self.rng is not None:  # one draw per event, used only at capacity
             if not self.draws:
                 self.draws = self.rng.integers(self.capacity, size=RANDOM_DRAW_BLOCK).tolist()[::-1]
@@ -101,8 +133,61 @@ class _CapacityHolder:
         self.sequence += 1
         return evicted
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{..., "policy", "entries": [[id, store number, last touch, recalls], ...] (store order),
+        "sequence": the next store number, "generator": the numpy generator's
+        ``bit_generator.state`` and "draws": the draws taken and not yet used (random eviction;
+        else ``None`` and ``[]``)}``. The recency order and the heap follow from the entries."""
+        return saved(
+            f"{type(self.policy).__name__}.state",
+            policy=self.policy.to_dict(),
+            entries=[[saved_id(m), e.sequence, e.last, e.recalls] for m, e in self.entries.items()],
+            sequence=self.sequence,
+            generator=None if self.rng is None else self.rng.bit_generator.state,
+            draws=list(self.draws),
+        )
 
-@dataclass(frozen=True)
+    def restore(self, entries: Mapping[str, Any]) -> None:
+        """Fill a fresh store from ``entries``: the held entries in store order, the recency order
+        sorted by ``(last, s)`` and the heap one item per entry (they choose the same victims as
+        the orders the touches made: the smallest key), the generator's state and its draws."""
+        sequence = read_int(entries["sequence"], "sequence", minimum=0)
+        before = -1
+        for item in entries["entries"]:
+            mem_id, number, last, recalls = read_row(item, 4, "entries entry")
+            read_id(mem_id)
+            good = all(type(v) is int for v in (number, last, recalls))
+            if (
+                not (good and before < number < sequence and last >= 0 and recalls >= 0)
+                or mem_id in self.entries
+            ):
+                raise ValueError(f"entries entry {shown(item)} is not a held memory")
+            before = number
+            self.entries[mem_id] = _Entry(number, last, recalls)
+        if len(self.entries) > self.capacity:
+            raise ValueError(f"entries must hold at most {self.capacity} memories, got {len(self.entries)}")
+        self.sequence = sequence
+        if self.rule is CapacityRule.LRU:
+            order = sorted(self.entries, key=lambda m: (self.entries[m].last, self.entries[m].sequence))
+            self.recency = dict.fromkeys(order)
+        elif self.rule is CapacityRule.LFU:
+            self.frequency = [(e.recalls, e.sequence, m) for m, e in self.entries.items()]
+            heapq.heapify(self.frequency)
+        generator, draws = entries["generator"], entries["draws"]
+        if self.rng is None:
+            if generator is not None or draws != []:
+                raise ValueError(f"a {self.policy.label!r} store has no generator, got {shown(generator)}")
+            return
+        try:
+            self.rng.bit_generator.state = generator
+        except (ValueError, TypeError, KeyError) as error:
+            raise ValueError(f"generator is not a numpy generator's state ({error})") from None
+        self.draws = [read_int(d, "draw", minimum=0, maximum=self.capacity - 1) for d in draws]
+        if len(self.draws) >= RANDOM_DRAW_BLOCK:
+            raise ValueError(f"draws must be fewer than {RANDOM_DRAW_BLOCK}, got {len(self.draws)}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Capacity:
     """Hold at most ``C`` memories; storing into a full store evicts one held memory first.
 
@@ -119,11 +204,12 @@ class Capacity:
     ----------
     capacity : int
         ``C >= 1``.
-    rule : {"lru", "fifo", "lfu"}, default "lru"
+    rule : CapacityRule or its value, default "lru"
+        Read as the member (:class:`CapacityRule`).
     """
 
     capacity: int
-    rule: str = "lru"
+    rule: CapacityRule | str = CapacityRule.LRU
 
     def __post_init__(self) -> None:
         raise_problems(
@@ -132,18 +218,35 @@ class Capacity:
                 choice_problem("rule", self.rule, CAPACITY_RULES),
             ]
         )
+        object.__setattr__(self, "rule", CapacityRule(self.rule))
 
     @property
     def label(self) -> str:
         """E.g. ``LRU (C = 50)``."""
         return f"{self.rule.upper()} (C = {self.capacity})"
 
-    def start(self) -> Holder:
+    def start(self) -> _CapacityHolder:
         """An empty store."""
-        return _CapacityHolder(self.rule, self.capacity)
+        return _CapacityHolder(self, CapacityRule(self.rule), self.capacity)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.Capacity", "version": 1, "capacity", "rule"}`` (:meth:`from_dict`)."""
+        return policy_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
+        entries, or a parameter the constructor refuses."""
+        policy: Self = policy_from_dict(cls, data)
+        return policy
+
+    def resume(self, data: Any) -> _CapacityHolder:
+        """The state whose ``to_dict()`` is ``data``, as :meth:`start` and the same events made it."""
+        resumed: _CapacityHolder = resume_state(self, data, self.start())
+        return resumed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RandomEviction:
     """Hold at most ``C`` memories; a full store evicts one held memory uniformly at random.
 
@@ -170,6 +273,22 @@ class RandomEviction:
         """E.g. ``Random eviction (C = 50, seed 0)``."""
         return f"Random eviction (C = {self.capacity}, seed {self.seed})"
 
-    def start(self) -> Holder:
+    def start(self) -> _CapacityHolder:
         """An empty store and a fresh generator."""
-        return _CapacityHolder("random", self.capacity, np.random.default_rng(int(self.seed)))
+        return _CapacityHolder(self, None, self.capacity, np.random.default_rng(int(self.seed)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.RandomEviction", "version": 1, "capacity", "seed"}`` (:meth:`from_dict`)."""
+        return policy_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
+        entries, or a parameter the constructor refuses."""
+        policy: Self = policy_from_dict(cls, data)
+        return policy
+
+    def resume(self, data: Any) -> _CapacityHolder:
+        """The state whose ``to_dict()`` is ``data``: the same entries, generator state and draws."""
+        resumed: _CapacityHolder = resume_state(self, data, self.start())
+        return resumed

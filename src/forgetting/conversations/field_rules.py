@@ -16,32 +16,45 @@
 Line numbers count from 1 in the stored copies read for this module.
 
 Neither says when, on a conversation, its forgetting pass runs: that is ``forget_at``
-(:data:`PASS_TIMES`), a setting of each policy.
+(:class:`PassTime`), a setting of each policy. Both save their parameters and their running
+state, generator included (``to_dict``, ``from_dict``, ``resume``: :mod:`.policies`, "Saving").
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import cast
+from typing import Any, Self, cast
 
 import numpy as np
 
-from .._validate import int_problem, raise_problems, real_problem, seed_problem
+from .._validate import int_problem, raise_problems, real_problem, seed_problem, shown
 from ..decay.curves import retention
 from .policies import (
     CheckedEvents,
     Event,
-    Holder,
     Replay,
     check_events,
     choice_problem,
     day_number,
+    policy_from_dict,
+    policy_to_dict,
+    read_event,
+    read_id,
+    read_int,
+    read_row,
+    read_time,
     replay_state,
+    resume_state,
+    saved,
+    saved_event,
+    saved_id,
+    saved_time,
 )
 
 __all__ = [
@@ -52,6 +65,7 @@ __all__ = [
     "YOURMEMORY_FACT_RATE",
     "YOURMEMORY_PRUNE",
     "MemoryBank",
+    "PassTime",
     "YourMemory",
     "is_pass",
     "memorybank_replays",
@@ -60,9 +74,20 @@ __all__ = [
     "yourmemory_strength",
 ]
 
-#: When a forgetting pass runs: before every turn, before the first turn of each new session
-#: (a session number different from the previous event's), or of each new calendar date.
-PASS_TIMES = ("turn", "session", "day")
+
+class PassTime(enum.StrEnum):
+    """When a forgetting pass runs: always at the first event, then as the member says."""
+
+    TURN = "turn"
+    """Before every turn."""
+    SESSION = "session"
+    """Before the first turn of each new session (a session number other than the previous event's)."""
+    DAY = "day"
+    """Before the first turn of each new calendar date."""
+
+
+#: When a forgetting pass runs, as strings: the values of :class:`PassTime`.
+PASS_TIMES = tuple(when.value for when in PassTime)
 #: MemoryBank's ``self.memory_level = 3`` (forget_memory.py line 49): strengths ``S = 1, 2, 3``.
 MEMORYBANK_LEVELS = 3
 #: MemoryBank's ``self.total_date = 30`` (line 50): a memory ``t >= 30`` days old is dropped.
@@ -76,7 +101,7 @@ MAX_SECONDS = int((datetime.max - datetime.min).total_seconds())
 
 
 def is_pass(forget_at: str, event: Event, previous: Event | None) -> bool:
-    """Whether a pass runs at ``event`` (:data:`PASS_TIMES`; always at the first event)."""
+    """Whether a pass runs at ``event`` (:class:`PassTime`, or its value; always at the first event)."""
     if previous is None or forget_at == "turn":
         return True
     if forget_at == "session":
@@ -125,18 +150,20 @@ class _Bank:
 
     policy: MemoryBank
     rng: np.random.Generator
-    held: dict[str, int] = field(default_factory=dict)  # in store order
+    held: dict[Hashable, int] = field(default_factory=dict)  # in store order
     level: list[int] = field(default_factory=list)
     since: list[int] = field(default_factory=list)
     previous: Event | None = None
     day: tuple[Event | None, int] = (None, 0)  # the last event seen and its day number
+
+    SAVED = ("generator", "held", "levels", "since", "previous")
 
     def _today(self, event: Event) -> int:
         if self.day[0] is not event:
             self.day = (event, day_number(event.time))
         return self.day[1]
 
-    def forget(self, event: Event) -> list[str]:
+    def forget(self, event: Event) -> list[Hashable]:
         previous, self.previous = self.previous, event
         if not is_pass(self.policy.forget_at, event, previous):
             return []
@@ -158,19 +185,57 @@ class _Bank:
         """The highest level any memory has reached (``-1`` before the first store)."""
         return max(self.level, default=-1)
 
-    def recall(self, mem_id: str, event: Event) -> None:
+    def recall(self, mem_id: Hashable, event: Event) -> None:
         i = self.held[mem_id]
         self.level[i] = min(self.level[i] + 1, self.policy.max_strength - 1)
         self.since[i] = self._today(event)
 
-    def store(self, event: Event) -> list[str]:
+    def store(self, event: Event) -> list[Hashable]:
         self.held[event.stored] = len(self.level)
         self.level.append(0)
         self.since.append(self._today(event))
         return []
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{..., "policy", "generator": the numpy generator's ``bit_generator.state``, "held":
+        [[id, store index], ...] (store order), "levels" and "since": by store index (every memory
+        stored, held or not), "previous": the last event (turn, time, session, stored) or None}``."""
+        return saved(
+            f"{type(self.policy).__name__}.state",
+            policy=self.policy.to_dict(),
+            generator=self.rng.bit_generator.state,
+            held=[[saved_id(mem_id), i] for mem_id, i in self.held.items()],
+            levels=list(self.level),
+            since=list(self.since),
+            previous=None if self.previous is None else saved_event(self.previous),
+        )
 
-@dataclass(frozen=True)
+    def restore(self, entries: Mapping[str, Any]) -> None:
+        """Fill a fresh bank from ``entries``: the generator's state, the held ids, the levels and days."""
+        try:
+            self.rng.bit_generator.state = entries["generator"]
+        except (ValueError, TypeError, KeyError) as error:
+            raise ValueError(f"generator is not a numpy generator's state ({error})") from None
+        top = self.policy.max_strength - 1
+        self.level = [read_int(level, "level", minimum=0, maximum=top) for level in entries["levels"]]
+        self.since = [read_int(day, "since", minimum=1) for day in entries["since"]]
+        stored = len(self.level)
+        if len(self.since) != stored:
+            raise ValueError(f"levels and since must be as long, got {stored} and {len(self.since)}")
+        before = -1
+        for item in entries["held"]:
+            mem_id, i = read_row(item, 2, "held entry")
+            read_id(mem_id)
+            if mem_id in self.held or not (type(i) is int and before < i < stored):
+                raise ValueError(f"held entry {shown(item)} is not a held memory")
+            before = self.held[mem_id] = i
+        previous = entries["previous"]
+        self.previous = None if previous is None else read_event(previous, "previous")
+        if (self.previous is None) != (stored == 0):
+            raise ValueError(f"previous must be the last event if one was stored, got {shown(previous)}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class MemoryBank:
     """MemoryBank's forgetting: at each pass, keep a memory with probability ``R = exp(-t / S)``.
 
@@ -197,14 +262,15 @@ class MemoryBank:
         The level cap: ``S`` in ``1 .. max_strength`` (the source's ``memory_level``), ``>= 1``.
     max_days : int, default 30
         ``total_date``: a memory ``t >= max_days`` days old is dropped at a pass; ``>= 1``.
-    forget_at : {"session", "turn", "day"}, default "session"
-        When a pass runs (:func:`is_pass`); "session" is the source's once per chat.
+    forget_at : PassTime or its value, default "session"
+        When a pass runs (:func:`is_pass`); "session" is the source's once per chat. Read as
+        the member.
     """
 
     seed: int
     max_strength: int = MEMORYBANK_LEVELS
     max_days: int = MEMORYBANK_DAYS
-    forget_at: str = "session"
+    forget_at: PassTime | str = PassTime.SESSION
 
     def __post_init__(self) -> None:
         raise_problems(
@@ -215,6 +281,7 @@ class MemoryBank:
                 choice_problem("forget_at", self.forget_at, PASS_TIMES),
             ]
         )
+        object.__setattr__(self, "forget_at", PassTime(self.forget_at))
 
     @property
     def label(self) -> str:
@@ -222,9 +289,26 @@ class MemoryBank:
         days = f"{self.max_days} days, pass per {self.forget_at}"
         return f"MemoryBank (S ≤ {self.max_strength}, {days}, seed {self.seed})"
 
-    def start(self) -> Holder:
+    def start(self) -> _Bank:
         """An empty bank and a fresh generator."""
         return _Bank(self, np.random.default_rng(int(self.seed)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.MemoryBank", "version": 1, "seed", "max_strength", "max_days",
+        "forget_at"}``, JSON-safe (:meth:`from_dict` reads it back)."""
+        return policy_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
+        entries, or a parameter the constructor refuses."""
+        policy: Self = policy_from_dict(cls, data)
+        return policy
+
+    def resume(self, data: Any) -> _Bank:
+        """The state whose ``to_dict()`` is ``data``: the same memories, levels and generator state."""
+        resumed: _Bank = resume_state(self, data, self.start())
+        return resumed
 
 
 def memorybank_replays(
@@ -267,7 +351,7 @@ def yourmemory_prune_second(recalls: int, policy: YourMemory) -> int | None:
     ``lambda_eff / 86400`` of itself, at least ``3.7e-7`` at the source's base rate 0.16.
     Cached per argument values.
 
-    >>> yourmemory_prune_second(0, YourMemory()), yourmemory_prune_second(0, YourMemory(0.01))
+    >>> yourmemory_prune_second(0, YourMemory()), yourmemory_prune_second(0, YourMemory(importance=0.01))
     (8088505, 0)
     """
     return _prune_second(recalls, policy.importance, policy.base_rate, policy.prune_threshold)
@@ -300,18 +384,21 @@ class _Strengths:
     below the threshold."""
 
     policy: YourMemory
-    recalls: dict[str, int] = field(default_factory=dict)
-    due: dict[str, datetime | None] = field(default_factory=dict)
-    index: dict[str, int] = field(default_factory=dict)
-    heap: list[tuple[datetime, int, str]] = field(default_factory=list)
+    recalls: dict[Hashable, int] = field(default_factory=dict)  # held, in store order
+    due: dict[Hashable, datetime | None] = field(default_factory=dict)
+    index: dict[Hashable, int] = field(default_factory=dict)  # held, their store index
+    heap: list[tuple[datetime, int, Hashable]] = field(default_factory=list)
     delays: list[timedelta | None] = field(default_factory=list)  # by recall count
     previous: Event | None = None
+    stores: int = 0
 
-    def _schedule(self, mem_id: str, time: datetime) -> None:
+    SAVED = ("held", "stores", "previous")
+
+    def _schedule(self, mem_id: Hashable, time: datetime) -> None:
         recalls = self.recalls[mem_id]
         delays = self.delays
-        if recalls == len(delays):  # the delay of each recall count, computed once per state
-            second = yourmemory_prune_second(recalls, self.policy)
+        while recalls >= len(delays):  # the delay of each recall count, computed once per state
+            second = yourmemory_prune_second(len(delays), self.policy)
             delays.append(None if second is None else timedelta(seconds=second))
         delay = delays[recalls]
         try:
@@ -322,30 +409,72 @@ class _Strengths:
         if due is not None:
             heapq.heappush(self.heap, (due, self.index[mem_id], mem_id))
 
-    def forget(self, event: Event) -> list[str]:
+    def forget(self, event: Event) -> list[Hashable]:
         previous, self.previous = self.previous, event
         if not is_pass(self.policy.forget_at, event, previous):
             return []
-        dropped: list[tuple[int, str]] = []
+        dropped: list[tuple[int, Hashable]] = []
         while self.heap and self.heap[0][0] <= event.time:
             due, k, mem_id = heapq.heappop(self.heap)
             if self.due.get(mem_id) == due:  # held and not rescheduled by a recall
                 dropped.append((k, mem_id))
-                del self.recalls[mem_id], self.due[mem_id]
-        return [mem_id for _, mem_id in sorted(dropped)]  # in store order
+                del self.recalls[mem_id], self.due[mem_id], self.index[mem_id]
+        return [mem_id for _, mem_id in sorted(dropped, key=_first)]  # in store order
 
-    def recall(self, mem_id: str, event: Event) -> None:
+    def recall(self, mem_id: Hashable, event: Event) -> None:
         self.recalls[mem_id] += 1
         self._schedule(mem_id, event.time)
 
-    def store(self, event: Event) -> list[str]:
-        self.index[event.stored] = len(self.index)
+    def store(self, event: Event) -> list[Hashable]:
+        self.index[event.stored] = self.stores
+        self.stores += 1
         self.recalls[event.stored] = 0
         self._schedule(event.stored, event.time)
         return []
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{..., "policy", "held": [[id, store index, recalls, due time or None], ...] (store
+        order), "stores": memories stored so far, "previous": the last event (turn, time,
+        session, stored) or None}``. The heap follows from the due times."""
+        due = self.due
+        return saved(
+            f"{type(self.policy).__name__}.state",
+            policy=self.policy.to_dict(),
+            held=[[saved_id(m), self.index[m], r, _saved_due(due[m])] for m, r in self.recalls.items()],
+            stores=self.stores,
+            previous=None if self.previous is None else saved_event(self.previous),
+        )
 
-@dataclass(frozen=True)
+    def restore(self, entries: Mapping[str, Any]) -> None:
+        """Fill a fresh store from ``entries``: the held memories, their due times and the heap of
+        them (one item each: the same due memories at each pass as the heap the touches made)."""
+        self.stores = read_int(entries["stores"], "stores", minimum=0)
+        before = -1
+        for item in entries["held"]:
+            mem_id, i, recalls, due = read_row(item, 4, "held entry")
+            read_id(mem_id)
+            if mem_id in self.recalls or not (type(i) is int and before < i < self.stores):
+                raise ValueError(f"held entry {shown(item)} is not a held memory")
+            before = self.index[mem_id] = i
+            self.recalls[mem_id] = read_int(recalls, "recalls", minimum=0)
+            self.due[mem_id] = None if due is None else read_time(due, "due")
+        self.heap = [(due, self.index[m], m) for m, due in self.due.items() if due is not None]
+        heapq.heapify(self.heap)
+        previous = entries["previous"]
+        self.previous = None if previous is None else read_event(previous, "previous")
+        if (self.previous is None) != (self.stores == 0):
+            raise ValueError(f"previous must be the last event if one was stored, got {shown(previous)}")
+
+
+def _first(pair: tuple[int, Hashable]) -> int:
+    return pair[0]
+
+
+def _saved_due(due: datetime | None) -> str | None:
+    return None if due is None else saved_time(due)
+
+
+@dataclass(frozen=True, kw_only=True)
 class YourMemory:
     """YourMemory's pruning: drop a memory when its strength falls below ``prune_threshold``.
 
@@ -369,13 +498,14 @@ class YourMemory:
         The category's base ``lambda`` per day, ``> 0`` (0.16: "fact", the source's default).
     prune_threshold : float, default 0.05
         In (0, 1).
-    forget_at : {"turn", "session", "day"}, default "turn"
+    forget_at : PassTime or its value, default "turn"
+        When a pass runs (:func:`is_pass`); read as the member.
     """
 
     importance: float = 1.0
     base_rate: float = YOURMEMORY_FACT_RATE
     prune_threshold: float = YOURMEMORY_PRUNE
-    forget_at: str = "turn"
+    forget_at: PassTime | str = PassTime.TURN
 
     def __post_init__(self) -> None:
         raise_problems(
@@ -388,6 +518,7 @@ class YourMemory:
                 choice_problem("forget_at", self.forget_at, PASS_TIMES),
             ]
         )
+        object.__setattr__(self, "forget_at", PassTime(self.forget_at))
 
     @property
     def label(self) -> str:
@@ -397,6 +528,23 @@ class YourMemory:
             f"prune < {self.prune_threshold:g}, pass per {self.forget_at})"
         )
 
-    def start(self) -> Holder:
+    def start(self) -> _Strengths:
         """An empty store."""
         return _Strengths(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.YourMemory", "version": 1, "importance", "base_rate",
+        "prune_threshold", "forget_at"}``, JSON-safe (:meth:`from_dict` reads it back)."""
+        return policy_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
+        entries, or a parameter the constructor refuses."""
+        policy: Self = policy_from_dict(cls, data)
+        return policy
+
+    def resume(self, data: Any) -> _Strengths:
+        """The state whose ``to_dict()`` is ``data``: the same held memories and due times."""
+        resumed: _Strengths = resume_state(self, data, self.start())
+        return resumed

@@ -23,47 +23,99 @@ at each event as the events alone fix (never what was dropped), so a replay of t
 events is exactly the start of a longer one.
 Capacity rules (LRU, FIFO, LFU, random eviction) are in :mod:`.capacity`, the rules of
 MemoryBank and YourMemory in :mod:`.field_rules`.
+
+Memory ids are any hashable value but a ``bool`` or a value not equal to itself (NaN), the rule
+of :class:`~forgetting.worth.estimator.MemoryWorth`; numpy scalars are read as the Python
+values they equal. A policy's parameters are keyword-only; a closed set of settings is an
+``enum.StrEnum`` (:class:`DecayClock`), given as the member or its string.
+
+Saving
+------
+Every policy of this package writes its parameters with ``to_dict()`` and reads them back with
+``from_dict()``; the state its ``start()`` returns writes itself with ``to_dict()`` and
+``policy.resume(data)`` reads it back. :class:`ReplayRun` is a replay that can stop after any
+event, be saved (``to_dict()``, JSON-safe), restored (:meth:`ReplayRun.from_dict`) and fed the
+rest of the events: it ends exactly where the uninterrupted replay ends (same drops, same
+turns, same random draws). Each dict is ``{"format": "forgetting.<Name>", "version": 1, ...}``;
+only ``str`` and ``int`` ids can be saved (JSON reads nothing else back as the same id).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+import enum
+import operator
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
 from itertools import islice
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, Self
 
-from .._validate import int_problem, raise_problems, shown
+import numpy as np
+
+from .._validate import int_problem, is_hashable, raise_problems, shown
 from ..decay.curves import (
     DEFAULT_BASELINE_STABILITY,
     DEFAULT_EVICTION_THRESHOLD,
     DEFAULT_WINDOW_SIZE,
     decay_problems,
 )
-from ..decay.engines import EbbinghausEngine, Engine, RecencyWindow
+from ..decay.engines import EbbinghausEngine, RecencyWindow
+from ..worth.estimator import is_mergeable_id, plain_id
 from .records import Conversation
 
 __all__ = [
     "DECAY_CLOCKS",
+    "FORMAT_VERSION",
     "CheckedEvents",
+    "DecayClock",
     "Ebbinghaus",
     "Event",
     "Holder",
     "KeepAll",
     "Policy",
     "Replay",
+    "ReplayRun",
+    "SavableHolder",
+    "SavablePolicy",
     "Window",
     "check_events",
     "choice_problem",
     "record_drops",
     "conversation_events",
     "day_number",
+    "policy_from_dict",
+    "policy_to_dict",
+    "read_id",
+    "read_int",
+    "read_row",
+    "read_event",
+    "read_saved",
+    "read_time",
     "replay",
     "replay_state",
+    "resume_state",
+    "saved",
+    "saved_event",
+    "saved_id",
+    "saved_time",
 ]
 
-#: The clocks of :class:`Ebbinghaus`: the turn counter, or whole calendar days of real time.
-DECAY_CLOCKS = ("turns", "days")
+
+class DecayClock(enum.StrEnum):
+    """The clock ``t`` of :class:`Ebbinghaus` counts: turns, or whole calendar days of real time."""
+
+    TURNS = "turns"
+    """The turn counter (``event.turn``)."""
+    DAYS = "days"
+    """Whole calendar days between the sessions' dates (:func:`day_number`)."""
+
+
+#: The clocks of :class:`Ebbinghaus`, as strings: the values of :class:`DecayClock`.
+DECAY_CLOCKS = tuple(clock.value for clock in DecayClock)
+
+#: The ``"version"`` every ``to_dict`` of the conversation policies writes; ``from_dict``,
+#: ``resume`` and :meth:`ReplayRun.from_dict` read this version only.
+FORMAT_VERSION = 1
 
 
 class Event(NamedTuple):
@@ -71,26 +123,40 @@ class Event(NamedTuple):
 
     ``recalled`` are ids of memories stored at earlier events, without repeats, named by a
     retriever before ``stored`` is stored (order is kept but never decides anything).
+
+    An ``Event`` holds what it was given (a record: it converts nothing). :func:`check_events`,
+    :func:`replay` and :meth:`ReplayRun.feed` read it as users write it and pass the policies
+    the event converted: ``turn`` and ``session`` any integer (``operator.index``: numpy ints
+    too; ``bool``, float and str refused), as ``int``; ``stored`` and ``recalled`` ids any
+    hashable value but a ``bool`` or a value not equal to itself, numpy scalars as the Python
+    values they equal; ``recalled`` a tuple, a list (JSON's) or a 1-d array, as a tuple.
     """
 
     turn: int
     time: datetime
     session: int
-    stored: str
-    recalled: tuple[str, ...] = ()
+    stored: Hashable
+    recalled: Sequence[Hashable] = ()
 
 
 class Holder(Protocol):
     """A policy's running state over one replay (what :func:`replay` calls, in event order)."""
 
-    def forget(self, event: Event) -> list[str]:
+    def forget(self, event: Event) -> list[Hashable]:
         """Step 1: the held ids the rule drops at ``event``."""
 
-    def recall(self, mem_id: str, event: Event) -> None:
+    def recall(self, mem_id: Hashable, event: Event) -> None:
         """Step 2: ``mem_id``, held, is recalled."""
 
-    def store(self, event: Event) -> list[str]:
+    def store(self, event: Event) -> list[Hashable]:
         """Step 3: store ``event.stored``; return the held ids evicted to make room."""
+
+
+class SavableHolder(Holder, Protocol):
+    """A :class:`Holder` that writes itself as JSON-safe data (read back by ``policy.resume``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.<Policy>.state", "version": 1, "policy": ..., ...}``."""
 
 
 class Policy(Protocol):
@@ -104,6 +170,16 @@ class Policy(Protocol):
         """A fresh state, nothing stored."""
 
 
+class SavablePolicy(Policy, Protocol):
+    """A :class:`Policy` whose parameters and states can be saved: every policy of this package."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.<Policy>", "version": 1, <each parameter>}``."""
+
+    def resume(self, data: Any) -> SavableHolder:
+        """The state ``holder.to_dict()`` wrote (after ``json.loads`` too), ready to go on."""
+
+
 @dataclass(frozen=True)
 class Replay:
     """What :func:`replay` returns.
@@ -112,11 +188,11 @@ class Replay:
     ----------
     policy : str
         The policy's label.
-    stored : tuple of str
+    stored : tuple of ids
         Every memory, in store order.
-    dropped : Mapping of str to int
+    dropped : Mapping of id to int
         Each dropped memory's drop turn (absent: never dropped).
-    held : tuple of str
+    held : tuple of ids
         The memories held after the last event, in store order.
     held_counts : tuple of int
         How many memories were held after each event.
@@ -125,13 +201,13 @@ class Replay:
     """
 
     policy: str
-    stored: tuple[str, ...]
-    dropped: Mapping[str, int]
-    held: tuple[str, ...]
+    stored: tuple[Hashable, ...]
+    dropped: Mapping[Hashable, int]
+    held: tuple[Hashable, ...]
     held_counts: tuple[int, ...]
     missed_recalls: int
 
-    def dropped_at(self, mem_id: str) -> int | None:
+    def dropped_at(self, mem_id: Hashable) -> int | None:
         """The turn ``mem_id`` was dropped, ``None`` if it is held (``KeyError``: never stored)."""
         if mem_id not in self.dropped and mem_id not in self.held:
             raise KeyError(f"mem_id {mem_id!r} was never stored")
@@ -139,10 +215,11 @@ class Replay:
 
 
 def choice_problem(name: str, value: object, allowed: Sequence[str]) -> str | None:
-    """``None`` if ``value`` is one of the strings ``allowed``, else the sentence saying why not."""
+    """``None`` if ``value`` is one of the strings ``allowed`` (an enum member of one of them
+    too), else the sentence saying why not, the allowed values quoted as strings."""
     if isinstance(value, str) and value in allowed:
         return None
-    return f"{name} must be one of {', '.join(map(repr, allowed))}, got {shown(value)}"
+    return f"{name} must be one of {', '.join(repr(str(a)) for a in allowed)}, got {shown(value)}"
 
 
 def day_number(time: datetime) -> int:
@@ -150,19 +227,59 @@ def day_number(time: datetime) -> int:
     return time.date().toordinal()
 
 
-def _event_problems(events: Sequence[object]) -> list[str]:
+# --- reading events -------------------------------------------------------------------------
+
+
+def _as_int(value: object) -> int | None:
+    """``operator.index(value)`` (an int, numpy ints too), ``None`` for a bool or a non-integer."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
+def _int_like_problem(name: str, value: object, number: int | None, minimum: int) -> str | None:
+    if number is not None and number >= minimum:
+        return None
+    return f"{name} must be an int >= {minimum}, got {shown(value)}"
+
+
+def _is_id(mem_id: object) -> bool:
+    """A memory id: hashable, not a ``bool``, equal to itself (a plain value: :func:`plain_id` first)."""
+    if type(mem_id) is str or type(mem_id) is int:  # the common ids, at once
+        return True
+    return is_hashable(mem_id) and not is_mergeable_id(mem_id)
+
+
+def _is_plain(mem_id: object) -> bool:
+    return type(mem_id) is str or type(mem_id) is int
+
+
+def _read_events(
+    events: Sequence[object], previous: Event | None = None, known: set[Hashable] | None = None
+) -> tuple[list[Event], list[str]]:
+    """The events converted as :class:`Event` says, and every problem until the first bad event.
+
+    ``previous`` and ``known`` (the ids stored so far) are what came before the first event,
+    for a stream that continues another (:meth:`ReplayRun.feed`).
+    """
     problems: list[str] = []
-    stored: set[str] = set()
-    previous: Event | None = None
+    stored_ids: set[Hashable] = set() if known is None else set(known)
+    out: list[Event] = []
     for i, event in enumerate(events):
         where = f"events[{i}]"
         if not isinstance(event, Event):
             problems.append(f"{where} must be an Event, got {shown(event)}")
             break
+        turn, session = _as_int(event.turn), _as_int(event.session)
         found = [
-            int_problem(f"{where}.turn", event.turn, minimum=0 if previous is None else previous.turn + 1),
-            int_problem(
-                f"{where}.session", event.session, minimum=1 if previous is None else previous.session
+            _int_like_problem(
+                f"{where}.turn", event.turn, turn, 0 if previous is None else previous.turn + 1
+            ),
+            _int_like_problem(
+                f"{where}.session", event.session, session, 1 if previous is None else previous.session
             ),
         ]
         time = event.time
@@ -180,25 +297,56 @@ def _event_problems(events: Sequence[object]) -> list[str]:
             found.append(
                 f"{where}.time must be a datetime, not before the previous event's, got {shown(time)}"
             )
-        if not isinstance(event.stored, str) or not event.stored or event.stored in stored:
+        stored = plain_id(event.stored)
+        if not _is_id(stored):
             found.append(
-                f"{where}.stored must be a non-empty str not stored before, got {shown(event.stored)}"
+                f"{where}.stored must be a memory id (hashable, not a bool, equal to itself), "
+                f"got {shown(event.stored)}"
             )
+        elif stored in stored_ids:
+            found.append(f"{where}.stored must be an id not stored before, got {shown(event.stored)}")
         recalled = event.recalled
-        if not isinstance(recalled, tuple) or len(set(recalled)) != len(recalled):
-            found.append(f"{where}.recalled must be a tuple of ids without repeats, got {shown(recalled)}")
-        elif unknown := [mem_id for mem_id in recalled if not (isinstance(mem_id, str) and mem_id in stored)]:
+        listed = isinstance(recalled, (tuple, list)) or (
+            isinstance(recalled, np.ndarray) and recalled.ndim == 1
+        )
+        ids: tuple[Hashable, ...] = ()
+        if type(recalled) is tuple and all(map(_is_plain, recalled)):
+            ids = recalled  # the common recalls: nothing to convert
+        elif listed:
+            ids = tuple(map(plain_id, recalled))
+        if not listed:
+            found.append(
+                f"{where}.recalled must be a tuple or list of ids without repeats, got {shown(recalled)}"
+            )
+        elif bad := [mem_id for mem_id in ids if not _is_id(mem_id)]:
+            found.append(
+                f"{where}.recalled must hold memory ids (hashable, not a bool, equal to itself), got {shown(bad)}"
+            )
+        elif len(set(ids)) != len(ids):
+            found.append(
+                f"{where}.recalled must be a tuple or list of ids without repeats, got {shown(recalled)}"
+            )
+        elif unknown := [mem_id for mem_id in ids if mem_id not in stored_ids]:
             found.append(f"{where}.recalled must name memories stored before, got {shown(unknown)}")
         problems += [p for p in found if p]
-        if problems:
+        if problems or turn is None or session is None:
             break  # the next event's checks read this one's values
-        stored.add(event.stored)
+        stored_ids.add(stored)
+        if not (  # anything converted: a new event (else the one given, as it is)
+            type(recalled) is tuple
+            and turn is event.turn
+            and session is event.session
+            and stored is event.stored
+            and all(map(operator.is_, recalled, ids))
+        ):
+            event = Event(turn, time, session, stored, ids)
+        out.append(event)
         previous = event
-    return problems
+    return out, problems
 
 
 class CheckedEvents(tuple[Event, ...]):
-    """Events :func:`check_events` accepted: :func:`replay` does not check them again.
+    """Events :func:`check_events` accepted, converted: :func:`replay` does not check them again.
 
     A tuple of immutable :class:`Event` s, so what was checked cannot change afterwards.
     """
@@ -212,19 +360,30 @@ def _events_problem(events: object) -> str | None:
     return f"events must be an iterable of Events, got {shown(events)}"
 
 
+def _policy_problem(policy: object) -> str | None:
+    if isinstance(getattr(policy, "label", None), str) and callable(getattr(policy, "start", None)):
+        return None
+    return f"policy must be a policy (a str label and start()), got {shown(policy)}"
+
+
 def check_events(events: Iterable[Event]) -> CheckedEvents:
     """Check ``events`` once (as :func:`replay` does) for replaying many policies over them.
 
+    Returns them converted as :class:`Event` says (ints, plain ids, ``recalled`` a tuple).
     Raises ``ValueError`` with every problem :func:`replay` would report.
     """
     raise_problems([_events_problem(events)])
-    stream = list(events)
-    raise_problems(_event_problems(stream))
+    stream, problems = _read_events(list(events))
+    raise_problems(problems)
     return CheckedEvents(stream)
 
 
 def record_drops(
-    policy: Policy, held: dict[str, None], dropped: dict[str, int], ids: list[str], turn: int
+    policy: Policy,
+    held: dict[Hashable, None],
+    dropped: dict[Hashable, int],
+    ids: list[Hashable],
+    turn: int,
 ) -> None:
     """Move ``ids`` from ``held`` to ``dropped`` at ``turn``; ``ValueError`` (nothing moved) if
     ``policy`` dropped a memory it does not hold."""
@@ -248,48 +407,29 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
     ------
     ValueError
         ``k`` not ``None`` or an int ``>= 1``; an event that is not an :class:`Event`, turns
-        that do not increase (ints ``>= 0``), sessions that decrease, a time before the previous
-        one, a stored id that is empty or repeated, recalled ids that repeat or name no earlier
-        memory; or a policy that drops or evicts a memory it does not hold. Every event is
-        checked before the first one runs. Also ``policy`` without a str ``label`` and a
-        ``start()``, ``events`` not an iterable, and times that mix naive and aware datetimes
-        (which cannot be compared), each naming the argument.
+        that do not increase (integers ``>= 0``), sessions that decrease, a time before the
+        previous one, a stored id that is not a memory id or is repeated, recalled ids that
+        repeat or name no earlier memory; or a policy that drops or evicts a memory it does not
+        hold. Every event is checked before the first one runs. Also ``policy`` without a str
+        ``label`` and a ``start()``, ``events`` not an iterable, and times that mix naive and
+        aware datetimes (which cannot be compared), each naming the argument.
     """
     return replay_state(policy, events, k)[0]
 
 
 def replay_state(policy: Policy, events: Iterable[Event], k: int | None = None) -> tuple[Replay, Holder]:
     """:func:`replay`, and the policy's state after the last event (for a caller that reads it)."""
-    arguments = [
-        None
-        if isinstance(getattr(policy, "label", None), str) and callable(getattr(policy, "start", None))
-        else f"policy must be a policy (a str label and start()), got {shown(policy)}",
-        _events_problem(events),
-    ]
-    raise_problems(arguments)
-    stream = events if isinstance(events, CheckedEvents) else list(events)
-    problems = [] if isinstance(stream, CheckedEvents) else _event_problems(stream)
+    raise_problems([_policy_problem(policy), _events_problem(events)])
+    stream: Sequence[Event]
+    problems: list[str] = []
+    if isinstance(events, CheckedEvents):
+        stream = events
+    else:
+        stream, problems = _read_events(list(events))
     raise_problems([None if k is None else int_problem("k", k, minimum=1), *problems])
-    state = policy.start()
-    held: dict[str, None] = {}
-    dropped: dict[str, int] = {}
-    counts: list[int] = []
-    missed = 0
-    is_held = held.__contains__
-    for event in stream:
-        if forgotten := state.forget(event):
-            record_drops(policy, held, dropped, forgotten, event.turn)
-        ranking = event.recalled
-        head = ranking if k is None else ranking[:k]
-        missed += len(head) - sum(map(is_held, head))
-        for mem_id in islice(filter(is_held, ranking), k):  # a recall drops nothing: ``held`` stays
-            state.recall(mem_id, event)
-        if evicted := state.store(event):
-            record_drops(policy, held, dropped, evicted, event.turn)
-        held[event.stored] = None
-        counts.append(len(held))
-    stored = tuple(event.stored for event in stream)
-    return Replay(policy.label, stored, dropped, tuple(held), tuple(counts), missed), state
+    run = ReplayRun._fresh(policy, k)
+    run._run(stream)
+    return run.result(), run.state
 
 
 def conversation_events(
@@ -311,31 +451,430 @@ def conversation_events(
     ]
 
 
+# --- saving: the pieces every to_dict and from_dict shares ------------------------------------
+
+
+def saved(kind: str, **entries: Any) -> dict[str, Any]:
+    """``{"format": "forgetting.<kind>", "version": FORMAT_VERSION, **entries}``."""
+    return {"format": f"forgetting.{kind}", "version": FORMAT_VERSION, **entries}
+
+
+def read_saved(data: Any, kind: str, entries: Sequence[str]) -> dict[str, Any]:
+    """The entries of ``data`` if it is what :func:`saved` wrote for ``kind`` with exactly these
+    ``entries``, else ``ValueError`` saying what it got and what it reads."""
+    name = f"forgetting.{kind}"
+    if not isinstance(data, Mapping):
+        raise ValueError(f"data must be a dict with format {name!r}, got {shown(data)}")
+    if data.get("format") != name:
+        raise ValueError(f"data must be a dict with format {name!r}, got format {shown(data.get('format'))}")
+    version = data.get("version")
+    if type(version) is not int or version != FORMAT_VERSION:
+        raise ValueError(
+            f"data of format {name!r} has version {shown(version)}; this library reads version {FORMAT_VERSION}"
+        )
+    expected = {"format", "version", *entries}
+    if set(data) != expected:
+        missing, unknown = sorted(expected - set(data)), sorted(map(str, set(data) - expected))
+        raise ValueError(
+            f"data of format {name!r} is damaged: missing entries {missing}, unknown entries {unknown}"
+        )
+    return {key: data[key] for key in entries}
+
+
+def saved_id(mem_id: Hashable) -> str | int:
+    """``mem_id`` if it is a ``str`` or an ``int``, else ``ValueError`` naming it."""
+    if type(mem_id) is str or type(mem_id) is int:
+        return mem_id
+    raise ValueError(
+        f"to_dict writes str and int ids only (JSON reads nothing else back as the same id), "
+        f"got the id {shown(mem_id)} ({type(mem_id).__name__})"
+    )
+
+
+def read_id(value: Any, name: str = "memory id") -> str | int:
+    """``value`` if it is a ``str`` or an ``int`` (what :func:`saved_id` writes), else ``ValueError``."""
+    if type(value) is str or type(value) is int:
+        return value
+    raise ValueError(f"{name} must be a str or an int, got {shown(value)}")
+
+
+def read_row(value: Any, size: int, name: str) -> list[Any]:
+    """``value`` if it is a list of ``size`` entries (a row of a saved table), else ``ValueError``."""
+    if isinstance(value, list) and len(value) == size:
+        return value
+    raise ValueError(f"{name} must be a list of {size} entries, got {shown(value)}")
+
+
+def read_int(value: Any, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
+    """``value`` if it is an ``int`` in ``[minimum, maximum]``, else ``ValueError`` naming ``name``."""
+    raise_problems([int_problem(name, value, minimum, maximum)])
+    return int(value)
+
+
+def saved_time(time: datetime) -> str:
+    """``time.isoformat()``: naive, or aware with a fixed offset (a ``datetime.timezone``).
+
+    Another ``tzinfo`` (a ``zoneinfo`` zone) is a ``ValueError``: read back it would be a fixed
+    offset, and two datetimes of one zone object compare by wall clock, of two by instant.
+    """
+    if time.tzinfo is not None and not isinstance(time.tzinfo, timezone):
+        raise ValueError(
+            f"to_dict writes naive times and times of a fixed offset (datetime.timezone) only, "
+            f"got {shown(time)}"
+        )
+    return time.isoformat()
+
+
+def read_time(value: Any, name: str) -> datetime:
+    """The datetime :func:`saved_time` wrote, else ``ValueError`` naming ``name``."""
+    try:
+        return datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a datetime in ISO format, got {shown(value)}") from None
+
+
+def saved_event(event: Event) -> dict[str, Any]:
+    """``{"turn", "time", "session", "stored"}`` of ``event`` (its recalls are not kept)."""
+    return {
+        "turn": event.turn,
+        "time": saved_time(event.time),
+        "session": event.session,
+        "stored": saved_id(event.stored),
+    }
+
+
+def read_event(value: Any, name: str) -> Event:
+    """The event :func:`saved_event` wrote (no recalls), else ``ValueError`` naming ``name``."""
+    if not isinstance(value, Mapping) or set(value) != {"turn", "time", "session", "stored"}:
+        raise ValueError(f"{name} must be an event (turn, time, session, stored), got {shown(value)}")
+    return Event(
+        read_int(value["turn"], f"{name}.turn", minimum=0),
+        read_time(value["time"], f"{name}.time"),
+        read_int(value["session"], f"{name}.session", minimum=1),
+        read_id(value["stored"], f"{name}.stored"),
+    )
+
+
+def _plain_value(value: Any) -> Any:
+    """A parameter as JSON writes it: an enum member's value, a numpy scalar's Python value."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def policy_to_dict(policy: Any) -> dict[str, Any]:
+    """``{"format": "forgetting.<class>", "version": 1, <each field of the dataclass>}``."""
+    return saved(
+        type(policy).__name__, **{f.name: _plain_value(getattr(policy, f.name)) for f in fields(policy)}
+    )
+
+
+def policy_from_dict(cls: type[Any], data: Any) -> Any:
+    """The policy of class ``cls`` :func:`policy_to_dict` wrote; ``ValueError`` otherwise."""
+    return cls(**read_saved(data, cls.__name__, [f.name for f in fields(cls)]))
+
+
+def resume_state(policy: Any, data: Any, holder: Any) -> Any:
+    """``holder`` (a fresh ``policy.start()``) filled from ``data``, the ``holder.to_dict()`` of a
+    state of ``policy``: ``holder.SAVED`` names its entries, ``holder.restore`` reads them.
+
+    ``ValueError`` for another format or version, the state of another policy, or damaged data.
+    """
+    kind = f"{type(policy).__name__}.state"
+    entries = read_saved(data, kind, ("policy", *holder.SAVED))
+    if entries["policy"] != policy.to_dict():
+        raise ValueError(
+            f"data is a state of the policy {shown(entries['policy'], 240)}, not of {policy.label!r}"
+        )
+    try:
+        holder.restore(entries)
+    except (KeyError, TypeError, IndexError, AttributeError, OverflowError) as error:
+        raise ValueError(
+            f"data of format 'forgetting.{kind}' is damaged ({type(error).__name__}: {error})"
+        ) from None
+    return holder
+
+
+# --- a replay under way ---------------------------------------------------------------------
+
+
+class ReplayRun:
+    """A replay that can stop after any event and go on later: ``feed`` more events, ``result()``.
+
+    Invariant: ``ReplayRun(policy, k)`` fed ``events[:cut]``, saved (:meth:`to_dict`, JSON-safe),
+    restored (:meth:`from_dict`) and fed ``events[cut:]`` ends with the :meth:`result` of
+    ``replay(policy, events, k)`` and the state of that replay (the same drops at the same
+    turns, the same random draws): it is one replay.
+
+    ``feed`` checks its events as the continuation of every event fed before (turns go on
+    increasing, ``recalled`` may name memories stored before the cut) and refuses a bad event
+    before any event runs. A policy's own error during ``feed`` leaves the run unusable.
+
+    >>> from datetime import datetime
+    >>> events = [Event(t, datetime(2024, 1, 1), 1, f"m{t}") for t in range(30)]
+    >>> first = ReplayRun(Window(window_size=5)).feed(events[:12]).to_dict()
+    >>> ReplayRun.from_dict(first, Window(window_size=5)).feed(events[12:]).result().held
+    ('m24', 'm25', 'm26', 'm27', 'm28', 'm29')
+    """
+
+    def __init__(self, policy: Policy, k: int | None = None) -> None:
+        """A run of a fresh state of ``policy`` (``k`` as :func:`replay`'s), no event fed yet."""
+        raise_problems([_policy_problem(policy), None if k is None else int_problem("k", k, minimum=1)])
+        self._begin(policy, k, policy.start())
+
+    @classmethod
+    def _fresh(cls, policy: Policy, k: int | None) -> ReplayRun:
+        """A run of checked arguments."""
+        run = cls.__new__(cls)
+        run._begin(policy, k, policy.start())
+        return run
+
+    def _begin(self, policy: Policy, k: int | None, state: Holder) -> None:
+        self.policy = policy
+        self.k = k
+        self.state = state
+        self.held: dict[Hashable, None] = {}
+        self.dropped: dict[Hashable, int] = {}
+        self.stored: list[Hashable] = []
+        self.counts: list[int] = []
+        self.missed = 0
+        self.last: Event | None = None
+        self._broken = False
+
+    def _usable(self) -> None:
+        if self._broken:
+            raise ValueError(
+                f"this run of policy {self.policy.label!r} stopped at an error of the policy: start another"
+            )
+
+    def feed(self, events: Iterable[Event]) -> Self:
+        """Replay ``events`` after those fed before (checked first as their continuation);
+        return the run. ``ValueError`` as :func:`replay`'s, nothing run."""
+        self._usable()
+        raise_problems([_events_problem(events)])
+        if self.last is None and isinstance(events, CheckedEvents):
+            stream: Sequence[Event] = events
+        else:
+            stream, problems = _read_events(list(events), self.last, set(self.stored))
+            raise_problems(problems)
+        self._run(stream)
+        return self
+
+    def _run(self, stream: Sequence[Event]) -> None:
+        """The three steps of each event (module docstring), on checked events."""
+        self._broken = True
+        policy, state, k = self.policy, self.state, self.k
+        held, dropped, counts, stored = self.held, self.dropped, self.counts, self.stored
+        missed = self.missed
+        is_held = held.__contains__
+        for event in stream:
+            if forgotten := state.forget(event):
+                record_drops(policy, held, dropped, forgotten, event.turn)
+            ranking = event.recalled
+            head = ranking if k is None else ranking[:k]
+            missed += len(head) - sum(map(is_held, head))
+            for mem_id in islice(filter(is_held, ranking), k):  # a recall drops nothing: ``held`` stays
+                state.recall(mem_id, event)
+            if evicted := state.store(event):
+                record_drops(policy, held, dropped, evicted, event.turn)
+            held[event.stored] = None
+            stored.append(event.stored)
+            counts.append(len(held))
+        self.missed = missed
+        if stream:
+            self.last = stream[-1]
+        self._broken = False
+
+    def result(self) -> Replay:
+        """The :class:`Replay` of every event fed so far."""
+        self._usable()
+        return Replay(
+            self.policy.label,
+            tuple(self.stored),
+            dict(self.dropped),
+            tuple(self.held),
+            tuple(self.counts),
+            self.missed,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as JSON-safe data: ``{"format": "forgetting.ReplayRun", "version": 1, "k",
+        "state": the policy state's to_dict, "stored": [id, ...] (store order), "dropped": [[id,
+        turn], ...] (drop order), "counts": the held counts, "missed": n, "last": the last event's
+        {turn, time, session, stored} or None}``.
+
+        ``ValueError`` for a state that cannot be saved (no ``to_dict``), an id that is neither a
+        ``str`` nor an ``int`` (naming it), or a time of a zone that is not a fixed offset.
+        """
+        self._usable()
+        to_dict = getattr(self.state, "to_dict", None)
+        if not callable(to_dict):
+            raise ValueError(
+                f"the state of policy {self.policy.label!r} cannot be saved (it has no to_dict())"
+            )
+        return saved(
+            "ReplayRun",
+            k=self.k,
+            state=to_dict(),
+            stored=[saved_id(mem_id) for mem_id in self.stored],
+            dropped=[[saved_id(mem_id), turn] for mem_id, turn in self.dropped.items()],
+            counts=list(self.counts),
+            missed=self.missed,
+            last=None if self.last is None else saved_event(self.last),
+        )
+
+    @classmethod
+    def from_dict(cls, data: Any, policy: SavablePolicy) -> ReplayRun:
+        """The run :meth:`to_dict` wrote (after ``json.loads`` too), of ``policy`` (the policy the
+        data was saved with; e.g. ``Capacity.from_dict(data["state"]["policy"])``).
+
+        ``ValueError`` for another format or version, the data of another policy, a policy that
+        cannot resume a state, or damaged data.
+        """
+        entries = read_saved(
+            data, "ReplayRun", ("k", "state", "stored", "dropped", "counts", "missed", "last")
+        )
+        k = entries["k"]
+        raise_problems(
+            [
+                _policy_problem(policy)
+                or (
+                    None
+                    if callable(getattr(policy, "resume", None))
+                    else f"policy must be a policy that resumes a saved state (resume()), got {shown(policy)}"
+                ),
+                None if k is None else int_problem("k", k, minimum=1),
+            ]
+        )
+        state = policy.resume(entries["state"])
+        run = cls._fresh(policy, k)
+        run.state = state
+        try:
+            run._restore(entries)
+        except (KeyError, TypeError, IndexError, AttributeError) as error:
+            raise ValueError(
+                f"data of format 'forgetting.ReplayRun' is damaged ({type(error).__name__}: {error})"
+            ) from None
+        return run
+
+    def _restore(self, entries: Mapping[str, Any]) -> None:
+        """Fill the driver's record from ``entries`` (their format checked by the caller)."""
+        stored: list[Hashable] = [read_id(mem_id, "stored id") for mem_id in entries["stored"]]
+        if len(set(stored)) != len(stored):
+            raise ValueError(f"stored must not repeat an id, got {shown(stored)}")
+        last = None if entries["last"] is None else read_event(entries["last"], "last")
+        if (last is None) != (not stored) or (last is not None and last.stored != stored[-1]):
+            raise ValueError(f"last must be the event of the last stored id, got {shown(entries['last'])}")
+        known = set(stored)
+        dropped: dict[Hashable, int] = {}
+        for row in entries["dropped"]:
+            mem_id, turn = read_row(row, 2, "dropped entry")
+            if read_id(mem_id, "dropped id") not in known or mem_id in dropped:
+                raise ValueError(f"dropped must name stored ids once each, got {shown(mem_id)}")
+            dropped[mem_id] = read_int(turn, "drop turn", minimum=0, maximum=last.turn if last else 0)
+        counts = [read_int(count, "held count", minimum=0) for count in entries["counts"]]
+        held: dict[Hashable, None] = {mem_id: None for mem_id in stored if mem_id not in dropped}
+        if len(counts) != len(stored) or (counts and counts[-1] != len(held)):
+            raise ValueError(
+                f"counts must hold one count per stored id, the last the held ones, got {shown(counts)}"
+            )
+        self.stored, self.dropped, self.held, self.counts = stored, dropped, held, counts
+        self.missed = read_int(entries["missed"], "missed", minimum=0)
+        self.last = last
+
+
 # --- the policies -------------------------------------------------------------------------------
 
 
 class _EngineHolder:
-    """A :mod:`forgetting.decay` engine driven by an integer clock read off each event."""
+    """A :mod:`forgetting.decay` engine driven by an integer clock read off each event; memories
+    are filed in it under the digits of their store number (the engine takes str ids only)."""
 
-    def __init__(self, engine: Engine, days: bool) -> None:
+    SAVED = ("clock", "items")
+
+    def __init__(
+        self, policy: Ebbinghaus | Window, engine: EbbinghausEngine | RecencyWindow, days: bool
+    ) -> None:
+        self.policy = policy
         self.engine = engine
         self.days = days
+        self.keys: dict[Hashable, str] = {}  # held id -> engine key
+        self.ids: dict[str, Hashable] = {}  # engine key -> held id
+        self.stores = 0
 
     def _clock(self, event: Event) -> int:
         return day_number(event.time) if self.days else event.turn
 
-    def forget(self, event: Event) -> list[str]:
-        return self.engine.step(self._clock(event))
+    def forget(self, event: Event) -> list[Hashable]:
+        evicted = self.engine.step(self._clock(event))
+        if not evicted:
+            return []
+        ids, keys = self.ids, self.keys
+        out = [ids.pop(key) for key in evicted]
+        for mem_id in out:
+            del keys[mem_id]
+        return out
 
-    def recall(self, mem_id: str, event: Event) -> None:
-        self.engine.recall(mem_id, self._clock(event))
+    def recall(self, mem_id: Hashable, event: Event) -> None:
+        self.engine.recall(self.keys[mem_id], self._clock(event))
 
-    def store(self, event: Event) -> list[str]:
-        self.engine.register(event.stored, "", self._clock(event))
+    def store(self, event: Event) -> list[Hashable]:
+        key = str(self.stores)
+        self.stores += 1
+        self.keys[event.stored] = key
+        self.ids[key] = event.stored
+        self.engine.register(key, "", self._clock(event))
         return []
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{..., "policy", "clock": the engine's last clock, "items": [[id, stored at, last
+        touch, touches], ...] (the held memories, in store order)}``, clocks in the policy's unit."""
+        engine = self.engine
+        items = [engine.item(key) for key in engine.present_ids()]
+        return saved(
+            f"{type(self.policy).__name__}.state",
+            policy=self.policy.to_dict(),
+            clock=engine.last_turn,
+            items=[
+                [saved_id(self.ids[i.mem_id]), i.created_turn, i.last_touched, i.touch_count] for i in items
+            ],
+        )
 
-@dataclass(frozen=True)
+    def restore(self, entries: Mapping[str, Any]) -> None:
+        """Rebuild the engine by replaying each held memory's store and recalls (its stability is a
+        function of its touches): stored at its turn, recalled ``touches - 2`` times then and once at
+        its last touch, sorted by clock, stores first, in store order."""
+        clock = read_int(entries["clock"], "clock", minimum=0)
+        calls: list[tuple[int, int, int]] = []
+        created_before = 0
+        for position, item in enumerate(entries["items"]):
+            mem_id, created, touched, touches = read_row(item, 4, "items entry")
+            read_id(mem_id)
+            good = all(type(v) is int for v in (created, touched, touches))
+            if not (good and created_before <= created <= touched <= clock and touches >= 1):
+                raise ValueError(f"items entry {shown(item)} is not a held memory")
+            if touches == 1 and touched != created:
+                raise ValueError(f"items entry {shown(item)} is not a held memory")
+            if mem_id in self.keys:
+                raise ValueError(f"items must not repeat an id, got {shown(mem_id)}")
+            key = str(position)
+            self.keys[mem_id], self.ids[key] = key, mem_id
+            created_before = created
+            calls.append((created, 0, position))
+            calls += [(created, 1, position)] * max(touches - 2, 0)
+            if touches >= 2:
+                calls.append((touched, 1, position))
+        self.stores = len(self.keys)
+        engine = self.engine
+        for turn, kind, position in sorted(calls):
+            if kind == 0:
+                engine.register(str(position), "", turn)
+            else:
+                engine.recall(str(position), turn)
+        engine.recall("clock", clock)  # no memory's key (they are digits): moves the clock only
+
+
+@dataclass(frozen=True, kw_only=True)
 class Ebbinghaus:
     """The decay engine (:class:`~forgetting.decay.engines.EbbinghausEngine`) on a conversation.
 
@@ -352,14 +891,14 @@ class Ebbinghaus:
         ``theta`` in (0, 1).
     baseline_stability : float, default 8.0
         ``S0 > 0``, in the unit of ``clock``.
-    clock : {"turns", "days"}, default "turns"
+    clock : DecayClock or its value, default "turns"
         ``t`` in turns, or in whole calendar days between the sessions' dates
-        (:func:`day_number`; two sessions on one date are 0 days apart).
+        (:func:`day_number`; two sessions on one date are 0 days apart); read as the member.
     """
 
     eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD
     baseline_stability: float = DEFAULT_BASELINE_STABILITY
-    clock: str = "turns"
+    clock: DecayClock | str = DecayClock.TURNS
 
     def __post_init__(self) -> None:
         raise_problems(
@@ -368,22 +907,40 @@ class Ebbinghaus:
                 choice_problem("clock", self.clock, DECAY_CLOCKS),
             ]
         )
+        object.__setattr__(self, "clock", DecayClock(self.clock))
 
     @property
     def label(self) -> str:
         """E.g. ``Ebbinghaus decay on turns (θ = 0.20, S₀ = 8)``."""
         return f"Ebbinghaus decay on {self.clock} (θ = {self.eviction_threshold:.2f}, S₀ = {self.baseline_stability:g})"
 
-    def start(self) -> Holder:
+    def start(self) -> _EngineHolder:
         """The engine, empty."""
         engine = EbbinghausEngine(
             eviction_threshold=float(self.eviction_threshold),
             baseline_stability=float(self.baseline_stability),
         )
-        return _EngineHolder(engine, days=self.clock == "days")
+        return _EngineHolder(self, engine, days=self.clock is DecayClock.DAYS)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.Ebbinghaus", "version": 1, "eviction_threshold",
+        "baseline_stability", "clock"}``, JSON-safe (:meth:`from_dict` reads it back)."""
+        return policy_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
+        entries, or a parameter the constructor refuses."""
+        policy: Self = policy_from_dict(cls, data)
+        return policy
+
+    def resume(self, data: Any) -> _EngineHolder:
+        """The state whose ``to_dict()`` is ``data``, as :meth:`start` and the same events made it."""
+        resumed: _EngineHolder = resume_state(self, data, self.start())
+        return resumed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Window:
     """The recency window (:class:`~forgetting.decay.engines.RecencyWindow`) on turns.
 
@@ -406,23 +963,53 @@ class Window:
         """E.g. ``Recency window (W = 15)``."""
         return f"Recency window (W = {self.window_size})"
 
-    def start(self) -> Holder:
+    def start(self) -> _EngineHolder:
         """The window, empty."""
-        return _EngineHolder(RecencyWindow(window_size=self.window_size), days=False)
+        return _EngineHolder(self, RecencyWindow(window_size=self.window_size), days=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.Window", "version": 1, "window_size"}`` (:meth:`from_dict`)."""
+        return policy_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
+        entries, or a parameter the constructor refuses."""
+        policy: Self = policy_from_dict(cls, data)
+        return policy
+
+    def resume(self, data: Any) -> _EngineHolder:
+        """The state whose ``to_dict()`` is ``data``, as :meth:`start` and the same events made it."""
+        resumed: _EngineHolder = resume_state(self, data, self.start())
+        return resumed
 
 
 class _Nothing:
-    def forget(self, event: Event) -> list[str]:
+    """Never drops anything."""
+
+    SAVED: tuple[str, ...] = ()
+
+    def __init__(self, policy: KeepAll) -> None:
+        self.policy = policy
+
+    def forget(self, event: Event) -> list[Hashable]:
         return []
 
-    def recall(self, mem_id: str, event: Event) -> None:
+    def recall(self, mem_id: Hashable, event: Event) -> None:
         return None
 
-    def store(self, event: Event) -> list[str]:
+    def store(self, event: Event) -> list[Hashable]:
         return []
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.KeepAll.state", "version": 1, "policy"}``: nothing else to save."""
+        return saved(f"{type(self.policy).__name__}.state", policy=self.policy.to_dict())
 
-@dataclass(frozen=True)
+    def restore(self, entries: Mapping[str, Any]) -> None:
+        """Nothing to restore."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class KeepAll:
     """Keep every memory: the bound every other policy is measured against."""
 
@@ -431,6 +1018,21 @@ class KeepAll:
         """``Keep everything``."""
         return "Keep everything"
 
-    def start(self) -> Holder:
+    def start(self) -> _Nothing:
         """A state that never drops anything."""
-        return _Nothing()
+        return _Nothing(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.KeepAll", "version": 1}`` (:meth:`from_dict`)."""
+        return policy_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version."""
+        policy: Self = policy_from_dict(cls, data)
+        return policy
+
+    def resume(self, data: Any) -> _Nothing:
+        """The state whose ``to_dict()`` is ``data``."""
+        resumed: _Nothing = resume_state(self, data, self.start())
+        return resumed

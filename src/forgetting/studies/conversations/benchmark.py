@@ -22,7 +22,7 @@ change.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -225,7 +225,7 @@ class Scorer:
     ranking: QuestionRanking
     tokens: np.ndarray
     question_k: int
-    position: Mapping[str, int]  # dia_id -> turn index
+    position: Mapping[Hashable, int]  # dia_id -> turn index
     hits_all: np.ndarray
 
     @classmethod
@@ -239,10 +239,10 @@ class Scorer:
     ) -> Scorer:
         """The scorer of ``conversation`` (``question_k >= 1``)."""
         raise_problems([int_problem("question_k", question_k, minimum=1)])
-        position = {turn.dia_id: turn.index for turn in conversation.turns}
+        position: dict[Hashable, int] = {turn.dia_id: turn.index for turn in conversation.turns}
         return cls(index, ranking, tokens, question_k, position, ranking.hits(question_k))
 
-    def __call__(self, held_ids: Sequence[str], missed_recalls: int) -> Score:
+    def __call__(self, held_ids: Sequence[Hashable], missed_recalls: int) -> Score:
         """The :class:`Score` of holding the turns ``held_ids`` at the end."""
         held = np.zeros(len(self.position), dtype=bool)
         held[[self.position[mem_id] for mem_id in held_ids]] = True

@@ -17,7 +17,7 @@ their rows are pooled over the seeds too (a row's ``replicates`` says over how m
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -77,19 +77,31 @@ def policy_grid(
     )
     grid = [Setting("Keep everything", "-", 0.0, KeepAll())]
     grid += [
-        Setting("Ebbinghaus, turns", "S0 (turns)", s, Ebbinghaus(eviction_threshold, float(s), "turns"))
+        Setting(
+            "Ebbinghaus, turns",
+            "S0 (turns)",
+            s,
+            Ebbinghaus(eviction_threshold=eviction_threshold, baseline_stability=float(s), clock="turns"),
+        )
         for s in stabilities_turns
     ]
     grid += [
-        Setting("Ebbinghaus, days", "S0 (days)", s, Ebbinghaus(eviction_threshold, float(s), "days"))
+        Setting(
+            "Ebbinghaus, days",
+            "S0 (days)",
+            s,
+            Ebbinghaus(eviction_threshold=eviction_threshold, baseline_stability=float(s), clock="days"),
+        )
         for s in stabilities_days
     ]
-    grid += [Setting("Recency window", "W (turns)", w, Window(int(w))) for w in windows]
+    grid += [Setting("Recency window", "W (turns)", w, Window(window_size=int(w))) for w in windows]
     for rule in ("lru", "fifo", "lfu"):
-        grid += [Setting(rule.upper(), "C (turns)", c, Capacity(int(c), rule)) for c in capacities]
+        grid += [
+            Setting(rule.upper(), "C (turns)", c, Capacity(capacity=int(c), rule=rule)) for c in capacities
+        ]
     for r in range(replicates):
         grid += [
-            Setting("Random eviction", "C (turns)", c, RandomEviction(int(c), seed + r), r)
+            Setting("Random eviction", "C (turns)", c, RandomEviction(capacity=int(c), seed=seed + r), r)
             for c in capacities
         ]
         grid += [
@@ -97,13 +109,13 @@ def policy_grid(
                 "MemoryBank",
                 "S cap (days)",
                 c,
-                MemoryBank(seed + r, max_strength=int(c), forget_at=bank_pass),
+                MemoryBank(seed=seed + r, max_strength=int(c), forget_at=bank_pass),
                 r,
             )
             for c in bank_strengths
         ]
     grid += [
-        Setting("YourMemory", "importance", imp, YourMemory(float(imp), forget_at=yourmemory_pass))
+        Setting("YourMemory", "importance", imp, YourMemory(importance=float(imp), forget_at=yourmemory_pass))
         for imp in importances
     ]
     return grid
@@ -125,8 +137,8 @@ def replay_blind(policy: Policy, streams: Sequence[CheckedEvents], ks: Sequence[
     if not recall_blind(policy) or any([event[:4] for event in s] != spine for s in streams[1:]):
         raise ValueError("replay_blind needs a recall-blind policy and streams of the same turns")
     state = policy.start()
-    held: dict[str, None] = {}
-    dropped: dict[str, int] = {}
+    held: dict[Hashable, None] = {}
+    dropped: dict[Hashable, int] = {}
     counts: list[int] = []
     missed = [0] * len(streams)
     is_held = held.__contains__
