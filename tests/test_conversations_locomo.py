@@ -232,7 +232,7 @@ def test_schema_problems_are_listed_at_once_with_file_and_field(tmp_path):
         f"{broken.path}: not in the LoCoMo format (11 problem(s))",
         f"{one}: session_1[1].speaker must be 'Ines' or 'Tomas', got 'Tom'",
         f"{one}: session_1[2].dia_id must be unique in the conversation, got 'D1:1'",
-        f"{one}: session_2[1].text must be a string, got None",
+        f"{one}: session_2[1]: 'text' missing",
         f"{one}: session_3_date_time: a session date must look like",
         f"{one}: qa[0].category must be an int from 1 to 5, got 7",
         f"{one}: qa[1] (category 2) has an adversarial_answer (only category 5 may)",

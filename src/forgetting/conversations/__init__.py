@@ -12,6 +12,9 @@ Modules, in the order a reader meets them:
   and the checks every copy passes (:func:`locomo_zip`);
 * :mod:`.locomo` -- the zip read in memory into conversations (:func:`load_locomo`);
 * :mod:`.schema` -- the file format, checked field by field;
+* :mod:`.user_file` -- a file of the reader's own in LoCoMo's layout (a ``.json`` as
+  ``data/locomo10.json``, or a ``.zip`` of conversation files), checked and loaded
+  (:func:`~.user_file.load_user_file`), for ``forgetting run real-conversations -p data PATH``;
 * :mod:`.records` -- :class:`Conversation`, :class:`Turn`, :class:`Question`, evidence and counts.
 
 The real-conversation chapter's study (embeddings, the benchmark, sweeps, questions) is in

@@ -30,7 +30,7 @@ from .source import (
     open_zip,
 )
 
-__all__ = ["MAX_PROBLEMS", "load_locomo"]
+__all__ = ["MAX_PROBLEMS", "load_locomo", "raise_format_problems"]
 
 #: The most problems one error lists (then how many more there are): a wholly different file
 #: gives a readable message, not thousands of lines of it.
@@ -84,6 +84,13 @@ def load_locomo(
             problems += found_problems
             if conversation is not None:
                 conversations.append(conversation)
+    raise_format_problems(path, problems)
+    return conversations
+
+
+def raise_format_problems(path: object, problems: Sequence[str]) -> None:
+    """Raise one ``ValueError`` naming ``path`` and ``problems`` (the first :data:`MAX_PROBLEMS`,
+    then how many more), on one line; nothing if there are none."""
     if problems:
         more = f"; and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else ""
         raise ValueError(
@@ -91,4 +98,3 @@ def load_locomo(
             + "; ".join(problems[:MAX_PROBLEMS])
             + more
         )
-    return conversations

@@ -19,7 +19,15 @@ One JSON file holds one conversation, a JSON object with these fields (``N`` = 1
 
 Any other field, and a key given twice in one object, is a problem. :func:`parse_conversation`
 returns every problem of a file at once, each naming the file and the field, e.g.
-``.../26.json: session_3[4].speaker must be 'Caroline' or 'Melanie', got 'Carol'``.
+``.../26.json: session_3[4].speaker must be 'Caroline' or 'Melanie', got 'Carol'`` or
+``.../26.json: session_3[2]: 'dia_id' missing``.
+
+LoCoMo's public ``data/locomo10.json`` holds the same conversations in one file: a JSON list of
+*samples*, each an object with ``conversation`` (the fields above but ``qa``), ``qa`` beside it,
+and optionally ``sample_id`` (a non-empty string, unique in the file: the conversation's name),
+``event_summary``, ``observation`` and ``session_summary`` (generated annotations, not read).
+:func:`parse_sample` checks one sample the same way, its problems located as
+``sample 0, conversation: session_3[2]: 'dia_id' missing`` or ``sample 0: qa[1].category ...``.
 """
 
 from __future__ import annotations
@@ -33,7 +41,14 @@ from typing import Any
 from .._validate import is_int, shown
 from .records import CATEGORIES, MONTHS, Conversation, Question, Turn
 
-__all__ = ["MONTHS", "parse_conversation", "parse_session_time"]
+__all__ = [
+    "MONTHS",
+    "SAMPLE_KEYS",
+    "parse_conversation",
+    "parse_document",
+    "parse_sample",
+    "parse_session_time",
+]
 
 _TIME = re.compile(rf"(\d{{1,2}}):(\d\d) (am|pm) on (\d{{1,2}}) ({'|'.join(MONTHS)}), (\d{{4}})")
 _SESSION = re.compile(r"session_([1-9]\d*)")
@@ -41,6 +56,8 @@ _DATE = re.compile(r"session_([1-9]\d*)_date_time")
 _ANNOTATION = re.compile(r"events_session_[1-9]\d*|session_[1-9]\d*_(?:observation|summary)")
 _TURN_KEYS = {"speaker", "dia_id", "text", "blip_caption", "img_url", "query", "re-download"}
 _QA_KEYS = {"question", "answer", "adversarial_answer", "evidence", "category"}
+#: The fields of one sample of a file laid out as LoCoMo's ``data/locomo10.json``.
+SAMPLE_KEYS = ("sample_id", "conversation", "qa", "event_summary", "observation", "session_summary")
 
 
 def parse_session_time(text: str) -> datetime:
@@ -90,10 +107,9 @@ def parse_conversation(member: str, data: bytes) -> tuple[Conversation | None, l
         The conversation and ``[]`` if the file is well formed; else ``None`` and every problem
         found, each a sentence starting with ``member``.
     """
-    try:
-        document = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys)
-    except (UnicodeDecodeError, ValueError) as error:
-        return None, [f"{member}: not UTF-8 JSON ({' '.join(str(error).split())})"]
+    document, problems = parse_document(member, data)
+    if problems:
+        return None, problems
     if not isinstance(document, dict):
         return None, [f"{member}: must hold a JSON object, got a {type(document).__name__}"]
     parser = _Parser(member, PurePosixPath(member).stem, document)
@@ -101,12 +117,75 @@ def parse_conversation(member: str, data: bytes) -> tuple[Conversation | None, l
     return (conversation if not parser.problems else None), parser.problems
 
 
+def parse_document(where: str, data: bytes) -> tuple[Any, list[str]]:
+    """``data`` read as UTF-8 JSON in which no object gives a key twice: ``(document, [])``, or
+    ``(None, [one problem starting with where])``."""
+    try:
+        return json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys), []
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        return None, [f"{where}: not UTF-8 JSON ({' '.join(str(error).split())})"]
+
+
+def parse_sample(
+    position: int, sample: object, name: str | None = None
+) -> tuple[Conversation | None, list[str]]:
+    """Check sample ``position`` of a file laid out as LoCoMo's ``data/locomo10.json`` (an object
+    with :data:`SAMPLE_KEYS`) and build its record, named ``name`` (default: its ``sample_id``,
+    else ``"sample <position>"``).
+
+    Returns
+    -------
+    (Conversation or None, list of str)
+        As :func:`parse_conversation`; each problem starts with ``sample <position>`` (and
+        ``, conversation`` for the fields inside the conversation).
+    """
+    where = f"sample {position}"
+    if not isinstance(sample, dict):
+        return None, [f"{where} must be an object with conversation and qa, got {shown(sample)}"]
+    problems = [f"{where}: unknown field {shown(key)}" for key in sample if key not in SAMPLE_KEYS]
+    for key in ("conversation", "qa"):
+        if key not in sample:
+            problems.append(f"{where}: {key!r} missing")
+    conversation = sample.get("conversation", {})
+    usable = isinstance(conversation, dict) and "conversation" in sample
+    if not isinstance(conversation, dict):
+        problems.append(f"{where}: conversation must be an object, got {shown(conversation)}")
+        conversation = {}
+    if "qa" in conversation:
+        problems.append(
+            f"{where}, conversation: unknown field 'qa' (a sample's qa goes beside its conversation)"
+        )
+    sample_id = sample.get("sample_id")
+    if "sample_id" in sample and not (isinstance(sample_id, str) and sample_id.strip()):
+        problems.append(f"{where}: sample_id must be a non-empty string, got {shown(sample_id)}")
+    if name is None:
+        name = sample_id if isinstance(sample_id, str) and sample_id.strip() else where
+    document = {**{k: v for k, v in conversation.items() if k != "qa"}, "qa": sample.get("qa", [])}
+    parser = _Parser(f"{where}, conversation", name, document, qa_member=where)
+    record = parser.conversation(required=usable)
+    problems += parser.problems
+    return (record if not problems else None), problems
+
+
 class _Parser:
     """The checks of one file; ``problems`` collects one sentence per problem."""
 
-    def __init__(self, member: str, name: str, document: dict[str, Any]) -> None:
+    def __init__(
+        self, member: str, name: str, document: dict[str, Any], qa_member: str | None = None
+    ) -> None:
         self.member, self.name, self.document = member, name, document
+        self.qa_member = member if qa_member is None else qa_member  # where the qa list is
         self.problems: list[str] = []
+
+    def missing(self, where: str, key: str) -> None:
+        self.problems.append(f"{self.member}: {where + ': ' if where else ''}{key!r} missing")
+
+    def required(self, where: str, item: dict[str, Any], key: str, non_empty: bool = False) -> str:
+        """``item[key]`` checked as a string; a missing key is named as missing."""
+        if key not in item:
+            self.missing(where, key)
+            return ""
+        return self.string(f"{where}.{key}" if where else key, item[key], non_empty)
 
     def problem(self, field: str, allowed: str, value: object) -> None:
         self.problems.append(f"{self.member}: {field} must be {allowed}, got {shown(value)}")
@@ -117,7 +196,9 @@ class _Parser:
         self.problem(field, "a non-empty string" if non_empty else "a string", value)
         return ""
 
-    def conversation(self) -> Conversation:
+    def conversation(self, required: bool = True) -> Conversation:
+        """The record; ``required=False`` names no missing field (a sample whose conversation is
+        missing or not an object, which is said once already)."""
         doc = self.document
         sessions: dict[int, list[Any]] = {}
         dates: dict[int, datetime] = {}
@@ -132,19 +213,25 @@ class _Parser:
             elif key not in ("speaker_a", "speaker_b", "qa") and not _ANNOTATION.fullmatch(key):
                 self.problems.append(f"{self.member}: unknown field {shown(key)}")
         speakers = (
-            self.string("speaker_a", doc.get("speaker_a"), non_empty=True),
-            self.string("speaker_b", doc.get("speaker_b"), non_empty=True),
+            self.required("", doc, "speaker_a", non_empty=True) if required else "",
+            self.required("", doc, "speaker_b", non_empty=True) if required else "",
         )
         if speakers[0] and speakers[0] == speakers[1]:
             self.problem("speaker_b", "different from speaker_a", speakers[1])
-        if not sessions:
+        if not sessions and required:
             self.problems.append(f"{self.member}: no session_N field (a conversation needs a session)")
         times = self.session_times(sorted(sessions), dates)
         turns: list[Turn] = []
         ids: set[str] = set()
         for number in sorted(sessions):
             self.session(number, sessions[number], speakers, times.get(number), turns, ids)
-        questions = self.questions(doc.get("qa"))
+        if "qa" in doc:
+            qa = _Parser(self.qa_member, self.name, doc)  # its problems say where the qa list is
+            questions = qa.questions(doc["qa"])
+            self.problems += qa.problems
+        else:
+            self.missing("", "qa")
+            questions = []
         return Conversation(
             name=self.name,
             speakers=speakers,
@@ -189,16 +276,16 @@ class _Parser:
                 continue
             for key in sorted(set(item) - _TURN_KEYS):
                 self.problems.append(f"{self.member}: {where} has unknown field {shown(key)}")
-            speaker = self.string(f"{where}.speaker", item.get("speaker"))
+            speaker = self.required(where, item, "speaker")
             if speaker and speaker not in speakers:
                 self.problem(f"{where}.speaker", f"{speakers[0]!r} or {speakers[1]!r}", speaker)
-            dia_id = self.string(f"{where}.dia_id", item.get("dia_id"))
+            dia_id = self.required(where, item, "dia_id")
             if dia_id and not re.fullmatch(rf"D{number}:[1-9]\d*", dia_id):
                 self.problem(f"{where}.dia_id", f"'D{number}:<n>' (n = 1, 2, ...)", dia_id)
             elif dia_id in ids:
                 self.problem(f"{where}.dia_id", "unique in the conversation", dia_id)
             ids.add(dia_id)
-            text = self.string(f"{where}.text", item.get("text"))
+            text = self.required(where, item, "text")
             caption = None
             if "blip_caption" in item:
                 caption = self.string(f"{where}.blip_caption", item["blip_caption"], non_empty=True)
@@ -232,9 +319,12 @@ class _Parser:
                 continue
             for key in sorted(set(item) - _QA_KEYS):
                 self.problems.append(f"{self.member}: {where} has unknown field {shown(key)}")
-            text = self.string(f"{where}.question", item.get("question"), non_empty=True)
+            text = self.required(where, item, "question", non_empty=True)
             category = item.get("category")
-            if not is_int(category) or category not in CATEGORIES:
+            if "category" not in item:
+                self.missing(where, "category")
+                category = 0
+            elif not is_int(category) or category not in CATEGORIES:
                 self.problem(f"{where}.category", "an int from 1 to 5", category)
                 category = 0
             if category == 5 and "adversarial_answer" not in item:
@@ -252,7 +342,10 @@ class _Parser:
             if "adversarial_answer" in item:
                 adversarial = self.answer(f"{where}.adversarial_answer", item["adversarial_answer"])
             evidence = item.get("evidence")
-            if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+            if "evidence" not in item:
+                self.missing(where, "evidence")
+                evidence = []
+            elif not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
                 self.problem(f"{where}.evidence", "a list of dia_id strings", evidence)
                 evidence = []
             questions.append(Question(self.name, text, answer, int(category), tuple(evidence), adversarial))

@@ -188,6 +188,12 @@ class Chapter:
             )
         return frame
 
+    def note(self, text: str) -> None:
+        """Show ``text`` (MyST, one line) where the cell's output goes: e.g. why a section is skipped."""
+        from IPython.display import Markdown, display
+
+        display(Markdown(text))  # type: ignore[no-untyped-call, unused-ignore]
+
     # --- numbers ------------------------------------------------------------
     def glue(self, key: str, value: Any) -> Any:
         """Glue ``value`` (as a plain int/float/str) for the prose and record it.
@@ -327,13 +333,14 @@ class Chapter:
 
     # --- the record ----------------------------------------------------------
     def record(self) -> dict[str, Any]:
-        """Parameters, glued values, table digests and one digest over them; a run that was not a
-        rerun (:meth:`require_data`) adds ``"rerun": false`` and its ``"reason"`` (only then, so
-        the record of a rerun is what it always was)."""
+        """Parameters (as :meth:`~.params.ChapterSpec.recorded` keeps them), glued values, table
+        digests and one digest over them; a run that was not a rerun (:meth:`require_data`) adds
+        ``"rerun": false`` and its ``"reason"`` (only then, so the record of a rerun is what it
+        always was)."""
         body: dict[str, Any] = {
             "chapter": self.name,
             "published_parameters": self.published,
-            "parameters": self.params,
+            "parameters": self.spec.recorded(self.params),
             "values": self.values,
             "tables": self.tables,
         }

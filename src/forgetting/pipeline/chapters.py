@@ -9,6 +9,7 @@ holds exactly the defaults declared here (a test checks it). The defaults are th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .._validate import shown
@@ -76,6 +77,36 @@ def _session_bound(num_foundational: int | None = None, levels: bool = False) ->
 
 
 _W = "W of the recency window: evict when turn - last touch > W"
+#: The real-conversation chapter's data by default: the pinned LoCoMo zip (pipeline/data.py), its
+#: ten conversations by position.
+LOCOMO = "locomo"
+_LOCOMO_POSITIONS = list(range(10))
+_DATA_HELP = (
+    "conversations to run on: locomo (the pinned LoCoMo zip, the published run) or your own file, never "
+    "published: .json laid out as LoCoMo's data/locomo10.json (a list of samples, each with conversation: "
+    "speaker_a, speaker_b, session_N turns of speaker, dia_id D<N>:<n> and text, session_N_date_time; and qa: "
+    "question, answer, evidence dia_ids, category 1-5), or .zip of one such conversation per .json member"
+)
+
+
+def _conversations_file(path: Path) -> object:
+    """Read a data file of the user's own as the chapter will (ValueError naming every problem)."""
+    from ..conversations.user_file import load_user_file
+
+    return load_user_file(path)
+
+
+def _positions_in_data(positions: list[int], data: str) -> bool:
+    """``positions`` name conversations of the data: LoCoMo's ten, or a file's (its default: all)."""
+    if data == LOCOMO:
+        return max(positions) < len(_LOCOMO_POSITIONS)
+    if positions == _LOCOMO_POSITIONS:
+        return True
+    from ..conversations.user_file import load_user_file
+
+    return max(positions) < len(load_user_file(Path(data)))
+
+
 _THETA_HELP = "theta of the decay engine: evict when retention < theta"
 _THETA_LOW, _THETA_HIGH = 0.001, 0.999
 # The registry is a table: one row per parameter reads better than the formatter's layout.
@@ -395,8 +426,11 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
     )),
     # --- real conversations (LoCoMo) ---
     ChapterSpec("real-conversations", "Real conversations: forgetting on LoCoMo", (
-        _p("conversations", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "int-list", 0, 9, quick=[0, 1],
-           help="LoCoMo conversations, by position in the zip (0 = conv 26 ... 9 = conv 50)"),
+        Param("data", LOCOMO, "file", suffixes=(".json", ".zip"), check=_conversations_file,
+              recorded_at_default=False, help=_DATA_HELP),
+        _p("conversations", _LOCOMO_POSITIONS, "int-list", 0, 10**6, quick=[0, 1],
+           help="conversations by position: in LoCoMo's zip (0 = conv 26 ... 9 = conv 50) or in the data "
+                "file (default there: every conversation of it)"),
         _p("recall_k", 5, "int", 1, 100, help="memories recalled by retrieval before each turn is stored"),
         _p("min_similarity", 0.0, "float", -1.0, 1.0, help="rounded cosine a recalled memory needs at least"),
         _p("question_k", 5, "int", 1, 100, help="k of hit@k for the questions"),
@@ -439,6 +473,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
              ("recall_k", "recall_ks", "min_similarity", "min_similarities"),
              lambda k, ks, m, ms: k in ks and m in ms),
         Rule("conversations has no repeats", ("conversations",), lambda cs: len(set(cs)) == len(cs)),
+        Rule("conversations are positions in the data: 0-9 in LoCoMo's zip, in a data file those it holds "
+             "(there the default means every one)", ("conversations", "data"), _positions_in_data),
         from_zero("credit_epsilons", "at 1 no question keeps all its turns: omission has nothing to compare with"),
     ), data=("locomo",)),
 ]}

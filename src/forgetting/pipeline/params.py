@@ -6,11 +6,14 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .._validate import is_real, shown
+from ..safeio import open_regular
 
 __all__ = ["LISTED_NAMES", "ChapterSpec", "Param", "Rule", "from_zero"]
 
@@ -19,18 +22,31 @@ LISTED_NAMES = 5  # unknown parameter names a message quotes before it says how 
 
 @dataclass(frozen=True)
 class Param:
-    """One chapter parameter: its default, type, allowed range and quick (smoke) value."""
+    """One chapter parameter: its default, type, allowed range and quick (smoke) value.
+
+    A ``"file"`` parameter is a word naming the data the published run reads (its default) or the
+    path of a file the user supplies: an existing regular file whose name ends in one of
+    ``suffixes``, which ``check`` (if given) reads and refuses with a ``ValueError`` naming every
+    problem, all before any kernel starts. A path is handed on absolute (the kernel runs in
+    ``book/``). ``recorded_at_default=False`` leaves the parameter out of a run's record while it
+    has its default, so that adding it kept the published records byte for byte.
+    """
 
     name: str
     default: Any
-    kind: str  # "int", "float", "bool", "int-list", "float-list"
+    kind: str  # "int", "float", "bool", "int-list", "float-list", "file"
     low: float | None = None
     high: float | None = None
     quick: Any = None
     help: str = ""
+    suffixes: tuple[str, ...] = ()
+    check: Callable[[Path], object] | None = None
+    recorded_at_default: bool = True
 
     @property
     def allowed(self) -> str:
+        if self.kind == "file":
+            return f"{self.default} or the path of a {' or '.join(self.suffixes)} file"
         bounds = [f"{op} {end}" for op, end in ((">=", self.low), ("<=", self.high)) if end is not None]
         what = {
             "int": "an int",
@@ -42,14 +58,19 @@ class Param:
         return what + (" " + " and ".join(bounds) if bounds else "")
 
     def validate(self, value: Any) -> Any:
-        """Return ``value`` (ints accepted for floats, lists normalised) or raise ``ValueError``."""
+        """Return ``value`` (ints accepted for floats, lists normalised, a file's path made
+        absolute) or raise ``ValueError``."""
 
         def fail() -> ValueError:
             listed = self.kind.endswith("-list") and isinstance(value, str)
             hint = f" (lists go in YAML: -y '{self.name}: [...]')" if listed else ""
+            if self.kind == "file" and not isinstance(value, str):
+                hint = f" (a path that -p reads as a number or True goes with -r {self.name} PATH)"
             refused = f"parameter {self.name}={shown(value)} is not allowed"
             return ValueError(f"{refused}: expected {self.allowed}{hint}")
 
+        if self.kind == "file":
+            return self._file(value, fail)
         if self.kind == "bool":
             if not isinstance(value, bool):
                 raise fail()
@@ -72,6 +93,32 @@ class Param:
         if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
             raise fail()
         return value
+
+    def _file(self, value: Any, fail: Callable[[], ValueError]) -> Any:
+        """A ``"file"`` parameter's value checked: the default as it is, else an absolute path."""
+        if value == self.default:
+            return value
+        if not isinstance(value, str) or not value.strip() or "\0" in value:
+            raise fail()
+        refused = f"parameter {self.name}={shown(value)} is not allowed"
+        path = Path(os.path.abspath(value))
+        if path.suffix.lower() not in self.suffixes:
+            ends = " or ".join(self.suffixes)
+            raise ValueError(f"{refused}: expected {self.allowed}; its name does not end in {ends}")
+        try:
+            open_regular(path, "the path").close()  # a folder or a FIFO: refused unread
+        except FileNotFoundError:
+            raise ValueError(f"{refused}: no file {path}") from None
+        except OSError as error:
+            raise ValueError(f"{refused}: cannot read {path} ({error.strerror or error})") from None
+        except ValueError as error:
+            raise ValueError(f"{refused}: {error}") from None
+        if self.check is not None:
+            try:
+                self.check(path)
+            except (ValueError, OSError) as error:
+                raise ValueError(f"{refused}: {error}") from None
+        return str(path)
 
 
 @dataclass(frozen=True)
@@ -98,6 +145,14 @@ class ChapterSpec:
     @property
     def quick(self) -> dict[str, Any]:
         return {p.name: p.quick for p in self.params if p.quick is not None}
+
+    def recorded(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` as a run's record keeps them: without a parameter that has its default and
+        is not ``recorded_at_default`` (a record of the published parameters stays as it was)."""
+        left_out = {
+            p.name for p in self.params if not p.recorded_at_default and values.get(p.name) == p.default
+        }
+        return {name: value for name, value in values.items() if name not in left_out}
 
     def param(self, name: str) -> Param:
         for p in self.params:

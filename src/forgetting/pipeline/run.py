@@ -254,7 +254,9 @@ def run_chapter(
     not_rerun = (
         None if record.get("rerun", True) else str(record.get("reason") or "its data was not available")
     )
-    published = bool(record.get("published_parameters")) and record["parameters"] == chapter.defaults
+    published = bool(record.get("published_parameters")) and record["parameters"] == chapter.recorded(
+        chapter.defaults
+    )
     return ChapterRun(name, time.perf_counter() - start, folder, published and not_rerun is None, not_rerun)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from ...conversations.locomo import load_locomo
 from ...conversations.records import Conversation
 from ...conversations.source import LOCOMO_MEMBERS
+from ...conversations.user_file import choose, load_user_file
 from ...text.encoder import get_encoder
 from ..executor import Executor
 from .embeddings import DTYPE, ConversationVectors, embed_conversations, token_counts
@@ -33,13 +34,23 @@ class Prepared:
 
 def prepare(
     zip_path: str | os.PathLike[str],
-    positions: Sequence[int],
+    positions: Sequence[int] | None,
     cache_dir: str | os.PathLike[str],
     executor: Executor,
+    *,
+    own: bool = False,
 ) -> Prepared:
-    """Load the conversations at ``positions`` of :data:`~.source.LOCOMO_MEMBERS` and embed them."""
-    members = [LOCOMO_MEMBERS[p] for p in positions]
-    conversations = load_locomo(Path(zip_path), members=members)
+    """Load the conversations at ``positions`` of :data:`~forgetting.conversations.source.LOCOMO_MEMBERS` (``None``: all)
+    and embed them.
+
+    ``own``: ``zip_path`` is a file of the reader's own instead (:func:`~forgetting.conversations.user_file.load_user_file`:
+    checked against the format, never against the pinned zip's digest), ``positions`` are
+    positions in it, ``None`` for every conversation of it."""
+    if own:
+        conversations = choose(load_user_file(zip_path), positions)
+    else:
+        members = list(LOCOMO_MEMBERS) if positions is None else [LOCOMO_MEMBERS[p] for p in positions]
+        conversations = load_locomo(Path(zip_path), members=members)
     vectors = embed_conversations(conversations, cache_dir, executor)
     encoder = get_encoder(DTYPE)
     return Prepared(

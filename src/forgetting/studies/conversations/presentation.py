@@ -15,6 +15,9 @@ def budget_view(budgets: Any, budget: float) -> Any:
     """The best setting of each family within ``budget``: its value, footprint, evidence kept,
     evidence kept per share of turns held (1: what a random subset keeps on average), hits.
     A family with no setting within the budget (keep everything) has no row."""
+    # columns a table has none of when no family has a setting within any budget (a small file of one's own)
+    measured = ["parameter", "turns_share", "tokens_share", "hit_held"]
+    budgets = budgets.reindex(columns=[*budgets.columns, *(c for c in measured if c not in budgets.columns)])
     rows = budgets[
         (budgets["budget"] == budget) & budgets["turns_share"].notna()
     ].copy()  # none within: left out

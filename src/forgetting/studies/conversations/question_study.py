@@ -9,6 +9,7 @@ data can show the published ones instead.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,12 +36,15 @@ _SUFFIXES = {
 }  # fmt: skip
 
 
-def question_sets(prepared: Prepared) -> list[QuestionSet]:
-    """Each conversation's scored questions of categories 1-4 as a :class:`~.question_retrieval.QuestionSet`."""
+def question_sets(prepared: Prepared, least: int = 1) -> list[QuestionSet]:
+    """Each conversation's scored questions of categories 1-4 as a :class:`~.question_retrieval.QuestionSet`,
+    for every conversation with at least ``least`` of them (each of LoCoMo's has hundreds)."""
     sets = []
     for conversation, vectors in zip(prepared.conversations, prepared.vectors):
         index = question_index(conversation)
         main = index.category != ADVERSARIAL
+        if int(main.sum()) < least:
+            continue
         sets.append(
             QuestionSet(
                 conversation.name,
@@ -53,7 +57,7 @@ def question_sets(prepared: Prepared) -> list[QuestionSet]:
 
 def question_results(prepared: Prepared, params: Mapping[str, Any]) -> tuple[Values, Tables]:
     """The chapter's question sections: :func:`worth_results` and :func:`credit_results`."""
-    sets = question_sets(prepared)
+    sets = question_sets(prepared, least=2)  # a split needs a question to learn on and one to hold out
     values, tables = worth_results(sets, params)
     credit_values, credit_tables = credit_results(sets, params)
     return {**values, **credit_values}, {**tables, **credit_tables}
@@ -97,6 +101,8 @@ def worth_results(sets: Sequence[QuestionSet], params: Mapping[str, Any]) -> tup
     values["mw_hitchhiker_vs_evidence"] = (
         "below" if hitch < evidence else "above" if hitch > evidence else "equal to"
     )
+    if math.isnan(hitch) or math.isnan(evidence):  # no turn of a group judged: a small file of one's own
+        values["mw_hitchhiker_vs_evidence"] = "not comparable with"
     per_split = [
         {"split": s, "test questions": int(headline.n_test[s]), "flagged": int(headline.n_flagged[s]),
          "hit plain": float(headline.plain[s]), "hit suppressed": float(headline.suppressed[s]),

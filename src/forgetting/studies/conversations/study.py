@@ -8,6 +8,7 @@ numbers and rows (so that a page built without the data can show the published o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "headline_values",
     "prepare",
     "run_benchmark",
+    "small_data",
 ]
 
 #: The forgetting-pass schedules each field rule is run with (when a pass runs is left open).
@@ -184,12 +186,13 @@ def _label(row: Mapping[str, Any]) -> str:
 
 
 def recall_blind_rows_agree(rows: Sequence[Mapping[str, Any]]) -> bool:
-    """True when every family of :data:`RECALL_BLIND` has the same measures at every retrieval setting."""
+    """True when every family of :data:`RECALL_BLIND` has the same measures at every retrieval
+    setting (a measure that is NaN everywhere, e.g. with no adversarial question, agrees)."""
     for family in RECALL_BLIND:
         seen: dict[float, tuple[Any, ...]] = {}
         for row in rows:
             if row["family"] == family:
-                measures = tuple(row[m] for m in _MEASURES)
+                measures = tuple("nan" if row[m] != row[m] else row[m] for m in _MEASURES)
                 if seen.setdefault(float(row["value"]), measures) != measures:
                     return False
     return True
@@ -206,9 +209,11 @@ def headline_values(
     values: dict[str, Any] = {
         f"best_{key}": float(best[family]["evidence_kept"]) for key, family in HEADLINE_FAMILIES.items()
     }
-    top = max(float(r["evidence_kept"]) for r in best.values() if r["evidence_kept"] == r["evidence_kept"])
+    kept = [float(r["evidence_kept"]) for r in best.values() if r["evidence_kept"] == r["evidence_kept"]]
+    top = max(kept) if kept else math.nan  # none within the budget: a file of one's own can be that small
     values["best_family_share"] = top
-    values["best_family"] = family_list([f for f, r in best.items() if float(r["evidence_kept"]) == top])
+    winners = [f for f, r in best.items() if float(r["evidence_kept"]) == top]
+    values["best_family"] = family_list(winners) if winners else _NONE_WITHIN
     hit_all = {float(r["hit_all"]) for r in frontier}
     if len(hit_all) != 1:
         raise ValueError(f"hit@k over the whole history must not depend on the policy, got {sorted(hit_all)}")
@@ -218,6 +223,10 @@ def headline_values(
         ("best_hit_within", [r for r in frontier if float(r["turns_share"]) <= budget]),
         ("best_hit_forgetting", [r for r in frontier if float(r["turns_share"]) < 1.0]),
     ):
+        if not rows:  # a small file of one's own: no setting within the budget, or none forgets a turn
+            values[key] = math.nan
+            values[f"{key}_label"] = _NONE_WITHIN if key == "best_hit_within" else "no setting forgets a turn"
+            continue
         winner = min(rows, key=lambda r: (-float(r["hit_held"]), float(r["turns_share"]), _label(r)))
         values[key] = float(winner["hit_held"])
         values[f"{key}_label"] = _label(winner)
@@ -227,8 +236,13 @@ def headline_values(
         for family, row in best.items()
         if family != "Keep everything" and float(row.get("turns_share", "nan")) > 0  # NaN: none within
     }
-    low, high = min(lifts, key=lambda f: (lifts[f], f)), max(lifts, key=lambda f: (lifts[f], f))
-    values.update(lift_min=lifts[low], lift_min_family=low, lift_max=lifts[high], lift_max_family=high)
+    if lifts:
+        low, high = min(lifts, key=lambda f: (lifts[f], f)), max(lifts, key=lambda f: (lifts[f], f))
+        values.update(lift_min=lifts[low], lift_min_family=low, lift_max=lifts[high], lift_max_family=high)
+    else:
+        values.update(
+            lift_min=math.nan, lift_min_family=_NONE_WITHIN, lift_max=math.nan, lift_max_family=_NONE_WITHIN
+        )
     forgetting = [r for r in tables["sweep"] if float(r["turns_share"]) < 1.0]
     values["n_settings_forgetting"] = len(forgetting)
     values["n_settings_hit_above"] = sum(float(r["hit_held"]) > float(r["hit_all"]) for r in forgetting)
@@ -240,14 +254,48 @@ def headline_values(
 
 def kth_cosine_quantiles(prepared: Prepared, k: int) -> dict[str, float]:
     """Quantiles 10, 50 and 90 % of the ``k``-th highest rounded cosine of a turn to the earlier
-    turns (over every turn with at least ``k`` earlier ones): what a minimum similarity cuts."""
+    turns (over every turn with at least ``k`` earlier ones): what a minimum similarity cuts.
+    NaN when no turn has ``k`` earlier ones (a short conversation of one's own)."""
     kth = [
         np.sort(v.turn_cosines[i, :i])[-k]
         for v in prepared.vectors
         for i in range(k, v.turn_cosines.shape[0])
     ]
+    if not kth:
+        return dict.fromkeys(("kth_cosine_q10", "kth_cosine_q50", "kth_cosine_q90"), math.nan)
     q10, q50, q90 = (float(np.quantile(kth, q, method="lower")) for q in (0.1, 0.5, 0.9))
     return {"kth_cosine_q10": q10, "kth_cosine_q50": q50, "kth_cosine_q90": q90}
+
+
+#: What a glued label says when no setting is within the budget (only a small file of one's own).
+_NONE_WITHIN = "none within the budget"
+
+
+def small_data(prepared: Prepared) -> dict[str, str]:
+    """Why sections of the chapter cannot be computed on ``prepared``, in one line each, by
+    section: ``"benchmark"`` (evidence kept and hit@k: no scored question of categories 1-4),
+    ``"questions"`` (Memory Worth and credit: no conversation with two such questions, one to
+    learn on and one to hold out), ``"questions_some"`` (some conversations left out of those
+    sections, named). Empty for LoCoMo; a small file of one's own may be missing any of them."""
+    scored = {c.name: int((question_index(c).category != ADVERSARIAL).sum()) for c in prepared.conversations}
+    why: dict[str, str] = {}
+    if not any(scored.values()):
+        why["benchmark"] = (
+            "no question of categories 1-4 has evidence that names a turn, so there is no evidence to keep "
+            "and no hit to score"
+        )
+    few = [name for name, n in scored.items() if n < 2]
+    if len(few) == len(scored):
+        why["questions"] = (
+            "no conversation has two scored questions of categories 1-4 (one to learn Memory Worth on, "
+            "one to hold out)"
+        )
+    elif few:
+        why["questions_some"] = (
+            f"{len(few)} conversation(s) with fewer than two scored questions of categories 1-4 are left out "
+            f"of the question sections: {', '.join(few)}"
+        )
+    return why
 
 
 def chapter_results(
@@ -256,15 +304,16 @@ def chapter_results(
     """Everything the chapter glues and shows: ``(values, tables)``."""
     from ...text.similarity import COSINE_DECIMALS
 
+    skipped = small_data(prepared)
     values, dataset = dataset_rows(prepared)
-    tables: dict[str, list[dict[str, Any]]] = {
-        "dataset": dataset,
-        **run_benchmark(prepared, params, executor),
-    }
-    values.update(headline_values(tables, params))
-    worth_values, worth_tables = question_results(prepared, params)
-    values.update(worth_values)
-    tables.update(worth_tables)
+    tables: dict[str, list[dict[str, Any]]] = {"dataset": dataset}
+    if "benchmark" not in skipped:
+        tables.update(run_benchmark(prepared, params, executor))
+        values.update(headline_values(tables, params))
+    if "questions" not in skipped:
+        worth_values, worth_tables = question_results(prepared, params)
+        values.update(worth_values)
+        tables.update(worth_tables)
     values["cosine_decimals"] = COSINE_DECIMALS
     values.update(kth_cosine_quantiles(prepared, params["recall_k"]))
     for name in (
