@@ -40,12 +40,13 @@ def prepare(
     *,
     own: bool = False,
 ) -> Prepared:
-    """Load the conversations at ``positions`` of :data:`~forgetting.conversations.source.LOCOMO_MEMBERS` (``None``: all)
-    and embed them.
+    """Load the conversations at ``positions`` of
+    :data:`~forgetting.conversations.source.LOCOMO_MEMBERS` (``None``: all) and embed them.
 
-    ``own``: ``zip_path`` is a file of the reader's own instead (:func:`~forgetting.conversations.user_file.load_user_file`:
-    checked against the format, never against the pinned zip's digest), ``positions`` are
-    positions in it, ``None`` for every conversation of it."""
+    ``own``: ``zip_path`` is a file of the reader's own instead
+    (:func:`~forgetting.conversations.user_file.load_user_file`: checked against the format, never
+    against the pinned zip's digest), ``positions`` are positions in it, ``None`` for every
+    conversation of it."""
     if own:
         conversations = choose(load_user_file(zip_path), positions)
     else:
