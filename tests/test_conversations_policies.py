@@ -31,7 +31,7 @@ from locomo_fixture import write_fixture
 ALL_POLICIES = [
     KeepAll(),
     Ebbinghaus(),
-    Ebbinghaus(eviction_threshold=0.3, baseline_stability=2.0, clock="days"),
+    Ebbinghaus(eviction_threshold=0.35, baseline_stability=2.0, clock="days"),
     Window(window_size=3),
     Capacity(capacity=4),
     Capacity(capacity=4, rule="fifo"),
@@ -314,7 +314,7 @@ def test_a_policy_that_drops_what_it_does_not_hold_is_caught():
 PUBLISHED_LABELS = [  # ALL_POLICIES' labels before the enums: tables and legends carry them
     "Keep everything",
     "Ebbinghaus decay on turns (θ = 0.20, S₀ = 8)",
-    "Ebbinghaus decay on days (θ = 0.30, S₀ = 2)",
+    "Ebbinghaus decay on days (θ = 0.35, S₀ = 2)",
     "Recency window (W = 3)",
     "LRU (C = 4)",
     "FIFO (C = 4)",

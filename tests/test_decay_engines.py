@@ -423,7 +423,7 @@ IDS = ["a", "", 0, 7, -3, 2**70, None, ("a", 1), frozenset({1}), 2.5]
 
 
 def _every_engine():
-    from forgetting.decay.capacity import CapacityDecay, CapacityWindow
+    from forgetting.studies.decay.capacity import CapacityDecay, CapacityWindow
 
     return [*_engines(), CapacityDecay(100, 0.2), CapacityWindow(100, 15)]  # room for every id
 
