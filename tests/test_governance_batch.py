@@ -20,10 +20,10 @@ from forgetting.governance.batch import (
     play_seeds,
     run_governance_seeds,
 )
-from forgetting.governance.evidence import HarmTest, _harmful
 from forgetting.governance.policies import _read_worth, run_governance
 from forgetting.governance.world import crowded_out
 from forgetting.worth import LOW_VALUE, MemoryWorth
+from forgetting.worth.evidence import HarmTest, _harmful
 
 probabilities = st.sampled_from([0.0, 0.05, 0.2, 0.25, 0.5, 0.9, 1.0])
 

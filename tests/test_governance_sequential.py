@@ -1,4 +1,4 @@
-"""The sequential test of harm (forgetting.governance.evidence.HarmTest) and its policy.
+"""The sequential test of harm (forgetting.worth.evidence.HarmTest) and its policy.
 
 Its guarantee rests on one identity: given the past, a contrast task's factor ``1 - lam * W``
 has mean ``1 - 2 * lam * delta``, so exactly 1 when the fact has no effect. That identity is
