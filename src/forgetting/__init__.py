@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # the same names, for type checkers; at run time they load on
         retention,
         simulate,
     )
-    from .governed import GovernedMemory, MemoryStatus
+    from .governed import DeprecationRule, GovernedMemory, MemoryStatus
     from .worth import DiscountedMemoryWorth, MemoryWorth, memory_worth, update_batch, worth_class
 
 #: Each core name and the subpackage it comes from. ``import forgetting`` imports none of them
@@ -65,6 +65,7 @@ _NAMES = {
     "worth_class": "worth",
     "GovernedMemory": "governed",
     "MemoryStatus": "governed",
+    "DeprecationRule": "governed",
 }
 #: Every subpackage, an attribute of ``forgetting`` on first use (imported then, not before).
 _SUBPACKAGES = ("decay", "curves", "worth", "worlds", "text", "governance", "conversations", "pipeline")
@@ -87,6 +88,7 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "DeprecationRule",
     "DiscountedMemoryWorth",
     "EbbinghausEngine",
     "Engine",

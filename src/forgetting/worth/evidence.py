@@ -51,8 +51,8 @@ rational arithmetic from the counts. At ``co_retrieval = 1`` there is no *out* a
 0 and nothing is ever deprecated.
 
 The governance chapter's ``effect`` and ``sequential`` policies
-(:mod:`forgetting.governance.policies`) deprecate on these; this module imports nothing from
-:mod:`forgetting.governance`.
+(:mod:`forgetting.governance.policies`) and :class:`forgetting.GovernedMemory` (its rules
+``effect`` and ``sequential``) deprecate on these; this module imports nothing from either.
 """
 
 from __future__ import annotations
