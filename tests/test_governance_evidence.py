@@ -1,4 +1,4 @@
-"""The effect interval (governance/evidence.py) and the three policies that keep the engine's
+"""The effect interval (worth/evidence.py) and the three policies that keep the engine's
 working set and deprecate otherwise: the newest fact wins, discounted worth, effect interval."""
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the same names, for type checkers; at run time they load on
     from typing import Any
 
     from .decay import EbbinghausEngine, Engine, RecencyWindow, reinforced_stability, retention
-    from .governed import GovernedMemory, MemoryStatus
+    from .governed import DeprecationRule, GovernedMemory, MemoryStatus
     from .worth import DiscountedMemoryWorth, MemoryWorth, memory_worth, update_batch, worth_class
 
 #: Each core name and the subpackage it comes from. ``import forgetting`` imports none of them
@@ -53,6 +53,7 @@ _NAMES = {
     "worth_class": "worth",
     "GovernedMemory": "governed",
     "MemoryStatus": "governed",
+    "DeprecationRule": "governed",
 }
 #: Every subpackage, an attribute of ``forgetting`` on first use (imported then, not before).
 _SUBPACKAGES = ("decay", "curves", "worth", "text", "conversations", "studies", "pipeline")
@@ -75,6 +76,7 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "DeprecationRule",
     "DiscountedMemoryWorth",
     "EbbinghausEngine",
     "Engine",

@@ -1,19 +1,56 @@
 """A governed memory: a decay working set whose memories outcome evidence can deprecate.
 
-:class:`GovernedMemory` is the book's combined answer in one object, the ``combined`` policy of
-:mod:`forgetting.studies.governance.policies` for any memories: the Ebbinghaus engine
-(:class:`~forgetting.decay.EbbinghausEngine`) keeps what is recalled and evicts what is not, and
-Memory Worth (:class:`~forgetting.worth.MemoryWorth`) deprecates a memory whose retrievals keep
-travelling with failures. One call per retrieval (:meth:`GovernedMemory.retrieve`) and one per
-outcome (:meth:`GovernedMemory.outcome`) drive both.
+:class:`GovernedMemory` is the governance chapter (``beyond-governance``) in one object, for any
+memories: the Ebbinghaus engine (:class:`~forgetting.decay.EbbinghausEngine`) keeps what is
+recalled and evicts what is not, and a :class:`DeprecationRule` retires a memory on the outcomes
+of the tasks that used it. One call per retrieval (:meth:`GovernedMemory.retrieve`) and one per
+outcome (:meth:`GovernedMemory.outcome`) drive both. Each rule plays exactly as one of the
+chapter's policies (:mod:`forgetting.studies.governance.policies`; tested on its published sessions):
+
+* ``WORTH`` (policy ``combined``, the default): deprecate a retrieved memory whose Memory Worth
+  (:class:`~forgetting.worth.MemoryWorth`) is low-value, ``h+ + h- >= min_evidence`` and
+  ``MW = h+ / (h+ + h-) <= low_threshold``. It needs nothing but outcomes, but it reads an
+  association: in the chapter's world a true fact retrieved together with the stale one it
+  replaces shares its failures, and at the published parameters the true fact survived in
+  0.677 of 1000 sessions (the stale one was removed in all, after 30.6 turns on average).
+* ``DISCOUNTED`` (policy ``discounted``): the same rule on counters discounted by ``discount``
+  per outcome (:class:`~forgetting.worth.DiscountedMemoryWorth`), so old outcomes fade. At the
+  chapter's ``discount = 0.9`` the true fact survived in 0.893 of the sessions and the stale one
+  went after 13.8 turns; a discounted counter stays below ``1 / (1 - discount)``, so at
+  ``discount <= 1 - 1 / min_evidence`` nothing is ever deprecated.
+* ``EFFECT`` (policy ``effect``): deprecate a memory once an interval on its *effect* lies below
+  0 (:func:`~forgetting.worth.harmful`, ``effect_z``): the success rate of its contrast tasks
+  that retrieved it minus that of those that did not. A contrast task is one whose retrieval
+  among ``candidates`` was drawn independently of how the task would go (see
+  :meth:`GovernedMemory.outcome`); without such tasks it never deprecates. At ``effect_z =
+  2.576`` it kept the true fact and removed the stale one in all 1000 sessions (after 21.2
+  turns), but it is checked after every task, so its level holds per look, not per stream: in
+  the chapter's world where no fact matters it deprecated the true fact in 0.055 of them.
+* ``SEQUENTIAL`` (policy ``sequential``): deprecate once a sequential test of "the memory does
+  not harm" rejects at level ``alpha`` (:class:`~forgetting.worth.HarmTest`): over a whole
+  stream, a memory whose effect is >= 0 is deprecated with probability at most ``alpha``,
+  *provided* each candidate of a contrast task is retrieved with the known chance ``(1 +
+  co_retrieval) / 2``. At ``alpha = 0.01`` it kept the true fact and removed the stale one in
+  all 1000 sessions, later than the interval (after 37.1 turns); where no fact matters it lost
+  the true fact in 0.009 of them.
+
+Which to use, as far as the chapter shows (one synthetic world, two contradicting facts):
+``WORTH`` or ``DISCOUNTED`` when nothing about retrieval is random, knowing that a useful memory
+retrieved with a harmful one can be deprecated with it; ``EFFECT`` or ``SEQUENTIAL`` when which
+of the contradicting memories a task gets back is a coin of its own, or is made one (the
+chapter's omission: withhold one of the pair at random, which is ``co_retrieval = 1 - omega``);
+``SEQUENTIAL`` when losing a harmless memory must stay rare over the whole stream, at the price
+of slower deprecation. The evidence rules need that coin to be independent of the outcome: in
+the chapter's world where no fact matters, a retrieval that followed the task's difficulty
+made them deprecate the true fact in 0.527 (``EFFECT``) and 0.186 (``SEQUENTIAL``, ``alpha =
+0.01``) of the sessions at its strongest confound.
 
 Within a turn the order is the chapter's: stores, then each retrieval (a recall of every
-retrieved memory that is held), its outcome (the Memory Worth update of what was retrieved),
-the deprecation of every memory of that outcome whose class is now ``low-value``
-(``h+ + h- >= min_evidence`` and ``MW = h+ / (h+ + h-) <= low_threshold``), and last the
-engine's eviction: a memory is evicted at the end of the first turn at which its retention
-``exp(-t / S)`` is below ``eviction_threshold``. A deprecated memory is never retrieved again and
-is no longer held; it is never stored again either (a new fact needs a new id).
+retrieved memory that is held), its outcome (the evidence update and the rule's deprecations),
+and last the engine's eviction: a memory is evicted at the end of the first turn at which its
+retention ``exp(-t / S)`` is below ``eviction_threshold``. A deprecated memory is never
+retrieved again and is no longer held; it is never stored again either (a new fact needs a new
+id).
 
 Time moves only with the calls: each takes the current ``turn`` (an int, never earlier than the
 last call's). A call at a later turn first ends the turns before it (the engine's ``step(turn -
@@ -23,21 +60,21 @@ last call's). A call at a later turn first ends the turns before it (the engine'
 from __future__ import annotations
 
 import enum
-from collections.abc import Hashable, Sequence
+import math
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Self, cast
 
 import numpy as np
 
 from ._validate import (
     bool_problem,
-    check_header,
     id_problem,
     int_problem,
     json_header,
     json_id,
     plain_id,
     raise_problems,
-    reading,
+    real_problem,
     shown,
 )
 from .decay import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
@@ -48,18 +85,41 @@ from .worth import (
     DEFAULT_MIN_EVIDENCE,
     DEFAULT_PRIOR,
     LOW_VALUE,
+    DiscountedMemoryWorth,
     MemoryWorth,
     WorthClass,
 )
+from .worth.discounted import discount_problem
+from .worth.evidence import (
+    DEFAULT_ALPHA,
+    DEFAULT_EFFECT_Z,
+    SEQUENTIAL_SHARES,
+    EffectArms,
+    HarmTest,
+    _float_factors,
+    alpha_problem,
+    effect_z_problem,
+    retrieval_chance,
+)
 from .worth.taxonomy import taxonomy_problems
 
-__all__ = ["GovernedMemory", "MemoryStatus", "FORMAT", "FORMAT_VERSION"]
+__all__ = [
+    "GovernedMemory",
+    "MemoryStatus",
+    "DeprecationRule",
+    "GOVERNED_DISCOUNT",
+    "FORMAT",
+    "FORMAT_VERSION",
+]
 
 FORMAT = "forgetting.GovernedMemory"
 """The ``"format"`` entry of :meth:`GovernedMemory.to_dict`."""
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """The ``"version"`` entry of :meth:`GovernedMemory.to_dict`; :meth:`GovernedMemory.from_dict`
-reads this version only."""
+reads this version and version 1 (written before the rules: a ``WORTH`` memory)."""
+GOVERNED_DISCOUNT = 0.9
+"""``discount`` of the ``DISCOUNTED`` rule by default: the governance chapter's ``gamma`` (Memory
+Worth's own :data:`~forgetting.worth.DEFAULT_DISCOUNT` is 0.99)."""
 
 _CLOCK_KEY = "clock"
 """An engine id no memory has (memories are filed under the digits of their index): a recall of
@@ -77,8 +137,92 @@ class MemoryStatus(enum.StrEnum):
     """Evicted by decay and not deprecated (it may be stored again)."""
 
 
+class DeprecationRule(enum.StrEnum):
+    """What deprecates a memory: one of the governance chapter's policies (module docstring)."""
+
+    WORTH = "worth"
+    """``h+ + h- >= min_evidence`` and ``h+ / (h+ + h-) <= low_threshold`` (policy ``combined``)."""
+    DISCOUNTED = "discounted"
+    """The same on counters discounted by ``discount`` per outcome (policy ``discounted``)."""
+    EFFECT = "effect"
+    """The Agresti-Caffo ``effect_z`` upper bound of the effect on contrast tasks is < 0 (``effect``)."""
+    SEQUENTIAL = "sequential"
+    """The sequential test's e-value reaches ``1 / alpha`` (policy ``sequential``)."""
+
+
+_RULE_SETTINGS: dict[DeprecationRule, tuple[str, ...]] = {
+    DeprecationRule.WORTH: (),
+    DeprecationRule.DISCOUNTED: ("discount",),
+    DeprecationRule.EFFECT: ("effect_z",),
+    DeprecationRule.SEQUENTIAL: ("alpha", "co_retrieval"),
+}
+"""The settings each rule reads besides the engine's and Memory Worth's."""
+_RULE_DEFAULTS: dict[str, float | None] = {
+    "discount": GOVERNED_DISCOUNT,
+    "effect_z": DEFAULT_EFFECT_Z,
+    "alpha": DEFAULT_ALPHA,
+    "co_retrieval": None,
+}
+
+
+def _is_default(value: Any, default: float | None) -> bool:
+    """``value`` is the default a caller who did not pass it would have (a rule's own settings
+    aside, a value other than the default was passed on purpose)."""
+    if default is None or value is None:
+        return value is default
+    try:
+        return bool(value == default) and not isinstance(value, bool)
+    except Exception:  # a comparison that fails is no default
+        return False
+
+
+def _co_retrieval_problem(co_retrieval: object) -> str | None:
+    """Why ``co_retrieval`` is not a chance (``None``: a real number in ``[0, 1]``)."""
+    return real_problem("co_retrieval", co_retrieval, 0.0, 1.0)
+
+
+def _rule_problems(rule: Any, values: dict[str, Any]) -> tuple[list[str | None], DeprecationRule | None]:
+    """The problems of ``rule`` and the rules' settings, and the rule if it is one.
+
+    A setting of the chosen rule is checked; one of another rule must keep its default (it would
+    do nothing); ``co_retrieval`` is required by ``SEQUENTIAL``.
+    """
+    chosen = None
+    problems: list[str | None] = []
+    names = ", ".join(repr(r.value) for r in DeprecationRule)
+    if isinstance(rule, str) and rule in set(DeprecationRule):
+        chosen = DeprecationRule(rule)
+    else:
+        problems.append(f"rule must be one of {names} (a DeprecationRule or its value), got {shown(rule)}")
+    checks: dict[str, Callable[[object], str | None]] = {
+        "discount": discount_problem,
+        "effect_z": effect_z_problem,
+        "alpha": alpha_problem,
+        "co_retrieval": _co_retrieval_problem,
+    }
+    owners = {name: r for r, settings in _RULE_SETTINGS.items() for name in settings}
+    for name, value in values.items():
+        if chosen is not None and name not in _RULE_SETTINGS[chosen]:
+            if not _is_default(value, _RULE_DEFAULTS[name]):
+                problems.append(
+                    f"{name} is a setting of rule {owners[name].value!r}, not of rule {chosen.value!r}: "
+                    f"got {name}={shown(value)} (leave it out, or pass rule={owners[name].value!r})"
+                )
+        elif value is None and name == "co_retrieval":
+            if chosen is DeprecationRule.SEQUENTIAL:
+                problems.append(
+                    "co_retrieval is required by rule 'sequential': the chance, a real number in [0, 1], "
+                    "that a contrast task retrieves both candidates (else one of the two, each equally "
+                    "likely); its test's level holds only if that is how the retrieval draws them"
+                )
+        else:
+            problems.append(checks[name](value))
+    return problems, chosen
+
+
 class GovernedMemory:
-    """A decay working set whose memories Memory Worth can deprecate (module docstring).
+    """A decay working set (evict once ``exp(-t / S) < eviction_threshold``) whose memories a
+    :class:`DeprecationRule` deprecates on outcome evidence (module docstring).
 
     Parameters
     ----------
@@ -95,9 +239,25 @@ class GovernedMemory:
         Worth at or above which a memory is ``high-value``, in [0, 1].
     low_threshold : float, default 0.3
         Deprecate when ``MW <= low_threshold`` (in [0, 1], ``< high_threshold``).
+    rule : DeprecationRule or its value, default ``DeprecationRule.WORTH``
+        What deprecates a memory. Under ``EFFECT`` and ``SEQUENTIAL`` the Memory Worth settings
+        above only set :meth:`worth_class`, which is reported, not acted on.
+    discount : float, default 0.9
+        ``gamma`` in (0, 1] of the ``DISCOUNTED`` rule's counters.
+    effect_z : float, default 2.576
+        ``z`` in [0, 10] of the ``EFFECT`` rule's interval (a two-sided 99 % interval per look).
+    alpha : float, default 0.01
+        Level in (0, 1) of the ``SEQUENTIAL`` rule's test, over a whole stream, per memory.
+    co_retrieval : float, required by ``SEQUENTIAL``
+        The chance in [0, 1] that a contrast task retrieves both of its two candidates (else one
+        of them, each equally likely); the test bets on ``q = (1 + co_retrieval) / 2``.
 
-    The defaults are the governance chapter's: the engine's ``theta`` and Memory Worth's
-    taxonomy as the ``combined`` policy uses them.
+    Every setting is keyword-only. The defaults are the governance chapter's published ones: the
+    engine's ``theta`` and Memory Worth's taxonomy as its ``combined`` policy uses them,
+    ``discount = 0.9``, ``effect_z = 2.576`` and ``alpha = 0.01`` (each fixed before any run as
+    its policy's default; its world has ``co_retrieval = 0.5``). A setting of another rule than
+    ``rule`` must be left out (it would do nothing): ``ValueError`` otherwise, naming every bad
+    setting at once, its value and what is allowed.
 
     Notes
     -----
@@ -109,7 +269,7 @@ class GovernedMemory:
     changes nothing.
 
     Invariants: a memory is in exactly one of :class:`MemoryStatus` once stored; a deprecated
-    memory stays deprecated; decisions equal the ``combined`` policy's on the same events.
+    memory stays deprecated; decisions equal the chapter's policy of the rule on the same events.
 
     Examples
     --------
@@ -126,6 +286,20 @@ class GovernedMemory:
     (<MemoryStatus.DEPRECATED: 'deprecated'>, {'deploy-target': 8}, [])
     >>> memory.retrieve(["deploy-target"], turn=9)
     []
+
+    Under ``EFFECT`` a memory goes only when the tasks that got it back do worse than those that
+    did not (a coin picked one of the two candidates, independently of the outcome):
+
+    >>> memory = GovernedMemory(rule="effect")
+    >>> memory.store("tool-x", turn=1)
+    >>> memory.store("tool-y", turn=1)
+    >>> for turn in range(2, 14):
+    ...     used = memory.retrieve(["tool-x"] if turn % 2 else ["tool-y"], turn=turn)
+    ...     gone = memory.outcome(used, success=not turn % 2, turn=turn, candidates=["tool-x", "tool-y"])
+    >>> memory.deprecated(), memory.arms("tool-x")  # (n1, k1, n0, k0): 0 of 3 with it, 4 of 4 without
+    ({'tool-x': 8}, (3, 0, 4, 4))
+    >>> memory.held()
+    ['tool-y']
     """
 
     def __init__(
@@ -137,30 +311,55 @@ class GovernedMemory:
         min_evidence: float = DEFAULT_MIN_EVIDENCE,
         high_threshold: float = DEFAULT_HIGH_THRESHOLD,
         low_threshold: float = DEFAULT_LOW_THRESHOLD,
+        rule: DeprecationRule | str = DeprecationRule.WORTH,
+        discount: float = GOVERNED_DISCOUNT,
+        effect_z: float = DEFAULT_EFFECT_Z,
+        alpha: float = DEFAULT_ALPHA,
+        co_retrieval: float | None = None,
     ) -> None:
+        rule_values = {
+            "discount": discount,
+            "effect_z": effect_z,
+            "alpha": alpha,
+            "co_retrieval": co_retrieval,
+        }
+        rule_problems, chosen = _rule_problems(rule, rule_values)
         raise_problems(
             [
                 *decay_problems(eviction_threshold, baseline_stability),
                 *taxonomy_problems(prior, min_evidence, high_threshold, low_threshold),
+                *rule_problems,
             ]
         )
+        assert chosen is not None  # no problem: a rule
+        self._rule = chosen
+        self._rule_settings = {name: float(cast(float, rule_values[name])) for name in _RULE_SETTINGS[chosen]}
         self._engine = EbbinghausEngine(
             eviction_threshold=float(eviction_threshold), baseline_stability=float(baseline_stability)
         )
-        self._worth = MemoryWorth(
-            prior=float(prior),
-            min_evidence=float(min_evidence),
-            high_threshold=float(high_threshold),
-            low_threshold=float(low_threshold),
+        taxonomy = {
+            "prior": float(prior),
+            "min_evidence": float(min_evidence),
+            "high_threshold": float(high_threshold),
+            "low_threshold": float(low_threshold),
+        }
+        self._worth: MemoryWorth = (
+            DiscountedMemoryWorth(discount=self._rule_settings["discount"], **taxonomy)
+            if chosen is DeprecationRule.DISCOUNTED
+            else MemoryWorth(**taxonomy)
         )
         self._ids: list[Hashable] = []  # every id ever stored, in order of first store
         self._index: dict[Hashable, int] = {}  # id -> its place in _ids (the engine files it as str)
         self._contents: list[str] = []
         self._deprecated: dict[Hashable, int] = {}  # id -> turn of deprecation, in that order
+        self._arms: dict[Hashable, EffectArms] = {}  # EFFECT: id -> its contrast tasks' arms
+        self._tests: dict[Hashable, HarmTest] = {}  # SEQUENTIAL: id -> its test
 
     # --- settings ---------------------------------------------------------------------------
-    def settings(self) -> dict[str, float]:
-        """The keyword arguments this memory was made with (as floats)."""
+    def settings(self) -> dict[str, Any]:
+        """The keyword arguments this memory was made with: the numbers as floats, ``rule`` as its
+        value, and only the rule's own settings (``GovernedMemory(**settings())`` is this memory
+        before any call)."""
         worth = self._worth
         return {
             "eviction_threshold": self._engine.eviction_threshold,
@@ -169,7 +368,14 @@ class GovernedMemory:
             "min_evidence": worth.min_evidence,
             "high_threshold": worth.high_threshold,
             "low_threshold": worth.low_threshold,
+            "rule": self._rule.value,
+            **self._rule_settings,
         }
+
+    @property
+    def rule(self) -> DeprecationRule:
+        """What deprecates a memory (:class:`DeprecationRule`)."""
+        return self._rule
 
     @property
     def last_turn(self) -> int:
@@ -268,29 +474,93 @@ class GovernedMemory:
         engine.recall(_CLOCK_KEY, turn)  # the clock moves even when nothing is held
         return held
 
-    def outcome(self, mem_ids: Sequence[Hashable], *, success: bool, turn: int) -> list[Hashable]:
+    def outcome(
+        self,
+        mem_ids: Sequence[Hashable],
+        *,
+        success: bool,
+        turn: int,
+        candidates: Sequence[Hashable] = (),
+    ) -> list[Hashable]:
         """Record the outcome of a task that used ``mem_ids``; return the ids it deprecated.
 
-        Each id's ``h+`` (``success``) or ``h-`` grows by 1; then each of them that is not yet
-        deprecated and whose class is now ``low-value`` (``h+ + h- >= min_evidence`` and
-        ``h+ / (h+ + h-) <= low_threshold``) is deprecated at ``turn``. ``mem_ids`` are distinct
-        ids of stored memories (normally what :meth:`retrieve` returned; empty: nothing changes),
-        ``success`` a ``bool`` (``-1`` is truthy: numbers are refused). ``ValueError`` (nothing
-        changed) otherwise.
+        Each id's ``h+`` (``success``) or ``h-`` grows by 1 (under ``DISCOUNTED`` after every
+        memory's counters are multiplied by ``discount``; an outcome of no ids changes no counter,
+        as in the chapter). Then the rule deprecates, at ``turn``:
+
+        * ``WORTH``, ``DISCOUNTED``: each id of ``mem_ids`` not yet deprecated whose class is now
+          ``low-value`` (``h+ + h- >= min_evidence`` and ``h+ / (h+ + h-) <= low_threshold``).
+        * ``EFFECT``, ``SEQUENTIAL``: each of ``candidates`` whose evidence of harm, with this task
+          counted, crosses the rule's line (:func:`~forgetting.worth.harmful`,
+          :meth:`~forgetting.worth.HarmTest.harmful`); ``mem_ids`` are not scored otherwise.
+
+        ``candidates`` (default: none) makes this task a *contrast task*: the memories its
+        retrieval chose ``mem_ids`` among by a draw independent of how the task would go (in the
+        chapter, the two contradicting facts: both with ``co_retrieval``, else one at random). A
+        task counts only when every candidate is held (the chapter's "both facts available"),
+        in each candidate's *in* arm if it is in ``mem_ids``, else in its *out* arm, so an
+        outcome with ``mem_ids`` empty is evidence too. ``EFFECT`` counts every contrast task,
+        including one whose search found none of the candidates (in the chapter, crowded out by
+        noise); ``SEQUENTIAL`` takes exactly two candidates and counts a task only when at
+        least one of them was retrieved, since only then is each retrieved with chance ``q``.
+        ``WORTH`` and ``DISCOUNTED`` ignore ``candidates``. A retrieval that follows the task
+        (similarity, difficulty) is no such draw: its outcome is not a contrast task.
+
+        ``mem_ids`` and ``candidates`` are each distinct ids of stored memories (``mem_ids``
+        normally what :meth:`retrieve` returned), ``success`` a ``bool`` (``-1`` is truthy:
+        numbers are refused). ``ValueError`` (nothing changed) otherwise.
         """
         problems, ids = self._ids_problems("mem_ids", mem_ids)
-        raise_problems([*problems, bool_problem("success", success), self._turn_problem(turn)])
-        turn = int(turn)
+        candidate_problems, pair = self._ids_problems("candidates", candidates)
+        if not candidate_problems and self._rule is DeprecationRule.SEQUENTIAL and len(pair) not in (0, 2):
+            candidate_problems.append(
+                f"candidates must be empty or two ids under rule 'sequential' (its chance q = (1 + "
+                f"co_retrieval) / 2 is that of one of two), got {shown(pair)}"
+            )
+        raise_problems(
+            [*problems, *candidate_problems, bool_problem("success", success), self._turn_problem(turn)]
+        )
+        turn, success = int(turn), bool(success)
         self._advance(turn)
         self._engine.recall(_CLOCK_KEY, turn)
-        if not ids:
-            return []
-        worth = self._worth
-        worth.update(ids, bool(success))
-        deprecated = [m for m in ids if m not in self._deprecated and worth.classify(m) == LOW_VALUE]
+        deprecated = []
+        contrasted = self._rule in (DeprecationRule.EFFECT, DeprecationRule.SEQUENTIAL)
+        if contrasted and pair and all(self._is_held(m) for m in pair):  # a contrast task
+            deprecated = self._contrast(set(ids), pair, success)
+        if ids:
+            worth = self._worth
+            worth.update(ids, success)
+            if self._rule in (DeprecationRule.WORTH, DeprecationRule.DISCOUNTED):
+                deprecated = [m for m in ids if m not in self._deprecated and worth.classify(m) == LOW_VALUE]
         for mem_id in deprecated:
             self._deprecated[mem_id] = turn
         return deprecated
+
+    def _contrast(self, used: set[Hashable], pair: list[Hashable], success: bool) -> list[Hashable]:
+        """Count a contrast task for each candidate (all held); those whose evidence crossed."""
+        crossed = []
+        if self._rule is DeprecationRule.EFFECT:
+            effect_z = self._rule_settings["effect_z"]
+            for mem_id in pair:
+                arms = self._arms.setdefault(mem_id, EffectArms())
+                arms.add(mem_id in used, success)
+                if arms.upper_bound_below_zero(effect_z):  # effect_z checked once, in __init__
+                    crossed.append(mem_id)
+        elif used.intersection(pair):  # SEQUENTIAL: a task of the known chance q
+            for mem_id in pair:
+                test = self._tests.get(mem_id)
+                if test is None:
+                    test = self._tests[mem_id] = self._new_test()
+                test.add(mem_id in used, success)
+                if test.harmful():
+                    crossed.append(mem_id)
+        return crossed
+
+    def _new_test(self, arms: EffectArms | None = None, products: list[float] | None = None) -> HarmTest:
+        settings = self._rule_settings
+        if arms is None or products is None:
+            return HarmTest(settings["co_retrieval"], settings["alpha"])
+        return HarmTest(settings["co_retrieval"], settings["alpha"], arms, products)
 
     def step(self, turn: int) -> list[Hashable]:
         """End ``turn``: evict every memory whose retention is below ``theta`` at or before it.
@@ -349,6 +619,25 @@ class GovernedMemory:
         """``high-value``, ``uncertain``, ``mixed`` or ``low-value`` (:func:`~forgetting.worth.worth_class`)."""
         return self._worth.classify(self._known(mem_id))
 
+    def arms(self, mem_id: Hashable) -> tuple[int, int, int, int]:
+        """``(n1, k1, n0, k0)`` of a stored memory's contrast tasks: ``n1`` that retrieved it
+        (``k1`` succeeded), ``n0`` that did not (``k0``); zeros before any, and under ``WORTH``
+        and ``DISCOUNTED``, which count none. The ``EFFECT`` estimate is ``k1/n1 - k0/n0``."""
+        mem_id = self._known(mem_id)
+        found = self._tests[mem_id].arms if mem_id in self._tests else self._arms.get(mem_id)
+        return (0, 0, 0, 0) if found is None else (found.n1, found.k1, found.n0, found.k0)
+
+    def harm_evidence(self, mem_id: Hashable) -> float:
+        """The ``SEQUENTIAL`` test's e-value of a stored memory, the mean over the bets of
+        ``prod(1 - lam * W)`` (1.0 before its first contrast task); it deprecates at ``1 / alpha``.
+        ``ValueError`` under another rule."""
+        if self._rule is not DeprecationRule.SEQUENTIAL:
+            raise ValueError(
+                f"harm_evidence is the 'sequential' rule's; this memory's rule is {self._rule.value!r}"
+            )
+        mem_id = self._known(mem_id)
+        return self._tests[mem_id].evidence if mem_id in self._tests else 1.0
+
     def retention(self, mem_id: Hashable, turn: int) -> float:
         """Retention ``exp(-(turn - last touch) / S)`` of a memory in the engine (held, or deprecated
         and not yet evicted) at ``turn`` (no earlier than its last touch); ``ValueError`` otherwise."""
@@ -358,28 +647,49 @@ class GovernedMemory:
         return self._engine.retention(key, turn)
 
     # --- JSON -------------------------------------------------------------------------------
+    def _stored_counters(self, mem_id: Hashable) -> tuple[float, float]:
+        """``(h+, h-)`` as the estimator stores them: divided by :meth:`_worth_scale`."""
+        worth = self._worth
+        if isinstance(worth, DiscountedMemoryWorth):  # its to_dict, once it has one, will say this
+            return worth._scaled_successes[mem_id], worth._scaled_failures[mem_id]
+        return worth.counters(mem_id)
+
+    def _worth_scale(self) -> float:
+        worth = self._worth
+        return worth._scale if isinstance(worth, DiscountedMemoryWorth) else 1.0
+
     def to_dict(self) -> dict[str, Any]:
         """The whole state as JSON-safe data (``json.dumps`` needs nothing else).
 
-        ``{"format", "version", "settings", "turn", "memories": [[id, content], ...] (order of
-        first store), "working_set": [[index, created turn, last touch, touches], ...] (the
-        engine's items, in registration order), "worth": [[index, h+, h-], ...] (order of first
-        outcome), "outcomes": n, "deprecated": [[index, turn], ...]}``; an ``index`` is a
-        place in ``memories``. Floats are written as Python floats (JSON keeps them exactly).
-        ``ValueError`` naming the first id that is neither a ``str`` nor an ``int``.
+        ``{"format", "version", "settings" (:meth:`settings`), "turn", "memories": [[id,
+        content], ...] (order of first store), "working_set": [[index, created turn, last touch,
+        touches], ...] (the engine's items, in registration order), "worth": [[index, h+, h-],
+        ...] (order of first outcome; the counters divided by "worth_scale", which is 1.0 but
+        under ``DISCOUNTED``), "worth_scale", "outcomes": n, "evidence": [[index, n1, k1, n0, k0],
+        ...] (``EFFECT``; ``SEQUENTIAL`` appends the list of the test's running products; order
+        of first contrast task; empty under the other rules), "deprecated": [[index, turn],
+        ...]}``; an ``index`` is a place in ``memories``. Floats are written as Python floats
+        (JSON keeps them exactly). ``ValueError`` naming the first id that is neither a ``str``
+        nor an ``int``.
         """
         for mem_id in self._ids:
             json_id(mem_id)
         engine, worth, index = self._engine, self._worth, self._index
         items = (engine.item(key) for key in engine.present_ids())
+        evidence: list[list[Any]] = [[index[m], a.n1, a.k1, a.n0, a.k0] for m, a in self._arms.items()]
+        for m, test in self._tests.items():
+            a = test.arms
+            evidence.append([index[m], a.n1, a.k1, a.n0, a.k0, list(test.products)])
         return {
             **json_header(FORMAT, FORMAT_VERSION),
             "settings": self.settings(),
             "turn": engine.last_turn,
             "memories": [[m, c] for m, c in zip(self._ids, self._contents)],
             "working_set": [[int(i.mem_id), i.created_turn, i.last_touched, i.touch_count] for i in items],
-            "worth": [[index[m], *worth.counters(m)] for m in worth.memory_ids()],
+            "worth": [[index[m], *self._stored_counters(m)] for m in worth.memory_ids()],
+            "worth_scale": self._worth_scale(),
             "outcomes": worth.n_episodes_,
+            "evidence": evidence,
             "deprecated": [[index[m], t] for m, t in self._deprecated.items()],
         }
 
@@ -387,15 +697,30 @@ class GovernedMemory:
     def from_dict(cls, data: Any) -> Self:
         """The memory :meth:`to_dict` wrote (after ``json.loads`` too): same state, same future.
 
-        The engine is rebuilt by replaying each held item's store and recalls (its stability is a
-        function of its touches), the counters by adding each memory's ``h+`` and ``h-`` at once
-        (``0.0 + h`` is ``h`` exactly). ``ValueError`` for another format or version, or data that
-        is not what :meth:`to_dict` writes.
+        Reads version 2 and version 1 (written before the rules: its settings have no ``rule``,
+        so it is a ``WORTH`` memory, and it has no ``worth_scale`` or ``evidence``). The engine
+        is rebuilt by replaying each held item's store and recalls (its stability is a function
+        of its touches), the counters by adding each memory's ``h+`` and ``h-`` at once (``0.0 +
+        h`` is ``h`` exactly; discounted ones are set as stored, with their scale), the evidence
+        as written (a test's products are checked against its counts). ``ValueError`` for another
+        format or version, or data that is not what :meth:`to_dict` writes.
         """
-        checked = check_header(data, FORMAT, FORMAT_VERSION)
-        with reading("GovernedMemory"):
-            memory = cls(**checked["settings"])
-            memory._restore(checked)
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError(f"data must be a dict with format {FORMAT!r}, got {shown(data)}")
+        version = data.get("version")
+        if type(version) is not int or version not in (1, FORMAT_VERSION):
+            raise ValueError(f"data has version {shown(version)}; this library reads versions 1 and 2")
+        if version == 1:
+            if isinstance(data.get("settings"), dict) and "rule" in data["settings"]:
+                raise ValueError("data has version 1 but settings with a rule (version 2 has rules)")
+            data = {**data, "worth_scale": 1.0, "evidence": []}
+        try:
+            memory = cls(**data["settings"])
+            memory._restore(data)
+        except (KeyError, TypeError, IndexError) as error:
+            raise ValueError(
+                f"data is not a GovernedMemory's to_dict ({type(error).__name__}: {error})"
+            ) from None
         return memory
 
     def _place(self, i: Any) -> int:
@@ -443,12 +768,90 @@ class GovernedMemory:
             else:
                 engine.recall(str(i), event_turn)
         engine.recall(_CLOCK_KEY, turn)
-        for i, positive, negative in data["worth"]:
-            mem_id = self._ids[self._place(i)]
-            self._worth.update([mem_id], True, weights=[positive]).update([mem_id], False, weights=[negative])
+        self._restore_worth(data["worth"], data["worth_scale"])
         outcomes = data["outcomes"]
         raise_problems([int_problem("outcomes", outcomes, minimum=0)])
         self._worth.n_episodes_ = outcomes
+        self._restore_evidence(data["evidence"])
         for i, deprecated_turn in data["deprecated"]:
             raise_problems([int_problem("deprecated turn", deprecated_turn, minimum=0, maximum=turn)])
             self._deprecated[self._ids[self._place(i)]] = deprecated_turn
+
+    def _restore_worth(self, entries: list[Any], scale: Any) -> None:
+        """The counters of ``to_dict``'s ``"worth"`` and ``"worth_scale"``."""
+        worth = self._worth
+        seen: set[int] = set()
+        counters: list[tuple[Hashable, float, float]] = []
+        for i, positive, negative in entries:
+            place = self._place(i)
+            raise_problems(
+                [
+                    f"worth must list each memory once, got index {place} twice" if place in seen else None,
+                    real_problem("worth counter", positive, 0.0),
+                    real_problem("worth counter", negative, 0.0),
+                ]
+            )
+            seen.add(place)
+            counters.append((self._ids[place], float(positive), float(negative)))
+        if isinstance(worth, DiscountedMemoryWorth):
+            raise_problems([real_problem("worth_scale", scale, 0.0, 1.0, low_open=True)])
+            for mem_id, positive, negative in counters:  # as stored: the same future, exactly
+                worth._scaled_successes[mem_id] = positive
+                worth._scaled_failures[mem_id] = negative
+            worth._scale = float(scale)
+            return
+        if type(scale) is not float or scale != 1.0:
+            raise ValueError(f"worth_scale must be 1.0 under rule {self._rule.value!r}, got {shown(scale)}")
+        for mem_id, positive, negative in counters:
+            worth.update([mem_id], True, weights=[positive]).update([mem_id], False, weights=[negative])
+
+    def _restore_evidence(self, entries: list[Any]) -> None:
+        """The arms and tests of ``to_dict``'s ``"evidence"``."""
+        width = {DeprecationRule.EFFECT: 5, DeprecationRule.SEQUENTIAL: 6}.get(self._rule)
+        if width is None and entries:
+            raise ValueError(f"evidence must be empty under rule {self._rule.value!r}, got {shown(entries)}")
+        for entry in entries:
+            if not isinstance(entry, list) or len(entry) != width:
+                raise ValueError(f"evidence entry {shown(entry)} is not a {width}-item list")
+            place = self._place(entry[0])
+            mem_id = self._ids[place]
+            n1, k1, n0, k0 = entry[1:5]
+            counts_ok = all(type(v) is int for v in (n1, k1, n0, k0)) and 0 <= k1 <= n1 and 0 <= k0 <= n0
+            if not counts_ok or mem_id in self._arms or mem_id in self._tests:
+                raise ValueError(f"evidence entry {shown(entry)} is not the arms of a memory listed once")
+            arms = EffectArms(n1, k1, n0, k0)
+            if self._rule is DeprecationRule.EFFECT:
+                self._arms[mem_id] = arms
+                continue
+            products = entry[5]
+            if not self._products_match(arms, products):
+                raise ValueError(
+                    f"evidence entry {shown(entry)} has products that are not its counts' "
+                    f"({len(SEQUENTIAL_SHARES)} floats >= 0)"
+                )
+            self._tests[mem_id] = self._new_test(arms, [float(p) for p in products])
+
+    def _products_match(self, arms: EffectArms, products: Any) -> bool:
+        """``products`` are the test's running products for ``arms``: one float per share, each
+        the product of its factors to within rounding (relative 1e-6, compared as logarithms, as
+        a factor's power alone may overflow; both below 1e-290 when the product underflowed)."""
+        if not isinstance(products, list) or len(products) != len(SEQUENTIAL_SHARES):
+            return False
+        if not all(type(p) is float and math.isfinite(p) and p >= 0 for p in products):
+            return False
+        factors = _float_factors(retrieval_chance(self._rule_settings["co_retrieval"]))
+        counts = {
+            (True, True): arms.k1,
+            (True, False): arms.n1 - arms.k1,
+            (False, True): arms.k0,
+            (False, False): arms.n0 - arms.k0,
+        }
+        tiny = math.log(1e-290)
+        for product, shares in zip(products, factors):
+            expected = math.fsum(count * math.log(shares[key]) for key, count in counts.items() if count)
+            if expected < tiny or product < 1e-290:  # underflowed: no relative precision is left
+                if not (expected < tiny and product < 1e-290):
+                    return False
+            elif abs(math.log(product) - expected) > 1e-6:
+                return False
+        return True

@@ -18,6 +18,9 @@ the same worth (:mod:`forgetting.studies.worlds.hitchhiker`).
 * :mod:`~forgetting.worth.estimator` -- :class:`MemoryWorth`, over any hashable ids.
 * :mod:`~forgetting.worth.contextual` -- :class:`ContextualMemoryWorth`, counters per context.
 * :mod:`~forgetting.worth.discounted` -- :class:`DiscountedMemoryWorth` and its batch forms.
+* :mod:`~forgetting.worth.evidence` -- evidence of harm, not association: :class:`EffectArms`
+  and :func:`harmful` (an interval on a memory's effect on success below 0), :class:`HarmTest`
+  (a sequential test of it, level ``alpha`` over a whole stream).
 * :mod:`~forgetting.worth.batch` -- :func:`update_batch`, :class:`WorthArrays`, :func:`add_episodes`,
   :class:`UnitCounters`.
 """
@@ -26,6 +29,7 @@ from .batch import UnitCounters, WorthArrays, add_episodes, update_batch
 from .contextual import ContextualMemoryWorth
 from .discounted import DEFAULT_DISCOUNT, DiscountedMemoryWorth, discounted_counter_paths, discounted_counters
 from .estimator import MemoryWorth, WorthEstimator
+from .evidence import DEFAULT_ALPHA, DEFAULT_EFFECT_Z, EffectArms, HarmTest, harmful, retrieval_chance
 from .formulas import (
     DEFAULT_PRIOR,
     decayed,
@@ -75,6 +79,12 @@ __all__ = [
     "DiscountedMemoryWorth",
     "discounted_counters",
     "discounted_counter_paths",
+    "DEFAULT_EFFECT_Z",
+    "DEFAULT_ALPHA",
+    "EffectArms",
+    "harmful",
+    "HarmTest",
+    "retrieval_chance",
     "update_batch",
     "add_episodes",
     "UnitCounters",

@@ -49,6 +49,10 @@ running products are kept in floats (multiplications only, correctly rounded on 
 machine) and a product within a relative ``1e-9`` of the boundary is decided again exactly in
 rational arithmetic from the counts. At ``co_retrieval = 1`` there is no *out* arm, the bet is
 0 and nothing is ever deprecated.
+
+The governance chapter's ``effect`` and ``sequential`` policies
+(:mod:`forgetting.studies.governance.policies`) and :class:`forgetting.GovernedMemory` (its rules
+``effect`` and ``sequential``) deprecate on these; this module imports nothing from either.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ a memory that keeps travelling with failures drifts to ``low-value`` and can be 
   test); :mod:`.runs` -- what a policy did in one session;
 * :mod:`.batch` -- the policies played on many sessions at once, held to :mod:`.policies` run
   for run, and :func:`~.batch.run_governance_seeds`, every policy over a range of seeds;
-* :mod:`.evidence` -- the effect interval and the sequential test the ``effect`` and
-  ``sequential`` policies deprecate on;
+* :mod:`forgetting.worth.evidence` (re-exported here) -- the effect interval and the
+  sequential test the ``effect`` and ``sequential`` policies deprecate on;
 * :mod:`.differences` -- per-session differences between policies, sweeps of one rule;
 * :mod:`.intervals` -- 95 % intervals over sessions (Wilson for shares, bootstrap for means);
 * :mod:`.summary` -- estimates over sessions, the cost split, the digest, the chapter's tables;

@@ -120,9 +120,9 @@ def _crowded(draws: Floats, crowding: float, noise: int | Ints) -> Bools:
 
 
 def _interval_harmful(where: Bools, n1: Ints, k1: Ints, n0: Ints, k0: Ints, z: float) -> Bools:
-    """:func:`~.evidence._harmful` of each element's arms (any shape, ``where`` broadcast), in
-    the elements ``where``: its float expressions element by element, those near the boundary
-    through ``_harmful`` itself."""
+    """:func:`~forgetting.worth.evidence._harmful` of each element's arms (any shape, ``where``
+    broadcast), in the elements ``where``: its float expressions element by element, those near
+    the boundary through ``_harmful`` itself."""
     q1, q0 = (k1 + 1) / (n1 + 2), (k0 + 1) / (n0 + 2)
     gap = q1 - q0
     square, bound = gap * gap, z * z * (q1 * (1 - q1) / (n1 + 2) + q0 * (1 - q0) / (n0 + 2))
@@ -134,7 +134,8 @@ def _interval_harmful(where: Bools, n1: Ints, k1: Ints, n0: Ints, k0: Ints, z: f
 
 
 class _Test:
-    """The sequential test (:class:`~.evidence.HarmTest`) of one fact per element of ``shape``."""
+    """The sequential test (:class:`~forgetting.worth.evidence.HarmTest`) of one fact per element
+    of ``shape``."""
 
     def __init__(self, shape: int | tuple[int, ...], co_retrieval: float, alpha: float) -> None:
         self.q = retrieval_chance(co_retrieval)
@@ -165,7 +166,8 @@ class _Test:
 
 
 def _add(arms: list[Ints], where: Bools, retrieved: Bools, success: Bools) -> None:
-    """:meth:`~.evidence.EffectArms.add` in the elements ``where``: ``arms = [n1, k1, n0, k0]``."""
+    """:meth:`~forgetting.worth.evidence.EffectArms.add` in the elements ``where``:
+    ``arms = [n1, k1, n0, k0]``."""
     inside, outside = where & retrieved, where & ~retrieved
     arms[0] += inside
     arms[1] += inside & success

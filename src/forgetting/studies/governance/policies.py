@@ -12,11 +12,12 @@ And three more that also keep the engine's working set (:data:`EVIDENCE_POLICIES
   true one is registered (in this world the newest fact is the true one, so this is also what an
   oracle would do);
 * ``discounted``: ``combined`` with :class:`~forgetting.worth.DiscountedMemoryWorth` (``discount``);
-* ``effect``: deprecation on an interval of the fact's effect (:mod:`.evidence`, ``effect_z``).
+* ``effect``: deprecation on an interval of the fact's effect (:mod:`forgetting.worth.evidence`,
+  ``effect_z``).
 
 And ``sequential`` (:data:`SEQUENTIAL`): deprecation when a sequential test of the fact's effect
-(:class:`~.evidence.HarmTest`, level ``alpha``) rejects "it does not harm", over the contrast
-tasks the noise did not crowd out.
+(:class:`~forgetting.worth.evidence.HarmTest`, level ``alpha``) rejects "it does not harm",
+over the contrast tasks the noise did not crowd out.
 
 Within a turn: registrations (``newest`` deprecates the stale fact as the true one is
 registered), then the deployment task (retrieval, which noise may crowd out, recall of what
@@ -329,9 +330,9 @@ def run_governance(
     discount : float
         ``gamma`` in ``(0, 1]`` of the ``discounted`` policy's Memory Worth (the others ignore it).
     effect_z : float
-        ``z`` in ``[0, 10]`` of the ``effect`` policy's interval (:func:`.evidence.harmful`).
+        ``z`` in ``[0, 10]`` of the ``effect`` policy's interval (:func:`forgetting.worth.harmful`).
     alpha : float
-        Level in ``(0, 1)`` of the ``sequential`` policy's test (:class:`.evidence.HarmTest`).
+        Level in ``(0, 1)`` of the ``sequential`` policy's test (:class:`forgetting.worth.HarmTest`).
 
     Raises
     ------
