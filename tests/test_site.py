@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 import yaml
 
+from api_names import documented_name, every_public_name
 from forgetting.pipeline.chapters import CHAPTERS
 
 # The same offline browser the PDF is printed with (no host resolves; requests go to a dead proxy).
@@ -120,6 +121,41 @@ def test_every_numbered_reference_names_its_targets_number(site):
                 )
     figures = len(re.findall(r"<figure\b", "".join(pages.values())))
     assert wrong == [] and checked >= figures > 0, (checked, figures, wrong[:5])
+
+
+def api_entries(site: Path) -> dict[str, str]:
+    """Every Python object of the site's ``objects.inv``: its name -> its address in the site."""
+    from sphinx.util.inventory import InventoryFile
+
+    with open(site / "objects.inv", "rb") as stream:
+        inventory = InventoryFile.load(stream, "", lambda base, uri: uri)
+    return {
+        name: entry[2]
+        for kind, names in inventory.items()
+        if kind.startswith("py:")
+        for name, entry in names.items()
+    }
+
+
+def entry_text(page: str, name: str) -> str:
+    """The text of the description (``<dd>``) of the entry with id ``name`` of an HTML page."""
+    match = re.search(rf'id="{re.escape(name)}".*?<dd>(.*?)</dd>', page, re.S)
+    return re.sub(r"<[^>]+>", "", match[1]).strip() if match else ""
+
+
+def test_api_page_documents_every_public_name(site):
+    """The API reference has an entry, with its docstring, for every public name of the library
+    (``forgetting.__all__`` at the top level, every other name of a subpackage's ``__all__`` or of
+    a public module: ``tests/api_names.py``), read from the site's ``objects.inv``: a new public
+    name without documentation fails."""
+    entries = api_entries(site)
+    page = (site / "api.html").read_text(encoding="utf-8")
+    names = sorted({documented_name(modname, name) for modname, name in every_public_name()})
+    assert (
+        len(names) > 100 and "forgetting.MemoryWorth" in names and "forgetting.worth.MemoryWorth" not in names
+    )
+    assert {name: entries.get(name) for name in names if entries.get(name) != f"api.html#{name}"} == {}
+    assert [name for name in names if not entry_text(page, name)] == []
 
 
 def test_math_renderer_is_bundled(site):

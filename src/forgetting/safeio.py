@@ -80,6 +80,7 @@ def atomic_write(path: Path, write: Callable[[Any], Any], root: Path | None = No
 
 
 def atomic_write_bytes(path: Path, data: bytes, root: Path | None = None) -> None:
+    """:func:`atomic_write` of ``data``: ``path`` holds exactly these bytes, or what it held before."""
     atomic_write(path, lambda handle: handle.write(data), root)
 
 
@@ -96,6 +97,7 @@ def exclusive_lock(path: Path) -> Iterator[None]:
 
 
 def is_disk_full(error: BaseException) -> bool:
+    """``error`` is an ``OSError`` for a full disk or an exhausted quota (``ENOSPC``, ``EDQUOT``)."""
     return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
 
 

@@ -2,7 +2,7 @@
 
 Modules, in the order a reader meets them:
 
-* :mod:`.policies` -- the event (:class:`Event`), the policy protocol (:class:`Policy`), the one
+* :mod:`.policies` -- the event (:class:`Event`), the policy protocol (:class:`~.policies.Policy`), the one
   replay driver (:func:`replay`), keep-everything, Ebbinghaus decay on turns or days, the recency
   window, and a conversation's turns as an event stream (:func:`conversation_events`);
 * :mod:`.capacity` -- LRU, FIFO, LFU and seeded random eviction at a capacity;

@@ -138,7 +138,8 @@ def equivalent_exponential_threshold(
 
 
 def power_eviction_delay(stability: float, eviction_threshold: float, decay: float) -> int | None:
-    """Smallest integer ``t >= 1`` with ``power_retention(t, S, d) < theta``; ``None`` past :data:`NEVER_TURN`.
+    """Smallest integer ``t >= 1`` with ``power_retention(t, S, d) < theta``; ``None`` past
+    :data:`~forgetting.decay.curves.NEVER_TURN`.
 
     Starts from ``floor`` of :func:`power_crossing_time` and settles the boundary with the very
     expression :func:`power_retention` evaluates (a bracketing search), so it agrees bit for bit

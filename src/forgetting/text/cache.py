@@ -40,9 +40,9 @@ class EmbeddingCache:
     One file per distinct text, keyed by the model digest (and dtype) and the SHA-256 of the
     text's UTF-8 bytes. A file is one header line and the vector's little-endian bytes::
 
-        forgetting-embedding 1 <dtype> <dimension> <text_sha256> <checksum>\n<vector bytes>
+        forgetting-embedding 1 <dtype> <dimension> <text_sha256> <checksum>\\n<vector bytes>
 
-    where ``checksum`` is the SHA-256 of ``"<text_sha256> <dtype> <dimension>\n"`` followed by
+    where ``checksum`` is the SHA-256 of ``"<text_sha256> <dtype> <dimension>\\n"`` followed by
     the vector bytes. An entry is returned only if the header names this text, dtype and
     dimension, the checksum matches, and the vector is finite with unit norm; anything else
     (bit rot, a file overwritten with zeros, a truncated file, another dtype, the old ``.npy``
