@@ -187,7 +187,9 @@ def assert_same_as_policy(
     assert run == expected
     world = session.world
     if rule is DeprecationRule.DISCOUNTED:  # the counters: the estimator's on the run's tasks
-        estimator = DiscountedMemoryWorth(discount=setting.get("discount", 0.9), min_evidence=rules["min_evidence"])
+        estimator = DiscountedMemoryWorth(
+            discount=setting.get("discount", 0.9), min_evidence=rules["min_evidence"]
+        )
         for success, retrieved in zip(expected.successes, expected.retrieved):
             if retrieved:
                 estimator.update(list(retrieved), success)
