@@ -222,6 +222,50 @@ def test_custom_runs_write_only_where_the_user_says(tmp_path):
     assert snapshot(root) == published and not (root / "_executed" / "site").exists()
 
 
+def test_a_run_with_your_own_conversation_file_writes_only_where_the_user_says(tmp_path):
+    """use-agent over a file of the reader's: a relative path is read from the current folder, the
+    run is not at published parameters, and a file out of LoCoMo's layout fails the chapter in one
+    line naming the sample and the field."""
+    root = copy_book(tmp_path / "book")
+    published = snapshot(root)
+    document = json.loads((root / spec("use-agent").defaults["conversation"]).read_text())
+    conversation = document[0]["conversation"]
+    for key in ("session_3", "session_3_date_time"):
+        del conversation[key]
+    document[0]["qa"] = []
+    mine = root / "mine" / "mine.json"  # read from the current folder, mine/, not from the root
+    mine.parent.mkdir()
+    mine.write_text(json.dumps(document))
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [FORGETTING, "run", "use-agent", "-p", "conversation", "mine.json", "-o", str(out)],
+        cwd=mine.parent,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads((out / "results" / "use-agent.json").read_text())
+    assert record["published_parameters"] is False and "published parameters" not in done.stdout
+    assert record["parameters"]["conversation"] == str(mine)
+    turns = len(conversation["session_1"]) + len(conversation["session_2"])
+    assert record["values"]["n_file_turns"] == turns == record["values"]["held_keep_all"]
+    assert record["values"]["n_questions"] == 0
+    conversation["session_2"][0]["speaker"] = "Nobody"
+    mine.write_text(json.dumps(document))
+    done = subprocess.run(
+        [FORGETTING, "run", "use-agent", "-p", "conversation", str(mine)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert (
+        "sample 0 ('agent-example'): session_2[0].speaker must be 'Maya' or 'Tomas', got 'Nobody'"
+        in done.stderr
+    )
+    assert snapshot(root) == published and not (root / "_executed" / "site").exists()
+
+
 def site_files(root):
     """The site's figures and, per executed chapter, its glued values (the rest of an executed
     notebook differs between any two runs: run folders, object addresses, random table ids)."""

@@ -2,12 +2,15 @@
 
 import ast
 import json
+import os
 from pathlib import Path
 
 import pytest
 import yaml
 
+from forgetting.pipeline.chapter import Chapter
 from forgetting.pipeline.chapters import CHAPTERS, Param, spec
+from forgetting.pipeline.params import absolute_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,6 +59,59 @@ def test_every_notebook_is_registered_and_in_the_table_of_contents():
 def test_bad_parameter_values_are_named(param, value):
     with pytest.raises(ValueError, match=rf"parameter {param.name}=.* expected"):
         param.validate(value)
+
+
+def test_a_path_parameter_names_a_regular_file_with_its_ending(tmp_path):
+    param = Param("conversation", "c.json", "path", suffix=".json")
+    (tmp_path / "c.json").write_text("[]")
+    (tmp_path / "folder.json").mkdir()
+    os.mkfifo(tmp_path / "fifo.json")
+    assert param.validate("c.json", root=tmp_path) == "c.json"  # relative: from the root, kept as given
+    assert param.validate(str(tmp_path / "c.json"), root=ROOT) == str(tmp_path / "c.json")
+    for value, detail in [
+        ("nope.json", f"; {tmp_path / 'nope.json'} does not exist"),
+        ("folder.json", "; " + str(tmp_path / "folder.json") + " is a folder, not a regular file"),
+        ("fifo.json", "; " + str(tmp_path / "fifo.json") + " is a FIFO, not a regular file"),
+        ("c.yaml", "; its name does not end in .json"),
+        (3, ""),
+        ("", ""),
+        (["c.json"], ""),
+    ]:
+        with pytest.raises(ValueError) as caught:
+            param.validate(value, root=tmp_path)
+        allowed = "the path of a regular .json file (relative: from the project's root)"
+        assert (
+            str(caught.value)
+            == f"parameter conversation={value!r} is not allowed: expected {allowed}{detail}"
+        )
+
+
+def test_a_relative_path_is_read_from_the_project_that_holds_the_current_folder(tmp_path, monkeypatch):
+    param = spec("use-agent").param("conversation")
+    monkeypatch.chdir(ROOT / "book")
+    assert param.validate(param.default) == param.default
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="no forgetting repository"):
+        param.validate(param.default)
+
+
+def test_the_command_line_reads_relative_paths_from_the_current_folder(tmp_path):
+    chapter = spec("use-agent")
+    given = {"conversation": "mine.json", "capacity": 5, "seed": "x.json"}
+    assert absolute_paths(chapter, given, tmp_path) == {**given, "conversation": str(tmp_path / "mine.json")}
+    assert absolute_paths(chapter, {"conversation": "/a/b.json"}, tmp_path) == {"conversation": "/a/b.json"}
+    assert absolute_paths(chapter, {"conversation": 5}, tmp_path) == {"conversation": 5}  # refused later
+
+
+def test_a_run_with_another_conversation_file_is_not_at_published_parameters(tmp_path):
+    """A non-default path is not the published parameters: the run writes only to its own folder
+    (a path the command line gives is made absolute, so even the default's own file counts)."""
+    chapter = spec("use-agent")
+    default = chapter.defaults["conversation"]
+    assert Chapter(chapter, chapter.validate(chapter.defaults, ROOT), root=ROOT).published
+    for other in (str(ROOT / default), "./" + default):
+        params = {**chapter.defaults, **chapter.validate({"conversation": other}, ROOT)}
+        assert not Chapter(chapter, params, root=ROOT).published
 
 
 def test_unknown_chapter_is_refused():

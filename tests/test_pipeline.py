@@ -127,6 +127,8 @@ def test_reproduce_command_gives_back_every_value(name):
         ("mw-exp2", {"generalist_utility": [1.0, 0.0]}, "low <= high"),
         ("mw-exp2", {"specialist_utility": [0.5]}, "low <= high"),
         ("mw-exp4", {"other_depth": 101}, "other_depth <= n_memories"),
+        ("use-agent", {"change_turn": 61}, "change_turn <= n_turns"),
+        ("use-agent", {"save_turn": 61}, "save_turn <= n_turns"),
     ],
 )
 def test_cross_parameter_rules_fail_before_any_kernel(in_repository, capsys, chapter, overrides, message):
@@ -150,6 +152,26 @@ def test_unknown_and_bad_parameters_fail_before_any_kernel(in_repository, capsys
         assert message in err and err.count("\n") == 1, (argv, err)
     assert cli.main(["run", "decay-sweeps", "-p", "noise_levels", "[1, 5]"]) == 2
     assert "-y 'noise_levels: [...]'" in capsys.readouterr().err
+
+
+def test_a_conversation_file_is_checked_before_any_kernel(in_repository, capsys, tmp_path, monkeypatch):
+    """use-agent's ``conversation`` must name a regular ``.json`` file; a relative path on the
+    command line is read from the current folder (here book/, not the project's root)."""
+    (tmp_path / "folder.json").mkdir()
+    for value, message in [
+        ("missing.json", f"{ROOT / 'missing.json'} does not exist"),
+        (str(tmp_path / "folder.json"), "folder.json is a folder, not a regular file"),
+        (str(ROOT / "README.md"), "its name does not end in .json"),
+        ("12", "conversation=12 is not allowed: expected the path of a regular .json file"),
+    ]:
+        assert cli.main(["run", "use-agent", "-p", "conversation", value]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err, (value, err)
+    monkeypatch.chdir(ROOT / "book")
+    assert cli.main(["run", "use-agent", "-p", "conversation", "data/examples/agent-conversation.json"]) == 2
+    assert (
+        f"{ROOT / 'book' / 'data'}/examples/agent-conversation.json does not exist" in capsys.readouterr().err
+    )
 
 
 def test_bad_workers_and_scheduler_fail_before_any_kernel(in_repository, capsys):

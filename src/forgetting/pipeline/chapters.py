@@ -43,8 +43,9 @@ def _p(
     high: float | None = None,
     quick: Any = None,
     help: str = "",
+    suffix: str = "",
 ) -> Param:
-    return Param(name, default, kind, low, high, quick, help or _HELP.get(name, ""))
+    return Param(name, default, kind, low, high, quick, help or _HELP.get(name, ""), suffix)
 
 
 def _interval(values: Sequence[float]) -> bool:
@@ -450,7 +451,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("bank_strengths", [1, 2, 3, 5, 10, 20, 50, 100, 200], "int-list", 1, 10**5, quick=[3, 20],
            help="MemoryBank's cap on S, in days (its code: 3)"),
         _p("importances", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], "float-list", 0.01, 1.0,
-           quick=[0.5, 1.0], help="YourMemory's importance, one for every turn (its default: 0.5)"),
+           quick=[0.5, 1.0], help="YourMemory's importance of every turn (its default: 0.5)"),
         _p("seed", 0, "int", 0, 2**63 - 1, help="first seed of random eviction, MemoryBank and the splits"),
         _p("replicates", 3, "int", 1, 1000, quick=1, help="seeds seed..seed+n-1 of the seeded policies"),
         _p("budgets", [0.1, 0.25, 0.5, 0.75], "float-list", 0.0, 1.0,
@@ -477,6 +478,29 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
              "(there the default means every one)", ("conversations", "data"), _positions_in_data),
         from_zero("credit_epsilons", "at 1 no question keeps all its turns: omission has nothing to compare with"),
     ), data=("locomo",)),
+    # --- use the library ---
+    ChapterSpec("use-agent", "Use it in your agent", (
+        _p("seed", 0, "int", 0, 2**63 - 1, help="seed of the agent's tasks, random eviction and MemoryBank's coins"),
+        _p("n_turns", 60, "int", 2, 100_000, help="turns of the agent loop"),
+        _p("change_turn", 10, "int", 2, 100_000, help="turn at which the deployment endpoint changes"),
+        _p("save_turn", 30, "int", 1, 100_000,
+           help="turn at whose start the agent saves its memory to JSON and resumes from it"),
+        _p("eviction_threshold", 0.20, "float", _THETA_LOW, _THETA_HIGH, help=_THETA_HELP),
+        _p("baseline_stability", 8.0, "float", 0.01, 1e6, help="S0 (turns): the agent's memory, decay on turns"),
+        _p("min_evidence", 5.0, "float", 1.0, 1e6, help="Memory Worth evidence needed before deprecation"),
+        _p("low_threshold", 0.3, "float", 0.0, 0.69, help="deprecate when Memory Worth <= this"),
+        _p("conversation", "data/examples/agent-conversation.json", "path", suffix=".json",
+           help="conversation file in LoCoMo's locomo10.json layout (default: the example in data/examples/)"),
+        _p("recall_k", 3, "int", 1, 100, help="turns recalled before each turn is stored (top-k by shared words)"),
+        _p("min_overlap", 2, "int", 1, 100, help="content words a recalled turn shares with the new one at least"),
+        _p("stability_days", 8.0, "float", 0.01, 1e6, help="S0 (days) of decay on days"),
+        _p("window_size", 10, "int", 1, 10**6, help=_W),
+        _p("capacity", 10, "int", 1, 10**6, help="C of LRU, FIFO, LFU and random eviction"),
+        _p("importance", 0.5, "float", 0.01, 1.0, help="YourMemory's importance of every turn (its default: 0.5)"),
+    ), (
+        Rule("change_turn <= n_turns", ("change_turn", "n_turns"), lambda c, n: c <= n),
+        Rule("save_turn <= n_turns", ("save_turn", "n_turns"), lambda s, n: s <= n),
+    )),
 ]}
 # fmt: on
 
