@@ -45,7 +45,7 @@ def _p(
     help: str = "",
     suffix: str = "",
 ) -> Param:
-    return Param(name, default, kind, low, high, quick, help or _HELP.get(name, ""), suffix)
+    return Param(name, default, kind, low, high, quick, help or _HELP.get(name, ""), suffix=suffix)
 
 
 def _interval(values: Sequence[float]) -> bool:
