@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from datetime import datetime
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from forgetting.pipeline.chapters import spec
 from forgetting.studies import agent
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / spec("use-agent").defaults["conversation"]
+EXAMPLE = ROOT / agent.EXAMPLE_FILE
 
 
 def sample(**conversation_fields):
@@ -50,7 +49,8 @@ def write(tmp_path, document, name="c.json"):
 
 
 def test_the_example_conversation_passes_the_schema():
-    (conversation,) = agent.load_conversations(EXAMPLE)
+    assert spec("use-agent").defaults["conversation"] == agent.EXAMPLE
+    (conversation,) = agent.load_conversations(ROOT, agent.EXAMPLE)
     assert conversation.name == "agent-example"
     assert [n for n, _ in conversation.sessions] == [1, 2, 3]
     assert [t.index for t in conversation.turns] == list(range(len(conversation.turns)))
@@ -64,69 +64,6 @@ def test_the_example_is_a_list_of_samples_as_locomo10_json_lays_them_out():
     assert isinstance(document, list) and len(document) == 1
     assert set(document[0]) == {"sample_id", "conversation", "qa"}
     assert {"speaker_a", "speaker_b", "session_1", "session_1_date_time"} <= set(document[0]["conversation"])
-
-
-# --- the loader ---------------------------------------------------------------------------------
-
-
-def test_a_file_of_two_samples_gives_two_conversations_in_file_order(tmp_path):
-    second = {**sample(), "sample_id": "t", "event_summary": {}, "observation": {}, "session_summary": {}}
-    first, other = agent.load_conversations(write(tmp_path, [sample(), second]))
-    assert (first.name, other.name) == ("s", "t")
-    assert [t.dia_id for t in first.turns] == ["D1:1", "D1:2", "D2:1"]
-    assert first.questions[0].conversation == "s" and first.questions[0].evidence == ("D1:1",)
-
-
-def test_a_sample_without_an_id_is_named_by_its_place(tmp_path):
-    plain = sample()
-    del plain["sample_id"]
-    (conversation,) = agent.load_conversations(write(tmp_path, [plain]))
-    assert conversation.name == "sample-0"
-
-
-@pytest.mark.parametrize(
-    "document, message",
-    [
-        ({"conversation": {}}, r"must hold a non-empty JSON list of samples"),
-        ([], r"must hold a non-empty JSON list of samples"),
-        ("[1, ", r"not UTF-8 JSON"),
-        ('[{"qa": [], "qa": []}]', r"not UTF-8 JSON \(key 'qa' given twice in one object\)"),
-        ([3], r"sample 0 must be an object with conversation and qa, got 3"),
-        ([{**sample(), "extra": 1}], r"sample 0 \('s'\) has unknown field 'extra'"),
-        ([{**sample(), "sample_id": "../x"}], r"sample_id must be letters, digits"),
-        ([sample(), sample()], r"sample 1 \('s'\): sample_id must be unique in the file"),
-        ([{**sample(), "conversation": []}], r"sample 0 \('s'\): conversation must be an object"),
-        ([{"sample_id": "s", "conversation": sample()["conversation"]}], r"sample 0 \('s'\) has no qa"),
-        ([{**sample(), "conversation": {**sample()["conversation"], "qa": []}}], r"must not hold qa"),
-        ([sample(speaker_b="Ana")], r"sample 0 \('s'\): speaker_b must be different from speaker_a"),
-    ],
-)
-def test_a_file_out_of_the_layout_is_refused_naming_the_file_and_what_is_wrong(tmp_path, document, message):
-    path = write(tmp_path, document)
-    with pytest.raises(ValueError, match=rf"^{path}: .*{message}"):
-        agent.load_conversations(path)
-
-
-def test_every_problem_of_every_sample_is_named_with_its_sample_and_field(tmp_path):
-    bad_turn = {"speaker": "Cy", "dia_id": "D1:1", "text": "hi"}
-    path = write(tmp_path, [sample(), {**sample(session_1=[bad_turn]), "sample_id": "t"}, 7])
-    with pytest.raises(ValueError) as caught:
-        agent.load_conversations(path)
-    message = str(caught.value)
-    assert message.startswith(f"{path}: not in LoCoMo's layout (2 problem(s)): ")
-    assert "sample 1 ('t'): session_1[0].speaker must be 'Ana' or 'Bo', got 'Cy'" in message
-    assert "sample 2 must be an object" in message
-
-
-def test_a_missing_file_a_folder_and_a_fifo_are_refused_before_a_byte_is_read(tmp_path):
-    with pytest.raises(FileNotFoundError, match="conversation file names .*nope.json, which does not exist"):
-        agent.load_conversations(tmp_path / "nope.json")
-    (tmp_path / "folder.json").mkdir()
-    with pytest.raises(ValueError, match="which is a folder, not a regular file"):
-        agent.load_conversations(tmp_path / "folder.json")
-    os.mkfifo(tmp_path / "fifo.json")
-    with pytest.raises(ValueError, match="which is a FIFO, not a regular file"):
-        agent.load_conversations(tmp_path / "fifo.json")
 
 
 # --- recall by shared words ---------------------------------------------------------------------
@@ -181,7 +118,7 @@ def test_a_bad_min_overlap_or_k_is_refused(bad):
 
 
 def test_keeping_everything_holds_every_turn_and_all_the_evidence():
-    conversations = agent.load_conversations(EXAMPLE)
+    conversations = agent.load_conversations(ROOT, agent.EXAMPLE)
     events = [conversation_events(c, agent.overlap_rankings(c)) for c in conversations]
     runs = {
         "keep_all": [replay(KeepAll(), e, k=3) for e in events],
@@ -207,7 +144,7 @@ def test_keeping_everything_holds_every_turn_and_all_the_evidence():
 def test_a_file_without_evidence_has_no_evidence_share(tmp_path):
     plain = sample()
     plain["qa"] = []
-    conversations = agent.load_conversations(write(tmp_path, [plain]))
+    conversations = agent.load_conversations(tmp_path, str(write(tmp_path, [plain])))
     runs = {"keep_all": [replay(KeepAll(), conversation_events(c)) for c in conversations]}
     assert math.isnan(agent.rule_rows(conversations, runs)[0]["evidence_held"])
 

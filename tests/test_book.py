@@ -19,6 +19,7 @@ from forgetting import pipeline
 from forgetting.pipeline.chapters import CHAPTERS, spec
 from forgetting.pipeline.paths import figures_dir, results_dir, runs_dir, site_results_dir
 from forgetting.pipeline.tables import TABLE_CLASS, raw_tables
+from forgetting.studies import agent
 
 pytestmark = pytest.mark.book
 FORGETTING = str(Path(sys.executable).parent / "forgetting")
@@ -224,11 +225,11 @@ def test_custom_runs_write_only_where_the_user_says(tmp_path):
 
 def test_a_run_with_your_own_conversation_file_writes_only_where_the_user_says(tmp_path):
     """use-agent over a file of the reader's: a relative path is read from the current folder, the
-    run is not at published parameters, and a file out of LoCoMo's layout fails the chapter in one
-    line naming the sample and the field."""
+    run is not at published parameters, and a file out of LoCoMo's layout is refused before any
+    kernel, in one line naming the sample and the field."""
     root = copy_book(tmp_path / "book")
     published = snapshot(root)
-    document = json.loads((root / spec("use-agent").defaults["conversation"]).read_text())
+    document = json.loads((root / agent.EXAMPLE_FILE).read_text())
     conversation = document[0]["conversation"]
     for key in ("session_3", "session_3_date_time"):
         del conversation[key]
@@ -258,11 +259,8 @@ def test_a_run_with_your_own_conversation_file_writes_only_where_the_user_says(t
         capture_output=True,
         text=True,
     )
-    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
-    assert (
-        "sample 0 ('agent-example'): session_2[0].speaker must be 'Maya' or 'Tomas', got 'Nobody'"
-        in done.stderr
-    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "session_2[0]" in done.stderr and "'Nobody'" in done.stderr, done.stderr
     assert snapshot(root) == published and not (root / "_executed" / "site").exists()
 
 

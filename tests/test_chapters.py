@@ -10,7 +10,7 @@ import yaml
 
 from forgetting.pipeline.chapter import Chapter
 from forgetting.pipeline.chapters import CHAPTERS, Param, spec
-from forgetting.pipeline.params import absolute_paths
+from forgetting.studies import agent
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,57 +61,50 @@ def test_bad_parameter_values_are_named(param, value):
         param.validate(value)
 
 
-def test_a_path_parameter_names_a_regular_file_with_its_ending(tmp_path):
-    param = Param("conversation", "c.json", "path", suffix=".json")
+def test_a_file_parameter_is_its_default_word_or_a_regular_file_read_from_here(tmp_path, monkeypatch):
+    """One kind for every file a reader supplies (real-conversations' ``data``, use-agent's
+    ``conversation``): the default word as it is, else a path read from the current folder,
+    handed on absolute, refused before any kernel unless it is a regular file with an allowed
+    ending that ``check`` accepts."""
+
+    def check(path):
+        if path.read_text() != "[]":
+            raise ValueError(f"{path}: not []")
+
+    param = Param("conversation", "example", "file", suffixes=(".json", ".zip"), check=check)
     (tmp_path / "c.json").write_text("[]")
+    (tmp_path / "bad.json").write_text("{}")
     (tmp_path / "folder.json").mkdir()
     os.mkfifo(tmp_path / "fifo.json")
-    assert param.validate("c.json", root=tmp_path) == "c.json"  # relative: from the root, kept as given
-    assert param.validate(str(tmp_path / "c.json"), root=ROOT) == str(tmp_path / "c.json")
+    monkeypatch.chdir(tmp_path)
+    assert param.validate("example") == "example"
+    assert param.validate("c.json") == str(tmp_path / "c.json")
+    assert param.validate(str(tmp_path / "c.json")) == str(tmp_path / "c.json")
+    allowed = "example or the path of a .json or .zip file"
     for value, detail in [
-        ("nope.json", f"; {tmp_path / 'nope.json'} does not exist"),
-        ("folder.json", "; " + str(tmp_path / "folder.json") + " is a folder, not a regular file"),
-        ("fifo.json", "; " + str(tmp_path / "fifo.json") + " is a FIFO, not a regular file"),
-        ("c.yaml", "; its name does not end in .json"),
-        (3, ""),
-        ("", ""),
-        (["c.json"], ""),
+        ("nope.json", f": no file {tmp_path / 'nope.json'}"),
+        ("folder.json", f": {tmp_path / 'folder.json'} is a folder, not a regular file"),
+        ("fifo.json", f": {tmp_path / 'fifo.json'} is a FIFO, not a regular file"),
+        ("c.yaml", f": expected {allowed}; its name does not end in .json or .zip"),
+        ("bad.json", f": {tmp_path / 'bad.json'}: not []"),
+        (
+            3,
+            f": expected {allowed} (a path that -p reads as a number or True goes with -r conversation PATH)",
+        ),
+        ("", f": expected {allowed}"),
     ]:
         with pytest.raises(ValueError) as caught:
-            param.validate(value, root=tmp_path)
-        allowed = "the path of a regular .json file (relative: from the project's root)"
-        assert (
-            str(caught.value)
-            == f"parameter conversation={value!r} is not allowed: expected {allowed}{detail}"
-        )
+            param.validate(value)
+        assert str(caught.value) == f"parameter conversation={value!r} is not allowed{detail}"
 
 
-def test_a_relative_path_is_read_from_the_project_that_holds_the_current_folder(tmp_path, monkeypatch):
-    param = spec("use-agent").param("conversation")
-    monkeypatch.chdir(ROOT / "book")
-    assert param.validate(param.default) == param.default
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(ValueError, match="no forgetting repository"):
-        param.validate(param.default)
-
-
-def test_the_command_line_reads_relative_paths_from_the_current_folder(tmp_path):
+def test_a_run_with_another_conversation_file_is_not_at_published_parameters():
+    """Only the default word is the published parameters: any path, even the example's own
+    file, makes a run that writes only to its own folder."""
     chapter = spec("use-agent")
-    given = {"conversation": "mine.json", "capacity": 5, "seed": "x.json"}
-    assert absolute_paths(chapter, given, tmp_path) == {**given, "conversation": str(tmp_path / "mine.json")}
-    assert absolute_paths(chapter, {"conversation": "/a/b.json"}, tmp_path) == {"conversation": "/a/b.json"}
-    assert absolute_paths(chapter, {"conversation": 5}, tmp_path) == {"conversation": 5}  # refused later
-
-
-def test_a_run_with_another_conversation_file_is_not_at_published_parameters(tmp_path):
-    """A non-default path is not the published parameters: the run writes only to its own folder
-    (a path the command line gives is made absolute, so even the default's own file counts)."""
-    chapter = spec("use-agent")
-    default = chapter.defaults["conversation"]
-    assert Chapter(chapter, chapter.validate(chapter.defaults, ROOT), root=ROOT).published
-    for other in (str(ROOT / default), "./" + default):
-        params = {**chapter.defaults, **chapter.validate({"conversation": other}, ROOT)}
-        assert not Chapter(chapter, params, root=ROOT).published
+    assert Chapter(chapter, chapter.validate(chapter.defaults), root=ROOT).published
+    params = {**chapter.defaults, **chapter.validate({"conversation": str(ROOT / agent.EXAMPLE_FILE)})}
+    assert not Chapter(chapter, params, root=ROOT).published
 
 
 def test_unknown_chapter_is_refused():

@@ -155,23 +155,24 @@ def test_unknown_and_bad_parameters_fail_before_any_kernel(in_repository, capsys
 
 
 def test_a_conversation_file_is_checked_before_any_kernel(in_repository, capsys, tmp_path, monkeypatch):
-    """use-agent's ``conversation`` must name a regular ``.json`` file; a relative path on the
-    command line is read from the current folder (here book/, not the project's root)."""
+    """use-agent's ``conversation`` is ``example`` or a regular ``.json``/``.zip`` file in LoCoMo's
+    layout; a relative path on the command line is read from the current folder (here book/, not
+    the project's root), as the data of real-conversations is."""
     (tmp_path / "folder.json").mkdir()
+    (tmp_path / "empty.json").write_text("[]")
     for value, message in [
-        ("missing.json", f"{ROOT / 'missing.json'} does not exist"),
+        ("missing.json", f"no file {ROOT / 'missing.json'}"),
         (str(tmp_path / "folder.json"), "folder.json is a folder, not a regular file"),
-        (str(ROOT / "README.md"), "its name does not end in .json"),
-        ("12", "conversation=12 is not allowed: expected the path of a regular .json file"),
+        (str(ROOT / "README.md"), "its name does not end in .json or .zip"),
+        ("12", "conversation=12 is not allowed: expected example or the path of a .json or .zip file"),
+        (str(tmp_path / "empty.json"), "empty.json"),
     ]:
         assert cli.main(["run", "use-agent", "-p", "conversation", value]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1 and "Traceback" not in err, (value, err)
     monkeypatch.chdir(ROOT / "book")
     assert cli.main(["run", "use-agent", "-p", "conversation", "data/examples/agent-conversation.json"]) == 2
-    assert (
-        f"{ROOT / 'book' / 'data'}/examples/agent-conversation.json does not exist" in capsys.readouterr().err
-    )
+    assert f"no file {ROOT / 'book' / 'data'}/examples/agent-conversation.json" in capsys.readouterr().err
 
 
 def test_bad_workers_and_scheduler_fail_before_any_kernel(in_repository, capsys):

@@ -96,9 +96,8 @@ def open_chapter(name: str, namespace: Mapping[str, Any]) -> Chapter:
         raise ValueError(
             f"chapter {name}: unknown parameter(s) {unknown}; allowed: {list(chapter_spec.defaults)}"
         )
-    root = repo_root()  # a relative path parameter is read from it, wherever the kernel runs
-    params = chapter_spec.validate({p: namespace[p] for p in chapter_spec.defaults}, root)
-    chapter = Chapter(chapter_spec, params, root)
+    params = chapter_spec.validate({p: namespace[p] for p in chapter_spec.defaults})
+    chapter = Chapter(chapter_spec, params)
     if not os.environ.get(RUN_DIR_ENV):  # plain papermill or Jupyter: a whole set, at save()
         chapter.alone = RunAlone(chapter.root, name)
         chapter.run_dir = chapter.alone.folder

@@ -43,9 +43,8 @@ def _p(
     high: float | None = None,
     quick: Any = None,
     help: str = "",
-    suffix: str = "",
 ) -> Param:
-    return Param(name, default, kind, low, high, quick, help or _HELP.get(name, ""), suffix=suffix)
+    return Param(name, default, kind, low, high, quick, help or _HELP.get(name, ""))
 
 
 def _interval(values: Sequence[float]) -> bool:
@@ -81,6 +80,7 @@ _W = "W of the recency window: evict when turn - last touch > W"
 #: The real-conversation chapter's data by default: the pinned LoCoMo zip (pipeline/data.py), its
 #: ten conversations by position.
 LOCOMO = "locomo"
+EXAMPLE = "example"  # use-agent's conversation: data/examples/agent-conversation.json
 _LOCOMO_POSITIONS = list(range(10))
 _DATA_HELP = (
     "conversations to run on: locomo (the pinned LoCoMo zip, the published run) or your own file, never "
@@ -489,8 +489,9 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("baseline_stability", 8.0, "float", 0.01, 1e6, help="S0 (turns): the agent's memory, decay on turns"),
         _p("min_evidence", 5.0, "float", 1.0, 1e6, help="Memory Worth evidence needed before deprecation"),
         _p("low_threshold", 0.3, "float", 0.0, 0.69, help="deprecate when Memory Worth <= this"),
-        _p("conversation", "data/examples/agent-conversation.json", "path", suffix=".json",
-           help="conversation file in LoCoMo's locomo10.json layout (default: the example in data/examples/)"),
+        Param("conversation", EXAMPLE, "file", suffixes=(".json", ".zip"), check=_conversations_file,
+              help="conversations to replay every rule over: example (data/examples/agent-conversation.json, the "
+                   "published run) or your own file, never published, as the data of real-conversations"),
         _p("recall_k", 3, "int", 1, 100, help="turns recalled before each turn is stored (top-k by shared words)"),
         _p("min_overlap", 2, "int", 1, 100, help="content words a recalled turn shares with the new one at least"),
         _p("stability_days", 8.0, "float", 0.01, 1e6, help="S0 (days) of decay on days"),

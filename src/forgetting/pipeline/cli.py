@@ -40,7 +40,7 @@ from ..safeio import is_disk_full
 from ..studies.executor import executor_spec, require_scheduler_reachable
 from . import inputs, pdf, publish
 from .chapters import chapter_names, spec
-from .params import absolute_paths, parameter_table
+from .params import parameter_table
 from .paths import default_output_dir, repo_root, site_source_dir
 from .processes import Terminated, terminate_as_interrupt
 
@@ -286,7 +286,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _run(root: Path, args: argparse.Namespace) -> int:
-    overrides = absolute_paths(spec(args.chapter), parameters(args), Path.cwd())  # paths: from here
+    overrides = parameters(args)
     executor = executor_spec(args.workers, args.scheduler)  # ValueError before any kernel
     if args.scheduler is not None:
         require_scheduler_reachable(args.scheduler)

@@ -14,9 +14,8 @@ from typing import Any
 
 from .._validate import is_real, shown
 from ..safeio import NotRegularFile, open_regular
-from .paths import repo_root
 
-__all__ = ["LISTED_NAMES", "ChapterSpec", "Param", "Rule", "absolute_paths", "from_zero"]
+__all__ = ["LISTED_NAMES", "ChapterSpec", "Param", "Rule", "from_zero"]
 
 LISTED_NAMES = 5  # unknown parameter names a message quotes before it says how many more there are
 
@@ -31,16 +30,11 @@ class Param:
     problem, all before any kernel starts. A path is handed on absolute (the kernel runs in
     ``book/``). ``recorded_at_default=False`` leaves the parameter out of a run's record while it
     has its default, so that adding it kept the published records byte for byte.
-
-    A ``"path"`` names a regular file whose name ends in ``suffix`` (``".json"``); a relative
-    path is read from the project's root (the clone the command runs in), so the registered
-    default is the same file wherever the chapter runs. It is checked (it exists, is a regular
-    file) before any kernel starts; what it holds is the chapter's to check.
     """
 
     name: str
     default: Any
-    kind: str  # "int", "float", "bool", "int-list", "float-list", "file", "path"
+    kind: str  # "int", "float", "bool", "int-list", "float-list", "file"
     low: float | None = None
     high: float | None = None
     quick: Any = None
@@ -48,7 +42,6 @@ class Param:
     suffixes: tuple[str, ...] = ()
     check: Callable[[Path], object] | None = None
     recorded_at_default: bool = True
-    suffix: str = ""  # a "path": how the file's name ends (any ending when empty)
 
     @property
     def allowed(self) -> str:
@@ -61,19 +54,12 @@ class Param:
             "bool": "True or False",
             "int-list": "a non-empty list of ints",
             "float-list": "a non-empty list of numbers",
-            "path": f"the path of a regular {self.suffix or 'file'}{' file' * bool(self.suffix)} "
-            "(relative: from the project's root)",
         }[self.kind]
         return what + (" " + " and ".join(bounds) if bounds else "")
 
-    def validate(self, value: Any, root: Path | None = None) -> Any:
-        """Return ``value`` (ints accepted for floats, lists normalised, a
-        ``"file"``'s path made absolute) or raise ``ValueError``.
-
-        ``root``: the project's root a relative ``"path"`` is read from (default: the one at or
-        above the current folder)."""
-        if self.kind == "path":
-            return self._path(value, root)
+    def validate(self, value: Any) -> Any:
+        """Return ``value`` (ints accepted for floats, lists normalised, a file's path made
+        absolute) or raise ``ValueError``."""
 
         def fail() -> ValueError:
             listed = self.kind.endswith("-list") and isinstance(value, str)
@@ -123,6 +109,8 @@ class Param:
             open_regular(path, "the path").close()  # a folder or a FIFO: refused unread
         except FileNotFoundError:
             raise ValueError(f"{refused}: no file {path}") from None
+        except NotRegularFile as error:
+            raise ValueError(f"{refused}: {path} is {error.kind}, not a regular file") from None
         except OSError as error:
             raise ValueError(f"{refused}: cannot read {path} ({error.strerror or error})") from None
         except ValueError as error:
@@ -133,30 +121,6 @@ class Param:
             except (ValueError, OSError) as error:
                 raise ValueError(f"{refused}: {error}") from None
         return str(path)
-
-    def _path(self, value: Any, root: Path | None) -> str:
-        """``value`` unchanged if it names a regular file with the right ending (module docstring)."""
-        refused = f"parameter {self.name}={shown(value)} is not allowed: expected {self.allowed}"
-        if not isinstance(value, str) or not value.strip() or "\0" in value:
-            raise ValueError(refused)
-        if self.suffix and not value.lower().endswith(self.suffix.lower()):
-            raise ValueError(f"{refused}; its name does not end in {self.suffix}")
-        path = Path(value)
-        if not path.is_absolute():
-            try:
-                path = (root if root is not None else repo_root()) / path
-            except FileNotFoundError as error:
-                raise ValueError(f"{refused}; {error}") from None
-        try:
-            with open_regular(path, f"parameter {self.name}"):
-                pass
-        except FileNotFoundError:
-            raise ValueError(f"{refused}; {path} does not exist") from None
-        except NotRegularFile as error:
-            raise ValueError(f"{refused}; {path} is {error.kind}, not a regular file") from None
-        except OSError as error:
-            raise ValueError(f"{refused}; cannot read {path}: {error.strerror or error}") from None
-        return value
 
 
 @dataclass(frozen=True)
@@ -207,16 +171,15 @@ class ChapterSpec:
             f"allowed: {[p.name for p in self.params]}"
         )
 
-    def validate(self, values: Mapping[str, Any], root: Path | None = None) -> dict[str, Any]:
+    def validate(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Validate ``values`` (a subset of the parameters) alone and against the cross-parameter
-        rules, completed with the defaults; every problem is reported at once. ``root``: the
-        project's root a relative path is read from (:meth:`Param.validate`)."""
+        rules, completed with the defaults; every problem is reported at once."""
         known = {p.name: p for p in self.params}
         unknown = [name for name in values if name not in known]
         problems, clean = [self.unknown_problem(unknown)] if unknown else [], {}
         for name, value in ((n, v) for n, v in values.items() if n in known):
             try:
-                clean[name] = known[name].validate(value, root)
+                clean[name] = known[name].validate(value)
             except ValueError as error:
                 problems.append(str(error))
         if not problems:
@@ -255,22 +218,6 @@ def parameter_table(chapter: ChapterSpec) -> str:
     if chapter.data:
         lines += ["", "data: " + ", ".join(chapter.data)]
     return "\n".join(line.rstrip() for line in lines)
-
-
-def absolute_paths(chapter: ChapterSpec, values: Mapping[str, Any], folder: Path) -> dict[str, Any]:
-    """``values`` with every relative path of a ``"path"`` parameter read from ``folder`` (the
-    command line's current folder), as any command reads a path; other values unchanged.
-
-    The path comes back absolute, so it is never a registered default (a relative path): a run
-    given a path on the command line is not at published parameters, even one that names the
-    default's file, and writes only to its own folder."""
-    kinds = {p.name: p.kind for p in chapter.params}
-    return {
-        name: os.path.join(folder, value)
-        if kinds.get(name) == "path" and isinstance(value, str) and value and not os.path.isabs(value)
-        else value
-        for name, value in values.items()
-    }
 
 
 def from_zero(name: str, below_one: str = "") -> Rule:

@@ -194,7 +194,7 @@ def run_chapter(
 
     root = Path(root).resolve()  # the kernel runs in book/: every path it gets is absolute
     chapter = spec(name)
-    params = chapter.validate({**(chapter.quick if quick else {}), **dict(overrides or {})}, root)
+    params = chapter.validate({**(chapter.quick if quick else {}), **dict(overrides or {})})
     if executor is not None:
         executor_from_spec(executor, "executor")
     remove_orphans(root)

@@ -6,9 +6,10 @@ forgetting rule replayed over a conversation file the reader names.
   (:meth:`DeploymentWorld.task`) and whether it succeeds with the memory the agent acted on
   (:meth:`DeploymentWorld.succeeds`). At ``change_turn`` the deployment endpoint changes: the old
   fact is stale from then on, and a task that acts on it fails.
-* :func:`load_conversations` -- a conversation file in the layout of LoCoMo's released
-  ``locomo10.json`` (a JSON list of samples, each with ``conversation`` and ``qa``), every sample
-  checked by :func:`forgetting.conversations.schema.parse_conversation`, the loader of the LoCoMo zip.
+* :func:`load_conversations` -- the example conversation or a file of the reader's own in the
+  layout of LoCoMo's released ``locomo10.json``, read by the library's
+  :func:`~forgetting.conversations.user_file.load_user_file` (the reader of
+  ``forgetting run real-conversations -p data PATH`` too).
 * :func:`overlap_rankings` -- a retriever without a model: before turn ``i`` is stored, the
   earlier turns that share at least ``min_overlap`` content words with it, most shared first.
 * :func:`rule_rows` -- what each rule held at the end, its missed recalls and the evidence of
@@ -21,7 +22,6 @@ resumed at any turn draws what an uninterrupted run draws there.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,16 +31,12 @@ from typing import Any, NamedTuple
 from .._validate import int_problem, raise_problems, real_problem, seed_problem, shown
 from ..conversations.policies import Event, Replay
 from ..conversations.records import Conversation, resolve_evidence
-from ..conversations.schema import parse_conversation
-from ..conversations.source import MAX_BYTES
-from ..safeio import open_regular
+from ..conversations.user_file import load_user_file
 from .worlds.model import substream
 
 __all__ = [
     "DEPLOY",
     "FACTS",
-    "MAX_PROBLEMS",
-    "SAMPLE_KEYS",
     "STATUS",
     "STOPWORDS",
     "DeploymentWorld",
@@ -69,11 +65,6 @@ FACTS = {
     "endpoint-v2": "deploy: POST https://deploy.example.com/v2/releases (v1 is switched off)",
 }
 
-#: The fields a sample of ``locomo10.json`` may have; ``event_summary``, ``observation`` and
-#: ``session_summary`` are generated annotations, allowed and not read.
-SAMPLE_KEYS = ("sample_id", "conversation", "qa", "event_summary", "observation", "session_summary")
-#: The most problems one error of :func:`load_conversations` lists (then how many more).
-MAX_PROBLEMS = 20
 _COMMON_WORDS = (
     "about after again also and any are been before being but can could did does doing for from "
     "had has have her here hers him his how its just more most not now off once only our out over "
@@ -240,90 +231,18 @@ def memory_rows(memory: Any, log: Sequence[Mapping[str, Any]]) -> list[dict[str,
 # --- a conversation file ------------------------------------------------------------------------
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"key {key!r} given twice in one object")
-        result[key] = value
-    return result
+EXAMPLE = "example"
+"""The chapter's ``conversation`` at its default: the example file, :data:`EXAMPLE_FILE`."""
+EXAMPLE_FILE = "data/examples/agent-conversation.json"
+"""The example conversation (invented text in LoCoMo's layout), from the project's root."""
 
 
-def load_conversations(path: str | Path) -> list[Conversation]:
-    """The conversations of a file in the layout of LoCoMo's ``locomo10.json``, in file order.
-
-    The file is a JSON list of samples; each is an object with ``conversation`` (an object with
-    ``speaker_a``, ``speaker_b``, ``session_N`` lists of turns ``{"speaker", "dia_id", "text"}``
-    and ``session_N_date_time``), ``qa`` (a list of ``{"question", "answer", "evidence",
-    "category"}``) and optionally ``sample_id`` (its name; default ``sample-<i>``) and the
-    annotations of :data:`SAMPLE_KEYS`. Each sample's ``conversation`` with its ``qa`` is checked
-    field by field by :func:`~forgetting.conversations.schema.parse_conversation`, the check of
-    every member of the LoCoMo zip.
-
-    Raises
-    ------
-    FileNotFoundError
-        Nothing at ``path``.
-    ValueError
-        ``path`` not a regular file (a FIFO, a device, a folder) or over
-        :data:`~forgetting.conversations.source.MAX_BYTES` (refused before it is read); not UTF-8
-        JSON, or a key given twice in one object; not a non-empty list of samples; or every
-        problem of the samples (up to :data:`MAX_PROBLEMS`) in one message naming ``path``, each
-        with the sample and the field.
-    """
-    path = Path(path)
-    with open_regular(path, "conversation file", MAX_BYTES) as handle:
-        data = handle.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise ValueError(f"{path}: more than {MAX_BYTES} bytes; refusing it")
-    try:
-        document = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys)
-    except (UnicodeDecodeError, ValueError) as error:
-        raise ValueError(f"{path}: not UTF-8 JSON ({' '.join(str(error).split())})") from None
-    if not isinstance(document, list) or not document:
-        raise ValueError(
-            f"{path}: must hold a non-empty JSON list of samples (LoCoMo's locomo10.json layout), "
-            f"got {shown(document)}"
-        )
-    conversations: list[Conversation] = []
-    problems: list[str] = []
-    names: set[str] = set()
-    for i, sample in enumerate(document):
-        if not isinstance(sample, dict):
-            problems.append(f"sample {i} must be an object with conversation and qa, got {shown(sample)}")
-            continue
-        name = sample.get("sample_id", f"sample-{i}")
-        where = f"sample {i} ({shown(name)})"
-        problems += [f"{where} has unknown field {shown(key)}" for key in sample if key not in SAMPLE_KEYS]
-        if not isinstance(name, str) or not re.fullmatch(r"[\w.-]+", name) or name.startswith("."):
-            problems.append(f"{where}: sample_id must be letters, digits, '_', '-' or '.', got {shown(name)}")
-            continue
-        if name in names:
-            problems.append(f"{where}: sample_id must be unique in the file, got {shown(name)} twice")
-        names.add(name)
-        body = sample.get("conversation")
-        if not isinstance(body, dict):
-            problems.append(f"{where}: conversation must be an object, got {shown(body)}")
-            continue
-        if "qa" in body:
-            problems.append(f"{where}: conversation must not hold qa (the sample's qa is its questions)")
-            continue
-        if "qa" not in sample:
-            problems.append(f"{where} has no qa (a list of questions, possibly empty)")
-            continue
-        member = f"{name}.json"
-        conversation, found = parse_conversation(member, json.dumps({**body, "qa": sample["qa"]}).encode())
-        problems += [f"{where}: {problem.removeprefix(member + ': ')}" for problem in found]
-        if conversation is not None:
-            conversations.append(conversation)
-    if problems:
-        more = f"; and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else ""
-        raise ValueError(
-            f"{path}: not in LoCoMo's layout ({len(problems)} problem(s)): "
-            + "; ".join(problems[:MAX_PROBLEMS])
-            + more
-        )
-    return conversations
+def load_conversations(root: str | Path, conversation: str) -> list[Conversation]:
+    """The conversations of ``conversation``: :data:`EXAMPLE` (the example file under ``root``)
+    or the path of a file of the reader's own, read and checked by
+    :func:`~forgetting.conversations.user_file.load_user_file` (a ``.json`` laid out as LoCoMo's
+    ``data/locomo10.json``, or a ``.zip`` of conversation files)."""
+    return load_user_file(Path(root) / EXAMPLE_FILE if conversation == EXAMPLE else Path(conversation))
 
 
 # --- recall by shared words ---------------------------------------------------------------------
