@@ -13,20 +13,18 @@ import heapq
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 
 from .._validate import int_problem, raise_problems, seed_problem, shown
 from .policies import (
     Event,
+    SavingPolicy,
     choice_problem,
-    policy_from_dict,
-    policy_to_dict,
     read_id,
     read_int,
     read_row,
-    resume_state,
     saved,
     saved_id,
 )
@@ -188,7 +186,7 @@ class _CapacityHolder:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Capacity:
+class Capacity(SavingPolicy):
     """Hold at most ``C`` memories; storing into a full store evicts one held memory first.
 
     The victim has the smallest key, ties between keys impossible (store order is unique):
@@ -229,25 +227,9 @@ class Capacity:
         """An empty store."""
         return _CapacityHolder(self, CapacityRule(self.rule), self.capacity)
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"format": "forgetting.Capacity", "version": 1, "capacity", "rule"}`` (:meth:`from_dict`)."""
-        return policy_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Self:
-        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
-        entries, or a parameter the constructor refuses."""
-        policy: Self = policy_from_dict(cls, data)
-        return policy
-
-    def resume(self, data: Any) -> _CapacityHolder:
-        """The state whose ``to_dict()`` is ``data``, as :meth:`start` and the same events made it."""
-        resumed: _CapacityHolder = resume_state(self, data, self.start())
-        return resumed
-
 
 @dataclass(frozen=True, kw_only=True)
-class RandomEviction:
+class RandomEviction(SavingPolicy):
     """Hold at most ``C`` memories; a full store evicts one held memory uniformly at random.
 
     Each event draws ``j = rng.integers(C)`` from ``numpy.random.default_rng(seed)`` (one draw
@@ -276,19 +258,3 @@ class RandomEviction:
     def start(self) -> _CapacityHolder:
         """An empty store and a fresh generator."""
         return _CapacityHolder(self, None, self.capacity, np.random.default_rng(int(self.seed)))
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"format": "forgetting.RandomEviction", "version": 1, "capacity", "seed"}`` (:meth:`from_dict`)."""
-        return policy_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Self:
-        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
-        entries, or a parameter the constructor refuses."""
-        policy: Self = policy_from_dict(cls, data)
-        return policy
-
-    def resume(self, data: Any) -> _CapacityHolder:
-        """The state whose ``to_dict()`` is ``data``: the same entries, generator state and draws."""
-        resumed: _CapacityHolder = resume_state(self, data, self.start())
-        return resumed

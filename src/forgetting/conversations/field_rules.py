@@ -29,7 +29,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, Self, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -39,18 +39,16 @@ from .policies import (
     CheckedEvents,
     Event,
     Replay,
+    SavingPolicy,
     check_events,
     choice_problem,
     day_number,
-    policy_from_dict,
-    policy_to_dict,
     read_event,
     read_id,
     read_int,
     read_row,
     read_time,
     replay_state,
-    resume_state,
     saved,
     saved_event,
     saved_id,
@@ -236,7 +234,7 @@ class _Bank:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MemoryBank:
+class MemoryBank(SavingPolicy):
     """MemoryBank's forgetting: at each pass, keep a memory with probability ``R = exp(-t / S)``.
 
     ``t`` is whole calendar days since the memory was stored or last recalled (the source's
@@ -292,23 +290,6 @@ class MemoryBank:
     def start(self) -> _Bank:
         """An empty bank and a fresh generator."""
         return _Bank(self, np.random.default_rng(int(self.seed)))
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"format": "forgetting.MemoryBank", "version": 1, "seed", "max_strength", "max_days",
-        "forget_at"}``, JSON-safe (:meth:`from_dict` reads it back)."""
-        return policy_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Self:
-        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
-        entries, or a parameter the constructor refuses."""
-        policy: Self = policy_from_dict(cls, data)
-        return policy
-
-    def resume(self, data: Any) -> _Bank:
-        """The state whose ``to_dict()`` is ``data``: the same memories, levels and generator state."""
-        resumed: _Bank = resume_state(self, data, self.start())
-        return resumed
 
 
 def memorybank_replays(
@@ -475,7 +456,7 @@ def _saved_due(due: datetime | None) -> str | None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class YourMemory:
+class YourMemory(SavingPolicy):
     """YourMemory's pruning: drop a memory when its strength falls below ``prune_threshold``.
 
     Strength (:func:`yourmemory_strength`) is
@@ -531,20 +512,3 @@ class YourMemory:
     def start(self) -> _Strengths:
         """An empty store."""
         return _Strengths(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"format": "forgetting.YourMemory", "version": 1, "importance", "base_rate",
-        "prune_threshold", "forget_at"}``, JSON-safe (:meth:`from_dict` reads it back)."""
-        return policy_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Self:
-        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
-        entries, or a parameter the constructor refuses."""
-        policy: Self = policy_from_dict(cls, data)
-        return policy
-
-    def resume(self, data: Any) -> _Strengths:
-        """The state whose ``to_dict()`` is ``data``: the same held memories and due times."""
-        resumed: _Strengths = resume_state(self, data, self.start())
-        return resumed

@@ -48,7 +48,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from itertools import islice
-from typing import Any, NamedTuple, Protocol, Self
+from typing import Any, NamedTuple, Protocol, Self, cast
 
 import numpy as np
 
@@ -77,6 +77,7 @@ __all__ = [
     "ReplayRun",
     "SavableHolder",
     "SavablePolicy",
+    "SavingPolicy",
     "Window",
     "check_events",
     "choice_problem",
@@ -595,6 +596,34 @@ def resume_state(policy: Any, data: Any, holder: Any) -> Any:
     return holder
 
 
+class SavingPolicy:
+    """Saving for a policy that is a frozen dataclass of its parameters: ``to_dict`` writes them,
+    ``from_dict`` reads them back, ``resume`` restores a running state its holder saved.
+
+    ``policy.to_dict()`` is ``{"format": "forgetting.<class>", "version": 1, <each parameter>}``
+    (enums as their strings); ``type(policy).from_dict(policy.to_dict()) == policy``. For a state
+    ``holder = policy.start()`` fed some events, ``policy.resume(holder.to_dict())`` is a holder
+    that the rest of the events leave exactly where they leave ``holder``.
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "forgetting.<class>", "version": 1, <each parameter>}``, JSON-safe."""
+        return policy_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
+        entries, or a parameter the constructor refuses."""
+        policy: Self = policy_from_dict(cls, data)
+        return policy
+
+    def resume(self, data: Any) -> SavableHolder:
+        """The running state whose ``to_dict()`` is ``data``, as ``start()`` and the same events
+        made it (``ValueError`` for a state saved by another policy, or damaged)."""
+        holder: SavableHolder = resume_state(self, data, cast(Policy, self).start())
+        return holder
+
+
 # --- a replay under way ---------------------------------------------------------------------
 
 
@@ -875,7 +904,7 @@ class _EngineHolder:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Ebbinghaus:
+class Ebbinghaus(SavingPolicy):
     """The decay engine (:class:`~forgetting.decay.engines.EbbinghausEngine`) on a conversation.
 
     A memory is dropped at the first event where ``exp(-t / S) < theta``, ``t`` the time since
@@ -922,26 +951,9 @@ class Ebbinghaus:
         )
         return _EngineHolder(self, engine, days=self.clock is DecayClock.DAYS)
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"format": "forgetting.Ebbinghaus", "version": 1, "eviction_threshold",
-        "baseline_stability", "clock"}``, JSON-safe (:meth:`from_dict` reads it back)."""
-        return policy_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Self:
-        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
-        entries, or a parameter the constructor refuses."""
-        policy: Self = policy_from_dict(cls, data)
-        return policy
-
-    def resume(self, data: Any) -> _EngineHolder:
-        """The state whose ``to_dict()`` is ``data``, as :meth:`start` and the same events made it."""
-        resumed: _EngineHolder = resume_state(self, data, self.start())
-        return resumed
-
 
 @dataclass(frozen=True, kw_only=True)
-class Window:
+class Window(SavingPolicy):
     """The recency window (:class:`~forgetting.decay.engines.RecencyWindow`) on turns.
 
     A memory is dropped at the first event ``i`` with ``i - last > W``, ``last`` the turn it
@@ -966,22 +978,6 @@ class Window:
     def start(self) -> _EngineHolder:
         """The window, empty."""
         return _EngineHolder(self, RecencyWindow(window_size=self.window_size), days=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"format": "forgetting.Window", "version": 1, "window_size"}`` (:meth:`from_dict`)."""
-        return policy_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Self:
-        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version, other
-        entries, or a parameter the constructor refuses."""
-        policy: Self = policy_from_dict(cls, data)
-        return policy
-
-    def resume(self, data: Any) -> _EngineHolder:
-        """The state whose ``to_dict()`` is ``data``, as :meth:`start` and the same events made it."""
-        resumed: _EngineHolder = resume_state(self, data, self.start())
-        return resumed
 
 
 class _Nothing:
@@ -1010,7 +1006,7 @@ class _Nothing:
 
 
 @dataclass(frozen=True, kw_only=True)
-class KeepAll:
+class KeepAll(SavingPolicy):
     """Keep every memory: the bound every other policy is measured against."""
 
     @property
@@ -1021,18 +1017,3 @@ class KeepAll:
     def start(self) -> _Nothing:
         """A state that never drops anything."""
         return _Nothing(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"format": "forgetting.KeepAll", "version": 1}`` (:meth:`from_dict`)."""
-        return policy_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Self:
-        """The policy :meth:`to_dict` wrote; ``ValueError`` for another format or version."""
-        policy: Self = policy_from_dict(cls, data)
-        return policy
-
-    def resume(self, data: Any) -> _Nothing:
-        """The state whose ``to_dict()`` is ``data``."""
-        resumed: _Nothing = resume_state(self, data, self.start())
-        return resumed
