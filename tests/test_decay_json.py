@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from forgetting.curves.power_engine import PowerLawEngine
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
+from json_damage import damaged
 
 SETTINGS = {
     EbbinghausEngine: st.fixed_dictionaries(
@@ -207,41 +208,15 @@ def test_an_item_before_any_recall_has_the_baseline_stability():
         RecencyWindow.from_dict({**window, "items": items})
 
 
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 10) | st.floats() | st.text(max_size=3),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=2),
-    max_leaves=6,
-)
-
-
-def _paths(value, path=()):
-    yield path
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            yield from _paths(inner, (*path, key))
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            yield from _paths(inner, (*path, index))
-
-
-def _set(value, path, new):
-    if not path:
-        return new
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[path[0]] = _set(value[path[0]], path[1:], new)
-    return copy
-
-
 @settings(max_examples=150, deadline=None)
 @given(cls=st.sampled_from(ENGINES), data=st.data())
 def test_any_damage_is_a_value_error_or_a_working_engine(cls, data):
     """No KeyError, TypeError or IndexError leaks: from_dict either refuses (ValueError) or gives an
     engine that writes JSON-safe data and takes further calls."""
     saved = _used(cls).to_dict()
-    path = data.draw(st.sampled_from(list(_paths(saved))), label="path")
-    damaged = _set(saved, path, data.draw(JSON_VALUES, label="value"))
+    broken = damaged(data, saved)
     try:
-        engine = cls.from_dict(damaged)
+        engine = cls.from_dict(broken)
     except ValueError:
         return
     json.dumps(engine.to_dict(), allow_nan=False)

@@ -8,6 +8,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from forgetting.worth import ContextualMemoryWorth, DiscountedMemoryWorth, MemoryWorth
+from json_damage import damaged
 
 TAXONOMY = {
     "prior": st.floats(0.0, 1.0),
@@ -196,31 +197,6 @@ def test_a_damaged_scale_or_context_is_refused():
         ContextualMemoryWorth.from_dict({**data, "counters": [[None, "a", 1.0, 0.0]]})
 
 
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 10) | st.floats() | st.text(max_size=3),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=2),
-    max_leaves=6,
-)
-
-
-def _paths(value, path=()):
-    yield path
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            yield from _paths(inner, (*path, key))
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            yield from _paths(inner, (*path, index))
-
-
-def _set(value, path, new):
-    if not path:
-        return new
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[path[0]] = _set(value[path[0]], path[1:], new)
-    return copy
-
-
 def _used(cls):
     estimator = cls()
     keyword = {"context": "c"} if cls is ContextualMemoryWorth else {}
@@ -233,10 +209,9 @@ def test_any_damage_is_a_value_error_or_a_working_estimator(cls, data):
     """No KeyError, TypeError or IndexError leaks: from_dict either refuses (ValueError) or gives an
     estimator that writes JSON-safe data and takes further episodes."""
     saved = _used(cls).to_dict()
-    path = data.draw(st.sampled_from(list(_paths(saved))), label="path")
-    damaged = _set(saved, path, data.draw(JSON_VALUES, label="value"))
+    broken = damaged(data, saved)
     try:
-        estimator = cls.from_dict(damaged)
+        estimator = cls.from_dict(broken)
     except ValueError:
         return
     json.dumps(estimator.to_dict(), allow_nan=False)
