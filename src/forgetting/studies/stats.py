@@ -23,8 +23,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .._validate import raise_problems, real_problem
-
 __all__ = [
     "SeedSummary",
     "summarize",
@@ -32,7 +30,6 @@ __all__ = [
     "mean_sd",
     "rho_across_seeds",
     "DISTINGUISHABLE_Z",
-    "loop_cost_words",
 ]
 
 Z_95 = statistics.NormalDist().inv_cdf(0.975)
@@ -96,16 +93,3 @@ def rho_across_seeds(rho: npt.ArrayLike) -> tuple[float, float]:
 
 #: Standard errors from zero beyond which a paired mean difference is told apart from zero (two-sided 95 %).
 DISTINGUISHABLE_Z = Z_95
-
-
-def loop_cost_words(loop: float, loop_se: float) -> str:
-    """How the prose describes the loop's part of the gap: told apart from zero or not.
-
-    ``|loop| / loop_se >= DISTINGUISHABLE_Z`` (a two-sided 95 % test on the paired differences)
-    is "a cost these seeds measure", anything less "a cost these seeds cannot tell apart from
-    zero". Raises ``ValueError`` unless ``loop_se`` is a positive finite number.
-    """
-    raise_problems([real_problem("loop", loop), real_problem("loop_se", loop_se, 0.0, low_open=True)])
-    if abs(loop) / loop_se >= DISTINGUISHABLE_Z:
-        return "a cost these seeds measure"
-    return "a cost these seeds cannot tell apart from zero"

@@ -17,7 +17,6 @@
 * :mod:`~forgetting.studies.worlds.feedback_credit` -- the same inside Experiment 3's feedback loop.
 """
 
-from ..stats import loop_cost_words
 from . import credit, feedback_credit
 from .adaptive import NORMAL_MEAN_ABS, AdaptiveResult, AdaptiveWorld, adaptive_check
 from .anchor_decides import (
@@ -47,6 +46,7 @@ from .controlled import (
     consistent_with_band,
     controlled_experiment,
     gap_decomposition,
+    loop_cost_words,
     policy_experiment,
     preference_bound,
     retrieval_depth_sweep,

@@ -19,7 +19,7 @@ import numpy as np
 from ..._validate import raise_problems, real_problem, seed_problem
 from ...worth import DEFAULT_PRIOR, WORTH_CLASSES, class_counts, memory_worth
 from ..executor import Executor, each_seed, map_seeds
-from ..stats import rho_across_seeds
+from ..stats import DISTINGUISHABLE_Z, rho_across_seeds
 from .model import (
     BLOCK_EPISODES,
     DEFAULT_N_SEEDS,
@@ -49,6 +49,7 @@ __all__ = [
     "static_score_rho",
     "consistent_with_band",
     "gap_decomposition",
+    "loop_cost_words",
     "PolicyWorld",
     "PolicyResult",
     "policy_experiment",
@@ -268,6 +269,19 @@ def gap_decomposition(policy_rho: np.ndarray, uniform_rho: np.ndarray, published
         "setting_se": float(uniform.std(ddof=1)) / root,
         "loop_share": loop / gap if gap != 0 else float("nan"),
     }
+
+
+def loop_cost_words(loop: float, loop_se: float) -> str:
+    """How the prose describes the loop's part of the gap: told apart from zero or not.
+
+    ``|loop| / loop_se >= DISTINGUISHABLE_Z`` (a two-sided 95 % test on the paired differences)
+    is "a cost these seeds measure", anything less "a cost these seeds cannot tell apart from
+    zero". Raises ``ValueError`` unless ``loop_se`` is a positive finite number.
+    """
+    raise_problems([real_problem("loop", loop), real_problem("loop_se", loop_se, 0.0, low_open=True)])
+    if abs(loop) / loop_se >= DISTINGUISHABLE_Z:
+        return "a cost these seeds measure"
+    return "a cost these seeds cannot tell apart from zero"
 
 
 def retrieval_depth_sweep(
