@@ -140,3 +140,19 @@ def test_discounted_counters_always_return_n_memories_values_and_list_every_prob
         discounted_counters([[9]], [1], 2.0, 3)
     for name in ("retrieved_idx", "outcomes", "discount"):
         assert f"{name} must" in str(error.value)
+
+
+def test_the_counter_bound_holds_below_equality_and_rounding_reaches_it_at_equality():
+    """GovernedMemory's docstring: below ``discount = 1 - 1 / min_evidence`` a memory never has
+    the evidence to be low-value; at equality (0.8 and 5) rounding reaches it after 158 straight
+    failures of one memory."""
+
+    def first_low_value(discount, n):
+        worth = DiscountedMemoryWorth(discount=discount, min_evidence=5.0)
+        for i in range(1, n + 1):
+            if worth.update(["m"], False).classify("m") == "low-value":
+                return i
+        return None
+
+    assert first_low_value(0.79, 2000) is None
+    assert first_low_value(0.8, 2000) == 158

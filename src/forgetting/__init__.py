@@ -1,17 +1,20 @@
 """forgetting: when should an agent's memory forget?
 
-Two mechanisms and the experiments about them:
+Two layers. The library, the two mechanisms and what an agent builder reuses:
 
 * :mod:`forgetting.decay` -- an Ebbinghaus decay engine (retention ``R = exp(-t / S)``,
   every recall multiplies ``S`` by ``1 + ln(1 + n)``) and the recency window it is measured
   against.
 * :mod:`forgetting.worth` -- Memory Worth, ``MW = h+ / (h+ + h-)``, an outcome-based
-  two-counter estimator of which memories help.
-* :mod:`forgetting.curves` -- the curve's shape: other forgetting curves, fitted to human data.
-* :mod:`forgetting.studies.worlds`, :mod:`forgetting.text`, :mod:`forgetting.studies.governance` -- the
-  simulated worlds of Experiments 1-4, Experiment 5 on real text, and the two signals together.
-* :mod:`forgetting.conversations` -- real conversations (LoCoMo) and forgetting policies on them.
-* :mod:`forgetting.pipeline` -- the book's plumbing (chapters, runs, the site), apart from the science.
+  two-counter estimator of which memories help, its variants and effect estimators.
+* :mod:`forgetting.governed` -- :class:`GovernedMemory`, both signals on one set of memories.
+* :mod:`forgetting.conversations` -- one event type, one replay driver, the forgetting rules of
+  the field (capacity rules, MemoryBank's, YourMemory's), and LoCoMo's data, checked and loaded.
+* :mod:`forgetting.curves` -- other forgetting curves and the power-law engine.
+* :mod:`forgetting.text` -- the all-MiniLM-L6-v2 sentence encoder in numpy, and its cache.
+
+And the book, which the library never imports: :mod:`forgetting.studies` (the experiments of
+every chapter) and :mod:`forgetting.pipeline` (chapters, runs, the site).
 
 The names below are the core of the library; everything else is reached through its package
 (``forgetting.conversations`` after ``import forgetting`` imports that package on first use).

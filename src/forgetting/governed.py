@@ -5,7 +5,8 @@ memories: the Ebbinghaus engine (:class:`~forgetting.decay.EbbinghausEngine`) ke
 recalled and evicts what is not, and a :class:`DeprecationRule` retires a memory on the outcomes
 of the tasks that used it. One call per retrieval (:meth:`GovernedMemory.retrieve`) and one per
 outcome (:meth:`GovernedMemory.outcome`) drive both. Each rule plays exactly as one of the
-chapter's policies (:mod:`forgetting.studies.governance.policies`; tested on its published sessions):
+chapter's policies (:mod:`forgetting.studies.governance.policies`; tested on the first 8 to 12 of
+its published sessions, on 2 or 3 sessions of each value of its sweeps, and on generated ones):
 
 * ``WORTH`` (policy ``combined``, the default): deprecate a retrieved memory whose Memory Worth
   (:class:`~forgetting.worth.MemoryWorth`) is low-value, ``h+ + h- >= min_evidence`` and
@@ -16,16 +17,19 @@ chapter's policies (:mod:`forgetting.studies.governance.policies`; tested on its
 * ``DISCOUNTED`` (policy ``discounted``): the same rule on counters discounted by ``discount``
   per outcome (:class:`~forgetting.worth.DiscountedMemoryWorth`), so old outcomes fade. At the
   chapter's ``discount = 0.9`` the true fact survived in 0.893 of the sessions and the stale one
-  went after 13.8 turns; a discounted counter stays below ``1 / (1 - discount)``, so at
-  ``discount <= 1 - 1 / min_evidence`` nothing is ever deprecated.
+  went after 13.8 turns; a discounted counter stays below ``1 / (1 - discount)`` (up to
+  rounding), so at ``discount < 1 - 1 / min_evidence`` nothing is ever deprecated; at equality
+  rounding can reach ``min_evidence`` (``discount = 0.8``, ``min_evidence = 5``: after 158
+  straight failures of one memory).
 * ``EFFECT`` (policy ``effect``): deprecate a memory once an interval on its *effect* lies below
   0 (:func:`~forgetting.worth.harmful`, ``effect_z``): the success rate of its contrast tasks
   that retrieved it minus that of those that did not. A contrast task is one whose retrieval
   among ``candidates`` was drawn independently of how the task would go (see
   :meth:`GovernedMemory.outcome`); without such tasks it never deprecates. At ``effect_z =
   2.576`` it kept the true fact and removed the stale one in all 1000 sessions (after 21.2
-  turns), but it is checked after every task, so its level holds per look, not per stream: in
-  the chapter's world where no fact matters it deprecated the true fact in 0.055 of them.
+  turns), but it is checked after every contrast task, so its 99 % is (approximately) a promise
+  about one look, not about a stream: in the chapter's world where no fact matters it deprecated
+  the true fact in 0.055 of them.
 * ``SEQUENTIAL`` (policy ``sequential``): deprecate once a sequential test of "the memory does
   not harm" rejects at level ``alpha`` (:class:`~forgetting.worth.HarmTest`): over a whole
   stream, a memory whose effect is >= 0 is deprecated with probability at most ``alpha``,
@@ -254,10 +258,10 @@ class GovernedMemory:
 
     Every setting is keyword-only. The defaults are the governance chapter's published ones: the
     engine's ``theta`` and Memory Worth's taxonomy as its ``combined`` policy uses them,
-    ``discount = 0.9``, ``effect_z = 2.576`` and ``alpha = 0.01`` (each fixed before any run as
-    its policy's default; its world has ``co_retrieval = 0.5``). A setting of another rule than
-    ``rule`` must be left out (it would do nothing): ``ValueError`` otherwise, naming every bad
-    setting at once, its value and what is allowed.
+    ``effect_z = 2.576`` and ``alpha = 0.01`` (each fixed before any run as its policy's
+    default), and the chapter's ``discount = 0.9``; its world has ``co_retrieval = 0.5``. A
+    setting of another rule than ``rule``, unless left at its default, would do nothing and is
+    refused: ``ValueError``, naming every bad setting at once, its value and what is allowed.
 
     Notes
     -----
@@ -650,7 +654,7 @@ class GovernedMemory:
     def _stored_counters(self, mem_id: Hashable) -> tuple[float, float]:
         """``(h+, h-)`` as the estimator stores them: divided by :meth:`_worth_scale`."""
         worth = self._worth
-        if isinstance(worth, DiscountedMemoryWorth):  # its to_dict, once it has one, will say this
+        if isinstance(worth, DiscountedMemoryWorth):  # stored scaled, as its own to_dict writes them
             return worth._scaled_successes[mem_id], worth._scaled_failures[mem_id]
         return worth.counters(mem_id)
 

@@ -6,6 +6,7 @@
 * :mod:`~forgetting.studies.text` -- Experiment 5 on real text.
 * :mod:`~forgetting.studies.governance` -- the governance worlds: both signals together.
 * :mod:`~forgetting.studies.conversations` -- the real-conversation chapter on LoCoMo.
+* :mod:`~forgetting.studies.agent` -- the use-agent chapter: a seeded agent's world, recall by shared words.
 * :mod:`~forgetting.studies.executor`, :mod:`~forgetting.studies.progress`,
   :mod:`~forgetting.studies.stats`, :mod:`~forgetting.studies.mean_difference`,
   :mod:`~forgetting.studies.published` -- where seed sweeps run, their progress, summaries over
