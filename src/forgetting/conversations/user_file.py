@@ -13,8 +13,8 @@ file instead of the pinned LoCoMo zip. The file is one of
 * a ``.zip`` file of conversation files as the pinned ``locomo10.zip`` stores them: every member
   whose name ends in ``.json`` is one conversation (:func:`~.schema.parse_conversation`), named
   after the member's name without ``.json`` and read in the natural order of the names
-  (``2.json`` before ``10.json``), in whatever folder of the zip it is. Other members, and
-  members in a folder or with a name that starts with ``.`` or in ``__MACOSX``, are not read.
+  (``2.json`` before ``10.json``), in whatever folder of the zip it is. Other members are not
+  read: folder entries, and members with a path part that starts with ``.`` or is ``__MACOSX``.
 
 The file must be a regular file of at most :data:`~.source.MAX_BYTES` bytes and a zip's
 conversation files hold at most :data:`MAX_UNZIPPED` bytes together (refused before they are
