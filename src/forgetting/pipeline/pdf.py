@@ -72,7 +72,8 @@ Promise.all([loaded, typeset, faces]).then(() => document.fonts.ready)
     .then(() => done(true), error => done(String(error)));
 """
 
-# Paper does not scroll: long code lines wrap instead of being cut at the right margin.
+# Paper does not scroll: long code lines wrap instead of being cut at the right margin, and
+# folds are printed open.
 PRINT_STYLE = """
 const style = document.createElement('style');
 style.textContent = `@media print {
@@ -80,6 +81,8 @@ style.textContent = `@media print {
   div.highlight, div.highlight pre, div.cell_output, .output { overflow: visible !important; }
 }`;
 document.head.appendChild(style);
+// a folded block ("How this was checked") is printed open: paper has no fold to click
+document.querySelectorAll('details').forEach(node => { node.open = true; });
 """
 
 PAGE_TITLE = """

@@ -237,6 +237,7 @@ def run_chapter(
                 finally:  # no kernel may write its connection file again once its folder is gone
                     end_kernels(options)
                     shutil.rmtree(connections, ignore_errors=True)
+        _hide_injected_parameters(folder / f"{name}.ipynb")
         _write_figure_manifest(folder, name)
     except papermill.PapermillExecutionError as error:
         shutil.rmtree(folder, ignore_errors=True)
@@ -284,6 +285,20 @@ def kernel_homes(environ: Mapping[str, str], private: Path) -> dict[str, str]:
         if not writable(folder):
             given[name] = str(private / name.lower())
     return given
+
+
+def _hide_injected_parameters(path: Path) -> None:
+    """Tag the cell papermill injected (the run's parameters as code) ``remove-cell``, as the
+    chapter's own parameters cell is: the page gives them in its "Reproduce this chapter" box,
+    at its end, so that a reader meets the chapter's finding first."""
+    import nbformat
+
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+    nbformat.write(notebook, path)
 
 
 def _write_figure_manifest(folder: Path, name: str) -> None:
