@@ -293,12 +293,12 @@ def _hide_injected_parameters(path: Path) -> None:
     at its end, so that a reader meets the chapter's finding first."""
     import nbformat
 
-    notebook = nbformat.read(path, as_version=4)
+    notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     for cell in notebook.cells:
         tags = cell.metadata.get("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             cell.metadata["tags"] = [*tags, "remove-cell"]
-    nbformat.write(notebook, path)
+    nbformat.write(notebook, path)  # type: ignore[no-untyped-call]
 
 
 def _write_figure_manifest(folder: Path, name: str) -> None:
