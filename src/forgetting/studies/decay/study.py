@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..._validate import require_int
@@ -46,6 +46,9 @@ __all__ = [
     "run_policies",
     "summarize_runs",
     "headline",
+    "HEADLINE_ENTRIES",
+    "headline_values",
+    "summary_rows",
     "noise_sweep",
     "sensitivity_sweep",
     "trace_session",
@@ -136,6 +139,55 @@ def headline(
 ) -> list[dict[str, Any]]:
     """One summary row per policy over ``n_seeds`` sessions of ``config`` (run by ``executor``)."""
     return [{"policy": p.label, **summarize_runs(run_seeds(p, config, n_seeds, executor))} for p in policies]
+
+
+#: The headline's values that reproduce the decay article, each with its entry of
+#: ``data/published.yaml`` (after ``decay-headline.``).
+HEADLINE_ENTRIES = {
+    **{
+        key: key
+        for key in (
+            "frr_decay",
+            "frr_window",
+            "frr_decay_sd",
+            "frr_window_sd",
+            "survival_decay",
+            "survival_window",
+            "evicted_decay",
+            "evicted_window",
+        )
+    },
+    "footprint_decay": "footprint_reduction_decay",
+    "footprint_window": "footprint_reduction_window",
+}
+
+_HEADLINE_METRICS = (
+    ("frr", "frr"),
+    ("survival_rate", "survival"),
+    ("facts_evicted", "evicted"),
+    ("footprint_reduction", "footprint"),
+)
+
+
+def headline_values(summary: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The headline's numbers from :func:`summarize_runs` per policy kind (``summary[kind]``).
+
+    ``<name>_<kind>`` is a metric's mean and ``<name>_<kind>_sd`` its sd, with ``name`` one of
+    ``frr``, ``survival``, ``evicted`` and ``footprint``, for each kind of ``summary``.
+    """
+    values: dict[str, float] = {}
+    for kind, metrics_ in summary.items():
+        for key, name in _HEADLINE_METRICS:
+            values[f"{name}_{kind}"] = metrics_[f"{key}_mean"]
+            values[f"{name}_{kind}_sd"] = metrics_[f"{key}_sd"]
+    return values
+
+
+def summary_rows(
+    policies: Sequence[Policy], summary: Mapping[str, Mapping[str, float]]
+) -> list[dict[str, Any]]:
+    """One table row per policy: its label and its :func:`summarize_runs` (``summary[policy.kind]``)."""
+    return [{"policy": p.label, **summary[p.kind]} for p in policies]
 
 
 def noise_sweep(
