@@ -50,7 +50,10 @@ __all__ = [
     "headline_values",
     "summary_rows",
     "noise_sweep",
+    "noise_sweep_values",
     "sensitivity_sweep",
+    "sensitivity_values",
+    "sensitivity_advantage",
     "trace_session",
     "mechanism_check",
     "retention_curves",
@@ -242,6 +245,59 @@ def sensitivity_sweep(
         for t in thresholds
         for w in windows
     ]
+
+
+def noise_sweep_values(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the chapter states of a :func:`noise_sweep` of decay and the window.
+
+    ``noise_frr_decay_max`` and ``noise_frr_window_max``: each policy's mean terminal FRR at the
+    last (heaviest) noise level of ``rows``; ``noise_all_levels_hold``: decay keeps every fact
+    and the window none, on average, at every level.
+    """
+    if not rows:
+        raise ValueError("rows must hold at least one noise level, got none")
+    return {
+        "noise_frr_decay_max": rows[-1]["decay_frr_mean"],
+        "noise_frr_window_max": rows[-1]["window_frr_mean"],
+        "noise_all_levels_hold": all(
+            r["decay_frr_mean"] == 1.0 and r["window_frr_mean"] == 0.0 for r in rows
+        ),
+    }
+
+
+def sensitivity_values(grid: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the chapter states of a :func:`sensitivity_sweep`: the grid's size, where decay wins,
+    and the widest window's mean FRR (the same at every threshold: it depends on ``W`` alone)."""
+    if not grid:
+        raise ValueError("grid must hold at least one (threshold, window) pair, got none")
+    widest = max(r["window"] for r in grid)
+    return {
+        "n_thresholds": len({r["threshold"] for r in grid}),
+        "n_windows": len({r["window"] for r in grid}),
+        "sensitivity_holds": sum(r["holds"] for r in grid),
+        "sensitivity_total": len(grid),
+        "widest_window": widest,
+        "widest_window_frr": next(r["window_frr_mean"] for r in grid if r["window"] == widest),
+    }
+
+
+def sensitivity_advantage(grid: Sequence[dict[str, Any]]) -> tuple[list[float], list[int], Any]:
+    """The thresholds, the windows (in grid order) and ``A[i, j] = FRR(decay, theta_i) - FRR(window, W_j)``.
+
+    Means over seeds of a :func:`sensitivity_sweep`, as a float64 array (each difference is
+    taken in Python, then stored: the heat map's numbers are exactly the rows' differences).
+    """
+    import numpy as np
+
+    thresholds = list(dict.fromkeys(r["threshold"] for r in grid))
+    windows = list(dict.fromkeys(r["window"] for r in grid))
+    advantage = np.array(
+        [
+            [r["decay_frr_mean"] - r["window_frr_mean"] for r in grid if r["threshold"] == t]
+            for t in thresholds
+        ]
+    )
+    return thresholds, windows, advantage
 
 
 def trace_session(policy: Policy, config: SessionConfig) -> Trace:
