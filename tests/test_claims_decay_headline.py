@@ -49,3 +49,20 @@ def test_every_fact_reaches_its_first_recall_and_a_wider_window_keeps_them_all()
     assert isinstance(values["min_w_full_recall"], int)
     assert values["certain_loss_below"] <= values["min_w_full_recall"] <= parameters["session_length"]
     assert values["min_w_footprint"] < values["footprint_decay"]
+
+
+def test_the_floor_is_set_by_the_first_gap_and_the_third_nearly_ties_it():
+    """The floor paragraph: 'the minimum is at the gap from registration to the first recall, at
+    most 4 turns at S = 8.0 ... The gap between the second and the third recall nearly ties it: at
+    most 20 turns at S ~ 40.06, a bound that also rounds to the floor'."""
+    parameters, values, config = published()
+    bounds = timeline.held_retention_bounds(config)
+    floor = timeline.held_retention_floor(config)
+    assert floor == bounds[0] and (floor.elapsed, floor.recalls) == (values["floor_elapsed"], 0)
+    assert round(floor.stability, 1) == values["floor_stability"]
+    runner_up = min(bounds[1:], key=lambda b: b.retention)
+    assert (runner_up.recalls, runner_up.elapsed, round(runner_up.stability, 2)) == (2, 20, 40.06)
+    assert runner_up.no_lower_than(floor) and not floor.no_lower_than(runner_up)
+    assert round(runner_up.retention, 3) == values["floor_retention"]
+    assert runner_up.retention - floor.retention < 0.001  # "nearly ties"
+    assert all(b.retention > runner_up.retention for b in bounds if b not in (floor, runner_up))

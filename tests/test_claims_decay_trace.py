@@ -65,3 +65,38 @@ def test_no_fact_of_the_headline_comes_lower_nor_can_any_seed():
     lowest = trace["values"]["lowest_retention"]
     assert headline["values"]["lowest_retention"] >= lowest
     assert headline["values"]["floor_retention"] >= lowest
+
+
+def test_the_traced_session_is_the_articles():
+    """The article's traced session (data/published.yaml, decay-trace.*) is the published one: three
+    recalls at the entries' turns before the window's eviction, a late recall the window misses
+    and decay finds, and decay holding the fact to the end."""
+    from forgetting.studies.decay import study, timeline
+    from forgetting.studies.published import load_published
+
+    published, paper = record("decay-trace"), load_published()
+    parameters, values = published["parameters"], published["values"]
+    config = SessionConfig(
+        seed=parameters["seed"],
+        session_length=parameters["session_length"],
+        num_foundational=1,
+        recalls_per_foundational=parameters["recalls_per_foundational"],
+        noise_per_turn=parameters["noise_per_turn"],
+    )
+    policies = (
+        study.DecayPolicy(parameters["eviction_threshold"]),
+        study.WindowPolicy(parameters["window_size"]),
+    )
+    traces = {p.kind: study.trace_session(p, config) for p in policies}
+    fact = traces["decay"].foundational_ids[0]
+    checks = timeline.article_trace_checks(traces, fact)
+    assert len(checks) == 4 + timeline.ARTICLE_TRACE_RECALLS
+    for label, entry, value in checks:
+        assert round(value) == paper[f"decay-trace.{entry}"].value, label
+    turns = [
+        int(paper[f"decay-trace.recall_{k}"].value) for k in range(1, timeline.ARTICLE_TRACE_RECALLS + 1)
+    ]
+    assert values["early_recalls"] == ", ".join(map(str, turns))
+    assert values["last_early_recall"] == turns[-1]
+    assert values["late_recall_window"] is False and values["late_recall_decay"] is True
+    assert values["present_at_end_decay"] is True

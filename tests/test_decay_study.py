@@ -203,3 +203,46 @@ def test_earliest_losing_first_offset_matches_the_sweep():
         rows = study.first_offset_sweep(config, 50, [offset - 1, offset], [policy])
         assert rows[0][policy.label] == 1.0  # below it every seed is safe by construction
     assert study.earliest_losing_first_offset(config, study.WindowPolicy(10_000), max_offset=20) is None
+
+
+def test_headline_values_name_each_metric_by_policy_and_match_the_published_entries():
+    from forgetting.studies.published import load_published
+
+    config = SessionConfig(seed=0, session_length=60)
+    policies = (study.DecayPolicy(0.2), study.WindowPolicy(15))
+    summary = {p.kind: study.summarize_runs(study.run_seeds(p, config, 3)) for p in policies}
+    values = study.headline_values(summary)
+    assert values["frr_decay"] == summary["decay"]["frr_mean"]
+    assert values["footprint_window_sd"] == summary["window"]["footprint_reduction_sd"]
+    assert values["evicted_window"] == summary["window"]["facts_evicted_mean"]
+    assert len(values) == 2 * 2 * 4
+    assert set(study.HEADLINE_ENTRIES) <= set(values)
+    entries = load_published()
+    assert all(f"decay-headline.{entry}" in entries for entry in study.HEADLINE_ENTRIES.values())
+    rows = study.summary_rows(policies, summary)
+    assert [r["policy"] for r in rows] == [p.label for p in policies]
+    assert rows[1]["frr_mean"] == summary["window"]["frr_mean"]
+
+
+def test_noise_and_sensitivity_values_read_the_sweeps():
+    config = SessionConfig(seed=0, session_length=60)
+    policies = (study.DecayPolicy(0.2), study.WindowPolicy(15))
+    noise_rows = study.noise_sweep(config, [1, 4], 3, policies)
+    values = study.noise_sweep_values(noise_rows)
+    assert values["noise_frr_decay_max"] == noise_rows[-1]["decay_frr_mean"]
+    assert values["noise_all_levels_hold"] == all(
+        r["decay_frr_mean"] == 1.0 and r["window_frr_mean"] == 0.0 for r in noise_rows
+    )
+    grid = study.sensitivity_sweep(config, [0.1, 0.3], [5, 10, 40], 3)
+    summary = study.sensitivity_values(grid)
+    assert (summary["n_thresholds"], summary["n_windows"], summary["sensitivity_total"]) == (2, 3, 6)
+    assert summary["widest_window"] == 40
+    assert summary["widest_window_frr"] == grid[2]["window_frr_mean"] == grid[5]["window_frr_mean"]
+    assert summary["sensitivity_holds"] == sum(r["holds"] for r in grid)
+    thresholds, windows, advantage = study.sensitivity_advantage(grid)
+    assert (thresholds, windows, advantage.shape) == ([0.1, 0.3], [5, 10, 40], (2, 3))
+    assert advantage[1, 2] == grid[5]["decay_frr_mean"] - grid[5]["window_frr_mean"]
+    with pytest.raises(ValueError, match="rows"):
+        study.noise_sweep_values([])
+    with pytest.raises(ValueError, match="grid"):
+        study.sensitivity_values([])

@@ -153,3 +153,17 @@ def test_the_fine_summary_counts_pairs_and_names_its_settings():
     labels = [r["setting"] for r in summary["named"]]
     assert labels[:2] == ["decay, θ = 0.2 (default)", "window, W = 15"]
     assert values["fine_min_w_full_recall"] == frontier.window_min_full_recall(CONFIG, 6)
+
+
+def test_capacity_points_pick_one_line_of_the_figure_in_budget_order():
+    config = SessionConfig(seed=0, session_length=40)
+    rows = sweep_study.capacity_sweep(config, [1, 3], [4, 8], 2, 0.2, 15, True)
+    points = sweep_study.capacity_points(rows, 3, "window", False)
+    assert [r["budget"] for r in points] == [4, 8]
+    assert all(
+        r["noise_per_turn"] == 3 and r["policy"] == "window" and r["rule"] != "budget only" for r in points
+    )
+    alone = sweep_study.capacity_points(rows, 1, "decay", True)
+    assert [r["rule"] for r in alone] == ["budget only"] * 2
+    assert sweep_study.capacity_label("decay", True) == "Ebbinghaus decay, budget only"
+    assert sweep_study.capacity_label("window", False) == "recency window, budget and time rule"

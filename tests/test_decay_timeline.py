@@ -207,3 +207,82 @@ def test_window_zero_causes_agree_with_the_outcomes_and_the_schedule(window):
     assert study.summarize_runs(study.run_seeds(study.WindowPolicy(low), config, 6))["frr_mean"] == 1.0
     assert study.summarize_runs(study.run_seeds(study.WindowPolicy(low - 1), config, 6))["frr_mean"] < 1.0
     assert math.isfinite(causes["min_w_footprint"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(config=spaced, policy=decay_policies)
+def test_the_floor_is_the_lowest_of_the_bounds_after_each_number_of_recalls(config, policy):
+    bounds = timeline.held_retention_bounds(config, policy.baseline_stability)
+    assert [b.recalls for b in bounds] == list(range(len(bounds)))
+    assert all(b.stability == stability_after_recalls(b.recalls, policy.baseline_stability) for b in bounds)
+    floor = timeline.held_retention_floor(config, policy.baseline_stability)
+    assert floor in bounds and all(b.no_lower_than(floor) for b in bounds)
+
+
+def test_held_retention_values_round_the_lowest_and_the_floor():
+    config = SessionConfig(seed=0)
+    policy = study.DecayPolicy(0.2)
+    lowest = timeline.lowest_held_retention(config, 5, policy)
+    floor = timeline.held_retention_floor(config)
+    values = timeline.held_retention_values(lowest, floor, 0.2)
+    assert values["lowest_retention"] == round(lowest.retention, 3)
+    assert values["floor_elapsed"] == floor.elapsed and values["floor_stability"] == round(floor.stability, 1)
+    assert values["lowest_ratio"] == round(lowest.retention / 0.2, 1)
+
+
+@pytest.mark.parametrize("window", [5, 15, 40])
+def test_window_zero_values_and_what_the_schedule_guarantees(window):
+    config = SessionConfig(seed=0)
+    causes = timeline.window_zero_causes(config, 6, window)
+    n_facts = 6 * config.num_foundational
+    values = timeline.window_zero_values(causes, n_facts)
+    assert values["n_facts"] == n_facts and values["window_found_last_recall"] == causes["found_last_recall"]
+    assert values["min_w_full_recall"] == causes["min_w_full_recall"]
+    expected = timeline.window_zero_expected(causes, n_facts, window)
+    for key, sure in expected.items():  # what the schedule guarantees holds on these seeds
+        assert sure is None or values[key] == sure
+    assert (expected["window_lost_after_last"] is None) == (window >= causes["certain_loss_below"])
+
+
+def test_window_zero_values_name_a_missing_bound():
+    causes = dict.fromkeys(
+        ["latest_first_recall", "latest_last_recall", "certain_loss_below", "min_w_full_recall"]
+    )
+    causes.update(found_first_recall=0, found_last_recall=0, lost_after_last=0, first_recall_certain=False)
+    causes.update(min_w_footprint=None, min_w_footprint_sd=None)
+    values = timeline.window_zero_values(causes, 3)
+    assert values["certain_loss_below"] == 0 and values["min_w_footprint"] == 0.0
+    assert values["min_w_full_recall"] == "none up to the session length"
+    assert timeline.window_zero_expected(causes, 3, 15) == {
+        "window_found_first_recall": None,
+        "window_lost_after_last": None,
+    }
+
+
+@settings(max_examples=40, deadline=None)
+@given(config=configs, window=st.integers(1, 40), seed=st.integers(0, 2**40))
+def test_trace_values_and_the_article_checks_read_the_traces(config, window, seed):
+    config = config.replace(seed=seed, num_foundational=1)
+    policy = study.DecayPolicy()
+    traces = {p.kind: study.trace_session(p, config) for p in (policy, study.WindowPolicy(window))}
+    fact = traces["decay"].foundational_ids[0]
+    split = timeline.recalls_around_eviction(traces["window"], fact)
+    if not split.after:
+        with pytest.raises(ValueError, match="no recall comes after the eviction"):
+            timeline.trace_values(traces, fact, 1, policy)
+        return
+    values = timeline.trace_values(traces, fact, 1, policy)
+    rows = {row["turn"]: row for row in timeline.recall_rows(traces, fact)}
+    assert values["late_recall"] == split.first_after and values["window_gap"] == split.gap
+    assert values["late_recall_window"] is rows[split.first_after]["window_found"] is False
+    assert values["late_recall_decay"] is rows[split.first_after]["decay_found"]
+    assert values["early_recalls"] == ", ".join(map(str, split.before))
+    lowest = timeline.lowest_in_trace(traces["decay"], fact)
+    assert (values["lowest_turn"], values["lowest_elapsed"]) == (lowest.turn, lowest.elapsed)
+    checks = {entry: value for _, entry, value in timeline.article_trace_checks(traces, fact)}
+    assert checks["recalls_before_eviction"] == len(split.before)
+    turns = [
+        checks[f"recall_{k}"] for k in range(1, timeline.ARTICLE_TRACE_RECALLS + 1) if f"recall_{k}" in checks
+    ]
+    assert turns == list(split.before[: timeline.ARTICLE_TRACE_RECALLS])
+    assert checks["present_at_end_decay"] == values["present_at_end_decay"]

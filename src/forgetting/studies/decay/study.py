@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..._validate import require_int
@@ -46,8 +46,14 @@ __all__ = [
     "run_policies",
     "summarize_runs",
     "headline",
+    "HEADLINE_ENTRIES",
+    "headline_values",
+    "summary_rows",
     "noise_sweep",
+    "noise_sweep_values",
     "sensitivity_sweep",
+    "sensitivity_values",
+    "sensitivity_advantage",
     "trace_session",
     "mechanism_check",
     "retention_curves",
@@ -138,6 +144,55 @@ def headline(
     return [{"policy": p.label, **summarize_runs(run_seeds(p, config, n_seeds, executor))} for p in policies]
 
 
+#: The headline's values that reproduce the decay article, each with its entry of
+#: ``data/published.yaml`` (after ``decay-headline.``).
+HEADLINE_ENTRIES = {
+    **{
+        key: key
+        for key in (
+            "frr_decay",
+            "frr_window",
+            "frr_decay_sd",
+            "frr_window_sd",
+            "survival_decay",
+            "survival_window",
+            "evicted_decay",
+            "evicted_window",
+        )
+    },
+    "footprint_decay": "footprint_reduction_decay",
+    "footprint_window": "footprint_reduction_window",
+}
+
+_HEADLINE_METRICS = (
+    ("frr", "frr"),
+    ("survival_rate", "survival"),
+    ("facts_evicted", "evicted"),
+    ("footprint_reduction", "footprint"),
+)
+
+
+def headline_values(summary: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The headline's numbers from :func:`summarize_runs` per policy kind (``summary[kind]``).
+
+    ``<name>_<kind>`` is a metric's mean and ``<name>_<kind>_sd`` its sd, with ``name`` one of
+    ``frr``, ``survival``, ``evicted`` and ``footprint``, for each kind of ``summary``.
+    """
+    values: dict[str, float] = {}
+    for kind, metrics_ in summary.items():
+        for key, name in _HEADLINE_METRICS:
+            values[f"{name}_{kind}"] = metrics_[f"{key}_mean"]
+            values[f"{name}_{kind}_sd"] = metrics_[f"{key}_sd"]
+    return values
+
+
+def summary_rows(
+    policies: Sequence[Policy], summary: Mapping[str, Mapping[str, float]]
+) -> list[dict[str, Any]]:
+    """One table row per policy: its label and its :func:`summarize_runs` (``summary[policy.kind]``)."""
+    return [{"policy": p.label, **summary[p.kind]} for p in policies]
+
+
 def noise_sweep(
     config: SessionConfig,
     noise_levels: Sequence[int],
@@ -190,6 +245,59 @@ def sensitivity_sweep(
         for t in thresholds
         for w in windows
     ]
+
+
+def noise_sweep_values(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the chapter states of a :func:`noise_sweep` of decay and the window.
+
+    ``noise_frr_decay_max`` and ``noise_frr_window_max``: each policy's mean terminal FRR at the
+    last (heaviest) noise level of ``rows``; ``noise_all_levels_hold``: decay keeps every fact
+    and the window none, on average, at every level.
+    """
+    if not rows:
+        raise ValueError("rows must hold at least one noise level, got none")
+    return {
+        "noise_frr_decay_max": rows[-1]["decay_frr_mean"],
+        "noise_frr_window_max": rows[-1]["window_frr_mean"],
+        "noise_all_levels_hold": all(
+            r["decay_frr_mean"] == 1.0 and r["window_frr_mean"] == 0.0 for r in rows
+        ),
+    }
+
+
+def sensitivity_values(grid: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the chapter states of a :func:`sensitivity_sweep`: the grid's size, where decay wins,
+    and the widest window's mean FRR (the same at every threshold: it depends on ``W`` alone)."""
+    if not grid:
+        raise ValueError("grid must hold at least one (threshold, window) pair, got none")
+    widest = max(r["window"] for r in grid)
+    return {
+        "n_thresholds": len({r["threshold"] for r in grid}),
+        "n_windows": len({r["window"] for r in grid}),
+        "sensitivity_holds": sum(r["holds"] for r in grid),
+        "sensitivity_total": len(grid),
+        "widest_window": widest,
+        "widest_window_frr": next(r["window_frr_mean"] for r in grid if r["window"] == widest),
+    }
+
+
+def sensitivity_advantage(grid: Sequence[dict[str, Any]]) -> tuple[list[float], list[int], Any]:
+    """The thresholds, the windows (in grid order) and ``A[i, j] = FRR(decay, theta_i) - FRR(window, W_j)``.
+
+    Means over seeds of a :func:`sensitivity_sweep`, as a float64 array (each difference is
+    taken in Python, then stored: the heat map's numbers are exactly the rows' differences).
+    """
+    import numpy as np
+
+    thresholds = list(dict.fromkeys(r["threshold"] for r in grid))
+    windows = list(dict.fromkeys(r["window"] for r in grid))
+    advantage = np.array(
+        [
+            [r["decay_frr_mean"] - r["window_frr_mean"] for r in grid if r["threshold"] == t]
+            for t in thresholds
+        ]
+    )
+    return thresholds, windows, advantage
 
 
 def trace_session(policy: Policy, config: SessionConfig) -> Trace:

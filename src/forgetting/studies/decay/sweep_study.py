@@ -38,6 +38,8 @@ __all__ = [
     "CAPACITY_COLUMNS",
     "capacity_policies",
     "capacity_sweep",
+    "capacity_points",
+    "capacity_label",
     "noise_moves_frr",
     "window_full_recall_ceiling",
     "frontier_summary",
@@ -181,6 +183,26 @@ def capacity_sweep(
             )
             rows.append(dict(zip(CAPACITY_COLUMNS, values, strict=True)))
     return rows
+
+
+def capacity_points(
+    rows: Sequence[dict[str, Any]], noise: int, policy: str, budget_only: bool
+) -> list[dict[str, Any]]:
+    """The :func:`capacity_sweep` rows of one line of its figure, in row (budget) order: ``policy``
+    (``"decay"`` or ``"window"``) at ``noise`` items per turn, with the budget alone or with its time rule."""
+    return [
+        r
+        for r in rows
+        if r["noise_per_turn"] == noise
+        and r["policy"] == policy
+        and (r["rule"] == "budget only") == budget_only
+    ]
+
+
+def capacity_label(policy: str, budget_only: bool) -> str:
+    """The legend entry of a :func:`capacity_points` line."""
+    engine = "Ebbinghaus decay" if policy == "decay" else "recency window"
+    return engine + (", budget only" if budget_only else ", budget and time rule")
 
 
 def noise_moves_frr(rows: Sequence[dict[str, Any]]) -> list[tuple[int, str, str]]:

@@ -29,7 +29,7 @@ import numpy as np
 from ..._validate import raise_problems, require_int
 from ...decay.curves import DEFAULT_BASELINE_STABILITY, retention, stability_after_recalls, stability_problem
 from ..executor import Executor, map_seeds
-from . import batch
+from . import batch, metrics
 from .frontier import frontier_point, window_certain_loss_below, window_min_full_recall
 from .policies import DecayPolicy, WindowPolicy
 from .sessions import SessionConfig, latest_last_recall
@@ -46,9 +46,16 @@ __all__ = [
     "held_elapsed",
     "lowest_held_retention",
     "recall_turn_bounds",
+    "held_retention_bounds",
     "held_retention_floor",
+    "held_retention_values",
     "jitter_text",
     "window_zero_causes",
+    "window_zero_values",
+    "window_zero_expected",
+    "trace_values",
+    "ARTICLE_TRACE_RECALLS",
+    "article_trace_checks",
 ]
 
 
@@ -249,22 +256,56 @@ def recall_turn_bounds(config: SessionConfig) -> tuple[tuple[int, int], ...]:
     return tuple(bounds)
 
 
+def _widest_gaps(config: SessionConfig) -> list[int]:
+    bounds = recall_turn_bounds(config)
+    earliest = [batch.FACT_REGISTRATION_TURN, *(early for early, _ in bounds)]
+    widest = [late - earliest[k] for k, (_, late) in enumerate(bounds)]
+    return [*widest, config.session_length - earliest[-1]]
+
+
+def held_retention_bounds(
+    config: SessionConfig, baseline_stability: float = DEFAULT_BASELINE_STABILITY
+) -> list[HeldRetention]:
+    """The lowest retention a fact held by decay can have after ``k`` recalls, for any seed, one per ``k``.
+
+    After ``k`` recalls the gap to the next recall is at most ``latest_{k+1} - earliest_k``
+    (:func:`recall_turn_bounds`; ``earliest_0`` is the registration turn), and after its last
+    recall at most ``L - earliest_last`` (a seed that places fewer recalls ends on turn ``L``,
+    with no gap after); a fact evicted in between is held for less. Entry ``k`` is that widest
+    gap at ``S_k`` (``S0`` reinforced ``k`` times), in the order of ``k``.
+    """
+    raise_problems([stability_problem(baseline_stability, "baseline_stability")])
+    return [_moment(gap, k, baseline_stability) for k, gap in enumerate(_widest_gaps(config))]
+
+
 def held_retention_floor(
     config: SessionConfig, baseline_stability: float = DEFAULT_BASELINE_STABILITY
 ) -> HeldRetention:
     """The lowest retention a fact held by decay can have, for any seed: a bound from the schedule.
 
-    After ``k`` recalls the gap to the next recall is at most ``latest_{k+1} - earliest_k``
-    (:func:`recall_turn_bounds`; ``earliest_0`` is the registration turn), and after its last
-    recall at most ``L - earliest_last`` (a seed that places fewer recalls ends on turn ``L``,
-    with no gap after); a fact evicted in between is held for less. The floor is
-    ``min_k retention(widest_k, S_k)``: every :func:`lowest_held_retention` is at least this.
+    The minimum over ``k`` of :func:`held_retention_bounds` (the earliest of equals, decided
+    exactly): every :func:`lowest_held_retention` is at least this.
     """
     raise_problems([stability_problem(baseline_stability, "baseline_stability")])
-    bounds = recall_turn_bounds(config)
-    earliest = [batch.FACT_REGISTRATION_TURN, *(early for early, _ in bounds)]
-    widest = [late - earliest[k] for k, (_, late) in enumerate(bounds)]
-    return _lowest([*widest, config.session_length - earliest[-1]], baseline_stability)
+    return _lowest(_widest_gaps(config), baseline_stability)
+
+
+def held_retention_values(
+    lowest: HeldRetention, floor: HeldRetention, eviction_threshold: float
+) -> dict[str, Any]:
+    """What the headline states of the lowest retention while held and of the schedule's floor.
+
+    ``lowest_*`` and ``floor_*``: ``retention`` to 3 decimals (``math.exp``, far from a rounding
+    boundary at the published parameters), ``elapsed`` and ``stability`` to 1 decimal; and
+    ``lowest_ratio``, the lowest retention in multiples of ``eviction_threshold`` to 1 decimal.
+    """
+    values: dict[str, Any] = {}
+    for name, moment in (("lowest", lowest), ("floor", floor)):
+        values[f"{name}_retention"] = round(moment.retention, 3)
+        values[f"{name}_elapsed"] = moment.elapsed
+        values[f"{name}_stability"] = round(moment.stability, 1)
+    values["lowest_ratio"] = round(lowest.retention / eviction_threshold, 1)
+    return values
 
 
 def jitter_text(jitter: tuple[float, float]) -> str:
@@ -305,3 +346,107 @@ def window_zero_causes(config: SessionConfig, n_seeds: int, window_size: int) ->
         "min_w_footprint": point["footprint_reduction_mean"] if point else None,
         "min_w_footprint_sd": point["footprint_reduction_sd"] if point else None,
     }
+
+
+def window_zero_values(causes: Mapping[str, Any], n_facts: int) -> dict[str, Any]:
+    """What the headline glues of :func:`window_zero_causes`, with a number where a bound is missing.
+
+    ``window_found_first_recall``, ``window_found_last_recall``, ``window_lost_after_last``; the
+    schedule's ``latest_first_recall``, ``latest_last_recall`` and ``certain_loss_below`` (``0``
+    when undefined); ``min_w_full_recall`` (a text when no ``W`` up to the session length keeps
+    every fact) with its footprint mean and sd (``0.0`` then); and ``n_facts``.
+    """
+    values: dict[str, Any] = {"n_facts": n_facts}
+    for key in ("found_first_recall", "found_last_recall", "lost_after_last"):
+        values[f"window_{key}"] = causes[key]
+    for key in ("latest_first_recall", "latest_last_recall", "certain_loss_below"):
+        values[key] = causes[key] or 0
+    values["min_w_full_recall"] = causes["min_w_full_recall"] or "none up to the session length"
+    values["min_w_footprint"] = causes["min_w_footprint"] or 0.0
+    values["min_w_footprint_sd"] = causes["min_w_footprint_sd"] or 0.0
+    return values
+
+
+def window_zero_expected(causes: Mapping[str, Any], n_facts: int, window_size: int) -> dict[str, int | None]:
+    """What the schedule alone guarantees of :func:`window_zero_causes`, for any seed.
+
+    ``window_found_first_recall``: ``n_facts`` when the schedule's latest first recall falls
+    within the window's grace (``None``: not guaranteed); ``window_lost_after_last``: every fact
+    found at its last recall, when ``window_size`` is below ``certain_loss_below`` (``None``
+    otherwise). A chapter asserts each against the simulated count.
+    """
+    return {
+        "window_found_first_recall": n_facts if causes["first_recall_certain"] else None,
+        "window_lost_after_last": causes["found_last_recall"]
+        if window_size < (causes["certain_loss_below"] or 0)
+        else None,
+    }
+
+
+def trace_values(
+    traces: Mapping[str, Trace], fact: str, checkpoint_turn: int, policy: DecayPolicy
+) -> dict[str, Any]:
+    """What the step-by-step chapter states of ``fact`` in a decay and a window trace of one session.
+
+    ``traces`` maps ``"decay"`` and ``"window"`` to their :class:`Trace`. From the window's
+    :func:`recalls_around_eviction`: ``early_recalls`` (the recalls before its eviction, as a
+    text), ``last_early_recall``, ``window_eviction_turn``, ``window_gap`` and ``late_recall``
+    (the first recall after it) with whether each engine found the fact there; the FRR of each
+    at ``checkpoint_turn``; whether each holds the fact at the session's end; and the decay
+    trace's lowest retention while held (:func:`lowest_in_trace` at ``policy``'s ``S0``): its
+    turn, turns since the last touch, value (3 decimals) and ratio to ``policy``'s threshold.
+    """
+    split = recalls_around_eviction(traces["window"], fact)
+    found = {kind: dict(_recalls(trace, fact)) for kind, trace in traces.items()}
+    lowest = lowest_in_trace(traces["decay"], fact, policy.baseline_stability)
+    end = traces["decay"].session_length
+    return {
+        "early_recalls": ", ".join(map(str, split.before)),
+        "last_early_recall": split.last_touch,
+        "frr_checkpoint_decay": metrics.frr(traces["decay"], checkpoint_turn),
+        "frr_checkpoint_window": metrics.frr(traces["window"], checkpoint_turn),
+        "window_eviction_turn": split.evicted_turn,
+        "window_gap": split.gap,
+        "late_recall": split.first_after,
+        "late_recall_window": found["window"][split.first_after],
+        "late_recall_decay": found["decay"][split.first_after],
+        "present_at_end_decay": traces["decay"].is_present_after(fact, end),
+        "present_at_end_window": traces["window"].is_present_after(fact, end),
+        "lowest_retention": round(lowest.retention, 3),
+        "lowest_turn": lowest.turn,
+        "lowest_elapsed": lowest.elapsed,
+        "lowest_ratio": round(lowest.retention / policy.eviction_threshold, 1),
+    }
+
+
+#: How many recalls before the window's eviction the decay article's traced session reports.
+ARTICLE_TRACE_RECALLS = 3
+
+
+def article_trace_checks(traces: Mapping[str, Trace], fact: str) -> list[tuple[str, str, int | bool]]:
+    """``(label, entry, value)``: what the decay article reports of its traced session, as these traces give it.
+
+    ``entry`` is the part after ``decay-trace.`` of an entry of ``data/published.yaml``: the
+    number of recalls before the window's eviction and the turns of the first
+    :data:`ARTICLE_TRACE_RECALLS` of them, whether the first recall after the eviction finds
+    the fact under the window (the article: it returns ``False``) and under decay, and whether
+    decay holds it at the session's end (``True`` counts as 1).
+    """
+    split = recalls_around_eviction(traces["window"], fact)
+    found = {kind: dict(_recalls(trace, fact)) for kind, trace in traces.items()}
+    end = traces["decay"].session_length
+    checks: list[tuple[str, str, int | bool]] = [
+        ("recalls before the window's eviction", "recalls_before_eviction", len(split.before))
+    ]
+    for index, turn in zip(range(1, ARTICLE_TRACE_RECALLS + 1), split.before, strict=False):
+        checks.append((f"recall {index} before the eviction", f"recall_{index}", turn))
+    checks += [
+        ("late recall found by the window", "late_recall_found_window", found["window"][split.first_after]),
+        ("late recall found by decay", "late_recall_found_decay", found["decay"][split.first_after]),
+        (
+            "fact held by decay at the end",
+            "present_at_end_decay",
+            traces["decay"].is_present_after(fact, end),
+        ),
+    ]
+    return checks
