@@ -41,3 +41,28 @@ def _fsrs_rows():
     path = repo_root() / "data" / "results" / "decay-curves-fsrs-check.csv"
     with path.open(encoding="utf-8", newline="") as handle:
         return [{**row, "decay": float(row["decay"])} for row in csv.DictReader(handle)]
+
+
+def test_the_power_law_is_second_and_ebbinghaus_first_by_every_measure():
+    """'Ebbinghaus's own formula describes his savings best by every measure, the power law comes
+    second by every measure, and the exponential last by' the measures glued (all but AICc, by
+    which the sum of two exponentials is last)."""
+    rankings = {key: value.split(" < ") for key, value in VALUES.items() if key.startswith("ranking_")}
+    assert len(rankings) == VALUES["n_measures"] == 5
+    assert all(order[:2] == ["ebbinghaus_log", "power"] for order in rankings.values())
+    last = {key for key, order in rankings.items() if order[-1] == "exponential"}
+    assert last == {
+        "ranking_rmse_ebbinghaus1885",
+        "ranking_aic_ebbinghaus1885",
+        "ranking_bic_ebbinghaus1885",
+        "ranking_loo_rmse_ebbinghaus1885",
+    }
+    assert rankings["ranking_aicc_ebbinghaus1885"][-1] == "two_exponential"
+    assert VALUES["worst_by_two_exponential_ebbinghaus1885"] == "AICc"
+
+
+def test_the_matched_power_law_keeps_the_exponentials_headline():
+    """'The headline is therefore unchanged': the same FRR and footprint under both curves."""
+    assert VALUES["matched_sessions_differing"] == 0
+    assert VALUES["power_terminal_frr_mean"] == VALUES["exponential_terminal_frr_mean"]
+    assert VALUES["power_footprint_reduction_mean"] == VALUES["exponential_footprint_reduction_mean"]
