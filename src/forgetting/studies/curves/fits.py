@@ -444,9 +444,9 @@ def fit_residuals(
         raise ValueError(
             f"delay_hours and savings must have one length, got {len(delay_hours)} and {len(savings)}"
         )
-    observed = np.asarray(savings)
+    observed = np.asarray(savings, dtype=float)
     return [
-        np.asarray(predict(fit.family, list(fit.parameters.values()), np.asarray(delay_hours))) - observed
+        np.array(predict(fit.family, list(fit.parameters.values()), delay_hours), dtype=float) - observed
         for fit in fits
     ]
 
