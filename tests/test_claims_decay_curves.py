@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from forgetting.pipeline.paths import repo_root
 from forgetting.studies.curves.fits import FAMILIES
 
@@ -66,3 +68,19 @@ def test_the_matched_power_law_keeps_the_exponentials_headline():
     assert VALUES["matched_sessions_differing"] == 0
     assert VALUES["power_terminal_frr_mean"] == VALUES["exponential_terminal_frr_mean"]
     assert VALUES["power_footprint_reduction_mean"] == VALUES["exponential_footprint_reduction_mean"]
+
+
+def test_the_benchmark_favours_the_heavier_tail_and_the_savings_fall_at_every_delay():
+    """'The one spaced-repetition benchmark quoted here favours the heavier tail' (lower log loss
+    at the smaller d), and 'Ebbinghaus's savings fall from ... to ...'."""
+    assert VALUES["benchmark_v45_decay"] < VALUES["benchmark_v4_decay"]
+    assert VALUES["benchmark_v45_logloss"] < VALUES["benchmark_v4_logloss"]
+    import csv
+
+    path = repo_root() / "data" / "results" / "decay-curves-ebbinghaus1885.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        savings = [float(row["savings"]) for row in csv.DictReader(handle)]
+    assert len(savings) == VALUES["ebbinghaus_n_points"]
+    assert all(later < earlier for earlier, later in zip(savings, savings[1:]))
+    assert 100 * savings[0] == pytest.approx(VALUES["ebbinghaus_first_savings"], abs=1e-9)
+    assert 100 * savings[-1] == pytest.approx(VALUES["ebbinghaus_last_savings"], abs=1e-9)
