@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from forgetting.pipeline.paths import repo_root
 from forgetting.studies.curves.fits import FAMILIES
 
@@ -41,3 +43,44 @@ def _fsrs_rows():
     path = repo_root() / "data" / "results" / "decay-curves-fsrs-check.csv"
     with path.open(encoding="utf-8", newline="") as handle:
         return [{**row, "decay": float(row["decay"])} for row in csv.DictReader(handle)]
+
+
+def test_the_power_law_is_second_and_ebbinghaus_first_by_every_measure():
+    """'Ebbinghaus's own formula describes his savings best by every measure, the power law comes
+    second by every measure, and the exponential last by' the measures glued (all but AICc, by
+    which the sum of two exponentials is last)."""
+    rankings = {key: value.split(" < ") for key, value in VALUES.items() if key.startswith("ranking_")}
+    assert len(rankings) == VALUES["n_measures"] == 5
+    assert all(order[:2] == ["ebbinghaus_log", "power"] for order in rankings.values())
+    last = {key for key, order in rankings.items() if order[-1] == "exponential"}
+    assert last == {
+        "ranking_rmse_ebbinghaus1885",
+        "ranking_aic_ebbinghaus1885",
+        "ranking_bic_ebbinghaus1885",
+        "ranking_loo_rmse_ebbinghaus1885",
+    }
+    assert rankings["ranking_aicc_ebbinghaus1885"][-1] == "two_exponential"
+    assert VALUES["worst_by_two_exponential_ebbinghaus1885"] == "AICc"
+
+
+def test_the_matched_power_law_keeps_the_exponentials_headline():
+    """'The headline is therefore unchanged': the same FRR and footprint under both curves."""
+    assert VALUES["matched_sessions_differing"] == 0
+    assert VALUES["power_terminal_frr_mean"] == VALUES["exponential_terminal_frr_mean"]
+    assert VALUES["power_footprint_reduction_mean"] == VALUES["exponential_footprint_reduction_mean"]
+
+
+def test_the_benchmark_favours_the_heavier_tail_and_the_savings_fall_at_every_delay():
+    """'The one spaced-repetition benchmark quoted here favours the heavier tail' (lower log loss
+    at the smaller d), and 'Ebbinghaus's savings fall from ... to ...'."""
+    assert VALUES["benchmark_v45_decay"] < VALUES["benchmark_v4_decay"]
+    assert VALUES["benchmark_v45_logloss"] < VALUES["benchmark_v4_logloss"]
+    import csv
+
+    path = repo_root() / "data" / "results" / "decay-curves-ebbinghaus1885.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        savings = [float(row["savings"]) for row in csv.DictReader(handle)]
+    assert len(savings) == VALUES["ebbinghaus_n_points"]
+    assert all(later < earlier for earlier, later in zip(savings, savings[1:]))
+    assert 100 * savings[0] == pytest.approx(VALUES["ebbinghaus_first_savings"], abs=1e-9)
+    assert 100 * savings[-1] == pytest.approx(VALUES["ebbinghaus_last_savings"], abs=1e-9)

@@ -135,3 +135,41 @@ def test_the_real_clock_draft_evicts_nothing_and_reruns_identically():
     assert len(digests) == 1
     assert VALUES["real_clock_reruns"] == wallclock.REAL_CLOCK_RERUNS
     assert VALUES["wallclock_grace_seconds"] == pytest.approx(grace_seconds, rel=1e-9)
+
+
+def test_the_window_loses_facts_before_their_first_recall_on_the_uniform_schedule_only():
+    """Section 2: 'on the uniform schedule 108 of the 150 facts are lost before their first
+    recall ... on the spaced schedule, 0': the glued counts are the window-losses table's first
+    recall, and they split every fact with those that reach it."""
+    uniform, spaced = window_losses("uniform"), window_losses("spaced")
+    n_facts = VALUES["n_facts"]
+    assert VALUES["uniform_window_lost_before_first"] == uniform[1]["first_lost"] > 0
+    assert VALUES["uniform_window_lost_before_first"] + VALUES["uniform_window_reached_first"] == n_facts
+    assert VALUES["spaced_window_lost_before_first"] == spaced[1]["first_lost"] == 0
+    assert VALUES["uniform_window_lost_before_first"] > n_facts / 2  # "mostly" too late on the uniform one
+
+
+def test_the_engines_grace_period_at_the_fixed_stability_is_the_articles_clean_one():
+    """Section 1: the article's 'clean 13-turn grace period' is the engine's eviction delay at
+    S0 = 8 (data/published.yaml), and the naive eviction turn it computes is not a whole turn."""
+    from forgetting.studies.published import load_published
+
+    article = load_published()["decay-postmortems.grace_turns_s8"]
+    grace = {float(r["baseline_stability"]): r for r in rows("grace-period")}
+    assert VALUES["delay_fixed"] == article.value == int(grace[VALUES["s0_fixed"]]["eviction_delay"])
+    assert VALUES["naive_turn_fixed"] != round(VALUES["naive_turn_fixed"])
+
+
+def test_the_uniform_reconstruction_draws_the_parameters_recalls_per_fact():
+    """Section 2: 'drawing each fact's 4 recalls as distinct turns (rng.sample)'."""
+    from forgetting.studies.decay.postmortems import uniform_config
+    from forgetting.studies.decay.sessions import generate_session
+
+    assert VALUES["recalls_per_fact"] == PARAMETERS["recalls_per_foundational"]
+    config = uniform_config(session_config(), PARAMETERS["uniform_first_turn"])
+    for seed in range(5):
+        session = generate_session(config.replace(seed=seed))
+        for fact in session.foundational_ids:
+            turns = session.recall_turns(fact)
+            assert len(turns) == len(set(turns)) == VALUES["recalls_per_fact"]
+            assert all(PARAMETERS["uniform_first_turn"] <= t <= PARAMETERS["session_length"] for t in turns)

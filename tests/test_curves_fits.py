@@ -269,3 +269,57 @@ def test_standard_errors_keep_three_significant_digits_and_parameters_six():
             assert value == float(f"{value:.3g}")
     assert any(value != float(f"{value:.3g}") for value in fit.parameters.values())
     assert all(value == float(f"{value:.6g}") for value in fit.parameters.values())
+
+
+# --- what the fits figure plots (decay-curves cell 9 calls these) ------------------------------
+
+
+def test_exact_log10_is_decimals_log_and_refuses_non_positive_values():
+    from decimal import Decimal
+
+    from forgetting.studies.curves.fits import log10_exact
+
+    assert log10_exact([1, 10, 0.1, 100.0]) == [0.0, 1.0, -1.0, 2.0]
+    assert log10_exact([0.07]) == [float(Decimal("0.07").log10())]
+    assert log10_exact([2]) == pytest.approx([math.log10(2)], abs=1e-15)
+    for bad in (0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="> 0"):
+            log10_exact([bad])
+
+
+def test_the_log_grid_spans_its_ends_evenly_in_log10():
+    from forgetting.studies.curves.fits import log10_exact, log_grid
+
+    positions, hours = log_grid(0.05, 2000, 300)
+    assert len(positions) == len(hours) == 300
+    assert positions[0] == log10_exact([0.05])[0] and positions[-1] == log10_exact([2000])[0]
+    assert np.allclose(np.diff(positions), np.diff(positions)[0])
+    assert hours[0] == pytest.approx(0.05, rel=1e-15) and hours[-1] == pytest.approx(2000, rel=1e-15)
+    assert np.allclose(np.log10(hours), positions, atol=1e-14)
+    with pytest.raises(ValueError, match="points"):
+        log_grid(0.05, 2000, 1)
+    with pytest.raises(ValueError, match="below"):
+        log_grid(10, 1, 5)
+
+
+def test_residuals_are_fitted_minus_observed_and_the_limit_rounds_up_to_a_twentieth():
+    from forgetting.studies.curves.fits import fit_residuals, symmetric_limit
+
+    savings = load_savings(repo_root() / SAVINGS_FILES["ebbinghaus1885"])
+    fits = fit_all(savings.name, savings.corrected_delay_hours, savings.savings)
+    residuals = fit_residuals(fits, savings.corrected_delay_hours, savings.savings)
+    for fit, residual in zip(fits, residuals, strict=True):
+        fitted = predict(fit.family, list(fit.parameters.values()), savings.corrected_delay_hours)
+        assert list(residual) == [f - s for f, s in zip(fitted, savings.savings, strict=True)]
+        assert np.allclose(residual, fit.residuals, atol=1e-5)  # the published, rounded residuals
+    assert symmetric_limit([np.array([0.01, -0.12])]) == 0.15
+    assert symmetric_limit([np.array([0.1])]) == 0.1
+    assert symmetric_limit([np.array([0.3])], steps_per_unit=2) == 0.5
+    largest = max(float(np.abs(r).max()) for r in residuals)
+    assert largest <= symmetric_limit(residuals) < largest + 0.05
+    with pytest.raises(ValueError, match="at least one"):
+        symmetric_limit([])
+    with pytest.raises(ValueError, match="steps_per_unit"):
+        symmetric_limit([np.array([0.1])], steps_per_unit=0)
+    with pytest.raises(ValueError, match="one length"):
+        fit_residuals(fits, savings.corrected_delay_hours[:-1], savings.savings)

@@ -117,3 +117,66 @@ def test_the_schedule_comparison_is_run_seeds_on_each_schedule():
     assert alarms == [name for name, frr in per_seed.items() if len(set(frr)) == 1]
     with pytest.raises(ValueError, match="first_turn must be an int >= 1 and <= 60"):
         postmortems.uniform_config(base, 61)
+
+
+def test_grace_values_are_the_rows_of_each_stability_and_of_the_short_one():
+    rows = postmortems.grace_rows(SessionConfig(seed=0, session_length=60), 3, [2.0, 8.0], 0.2)
+    values = postmortems.grace_values(rows, 2.0)
+    assert values["naive_turn_s2"] == rows[0]["naive_eviction_turn"] == values["naive_turn_short"]
+    assert values["naive_turn_s8"] == rows[1]["naive_eviction_turn"]
+    short = rows[0]
+    assert (values["delay_short"], values["reach_first_recall_short"], values["on_eviction_turn_short"]) == (
+        short["eviction_delay"],
+        short["reach_first_recall"],
+        short["first_recall_on_eviction_turn"],
+    )
+    assert (values["frr_short"], values["frr_short_sd"]) == (
+        short["terminal_frr_mean"],
+        short["terminal_frr_sd"],
+    )
+    with pytest.raises(ValueError, match="expected one row with baseline_stability = 3.0, found 0"):
+        postmortems.grace_values(rows, 3.0)
+
+
+def test_only_the_stabilities_the_article_names_are_checked_against_it():
+    values = {"naive_turn_s2": 3.2, "naive_turn_s8": 12.9, "naive_turn_s3": 4.8, "naive_turn_short": 3.2}
+    assert postmortems.article_naive_turns(values) == [
+        ("naive_turn_s2", "decay-postmortems.naive_turn_s2"),
+        ("naive_turn_s8", "decay-postmortems.naive_turn_s8"),
+    ]
+
+
+def test_schedule_values_are_read_by_schedule_name_and_policy_label_not_by_display_words():
+    base = SessionConfig(seed=0, session_length=60)
+    uniform = postmortems.uniform_config(base, 10)
+    decay, window = study.DecayPolicy(0.2), study.WindowPolicy(15)
+    rows, _, _ = postmortems.schedule_comparison({"U": uniform, "S": base}, (decay, window), 4)
+    values = postmortems.schedule_values(rows, "U", "S", decay, window)
+    by = {(r["schedule"], r["policy"]): r for r in rows}
+    assert values["uniform_frr_window"] == by["U", window.label]["frr_mean"]
+    assert values["uniform_frr_window_sd"] == by["U", window.label]["frr_sd"]
+    assert values["uniform_frr_decay"] == by["U", decay.label]["frr_mean"]
+    assert values["uniform_frr_decay_sd"] == by["U", decay.label]["frr_sd"]
+    assert values["uniform_winnable_window"] == by["U", window.label]["first_recall_in_grace"]
+    assert values["uniform_winnable_decay"] == by["U", decay.label]["first_recall_in_grace"]
+    assert values["spaced_winnable_window"] == by["S", window.label]["first_recall_in_grace"]
+    with pytest.raises(ValueError, match="expected one row for \\('uniform', "):
+        postmortems.schedule_values(rows, "uniform", "S", decay, window)
+
+
+def test_window_loss_values_split_every_fact_by_where_it_is_first_lost():
+    from forgetting.studies.decay import losses
+
+    base = SessionConfig(seed=0, session_length=150)
+    uniform = postmortems.uniform_config(base, 10)
+    window = study.WindowPolicy(15)
+    u, s = losses.where_lost(uniform, 6, window), losses.where_lost(base, 6, window)
+    values = postmortems.window_loss_values(u, s)
+    facts = 6 * base.num_foundational
+    assert values["uniform_window_lost_before_first"] + values["uniform_window_reached_first"] == facts
+    assert values["uniform_window_lost_before_first"] == u["before_first"] > 0
+    assert (
+        values["spaced_window_lost_before_first"] == s["before_first"] == 0
+    )  # the spaced schedule forces it
+    assert values["window_lost_between"] + values["window_lost_after_last"] + s["kept"] == facts
+    assert values["uniform_window_lost_later"] == losses.describe_losses(u["outcomes"], from_recall=2)

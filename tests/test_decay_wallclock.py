@@ -321,3 +321,27 @@ def test_a_clock_that_reads_no_finite_number_is_refused_and_changes_nothing(read
     ):
         engine.step(2)
     assert engine.is_present("fact") and engine.working_set_size() == 1
+
+
+def test_grid_series_are_each_shapes_rows_side_by_side_with_their_midpoints():
+    grid = [
+        {
+            "sigma": sigma,
+            "speed": speed,
+            "frr_min": 0.1 * speed,
+            "frr_max": 0.2 * speed,
+            "footprint_min": 0.5,
+            "footprint_max": 0.7,
+        }
+        for sigma in (0.5, 1.0)
+        for speed in (1.0, 2.0)
+    ]
+    series = wallclock.grid_series(grid, [0.5, 1.0])
+    assert [s["sigma"] for s in series] == [0.5, 1.0]
+    assert series[0]["speeds"] == [1.0 * 0.98, 2.0 * 0.98] and series[1]["speeds"] == [1.0 * 1.02, 2.0 * 1.02]
+    assert series[0]["frr_min"] == [0.1, 0.2] and series[0]["frr_max"] == [0.2, 0.4]
+    assert series[0]["frr_mid"] == [(0.1 + 0.2) / 2, (0.2 + 0.4) / 2]
+    assert series[1]["footprint_mid"] == [(0.5 + 0.7) / 2] * 2
+    assert wallclock.grid_series(grid, [1.0])[0]["speeds"] == [1.0, 2.0]  # one shape: no offset
+    with pytest.raises(ValueError, match="sigma 2.0 has no row"):
+        wallclock.grid_series(grid, [2.0])

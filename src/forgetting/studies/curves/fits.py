@@ -43,8 +43,9 @@ published value.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,10 @@ __all__ = [
     "fit_family",
     "fit_all",
     "predict",
+    "log10_exact",
+    "log_grid",
+    "fit_residuals",
+    "symmetric_limit",
 ]
 
 PUBLISHED_DECIMALS = 6
@@ -390,3 +395,69 @@ def fit_glue_values(fits: Sequence[FitResult]) -> dict[str, float | str]:
             ]
             out[f"{side}_by_{fit.family}_{dataset}"] = ", ".join(labels) if labels else "none"
     return out
+
+
+# --- what the fits figure plots ----------------------------------------------------------------
+# A log axis would put numpy's or the platform's log into the figure's vector files, whose bytes
+# are published; so the figure plots exact log10 positions on a linear axis instead.
+
+
+def log10_exact(values: Iterable[float]) -> list[float]:
+    """``log10`` of each value, computed in :mod:`decimal` (correctly rounded) and then made a float.
+
+    The same on every CPU, unlike ``math.log10``/``np.log10``, whose last bit may differ: the
+    positions of points on a figure's log-time axis. ``ValueError`` for a value that is not > 0.
+    """
+    out = []
+    for value in values:
+        number = float(value)
+        if not number > 0 or not math.isfinite(number):
+            raise ValueError(f"values must be finite and > 0 to take log10, got {number!r}")
+        out.append(float(Decimal(repr(number)).log10()))
+    return out
+
+
+def log_grid(first: float, last: float, points: int) -> tuple[np.ndarray, np.ndarray]:
+    """``points`` positions evenly spaced in ``log10`` from ``first`` to ``last`` (hours), and the
+    hours at them: ``(positions, hours)``, both computed exactly (:func:`log10_exact`; the hours as
+    ``10 ** position`` in :mod:`decimal`). Where the fitted curves are drawn on both time axes.
+    """
+    if isinstance(points, bool) or not isinstance(points, int) or points < 2:
+        raise ValueError(f"points must be an int >= 2, got {points!r}")
+    low, high = log10_exact([first, last])
+    if not low < high:
+        raise ValueError(f"first must be below last, got first={first!r}, last={last!r}")
+    positions = np.linspace(low, high, points)
+    hours = np.array([float(Decimal(10) ** Decimal(repr(float(x)))) for x in positions])
+    return positions, hours
+
+
+def fit_residuals(
+    fits: Sequence[FitResult], delay_hours: Sequence[float], savings: Sequence[float]
+) -> list[np.ndarray]:
+    """Fitted minus observed savings at each delay, per fit, from the published (rounded) parameters.
+
+    Not :attr:`FitResult.residuals` (rounded to :data:`PUBLISHED_DECIMALS`): a residual rounded at
+    a boundary would move the figure's vector files with the optimizer's last digits.
+    """
+    if len(delay_hours) != len(savings):
+        raise ValueError(
+            f"delay_hours and savings must have one length, got {len(delay_hours)} and {len(savings)}"
+        )
+    observed = np.asarray(savings, dtype=float)
+    return [
+        np.array(predict(fit.family, list(fit.parameters.values()), delay_hours), dtype=float) - observed
+        for fit in fits
+    ]
+
+
+def symmetric_limit(residuals: Sequence[np.ndarray], steps_per_unit: int = 20) -> float:
+    """The largest absolute residual rounded up to a multiple of ``1 / steps_per_unit`` (0.05 by
+    default): the residual panel's y-axis runs from ``-limit`` to ``limit``. ``ValueError`` for no
+    residuals or ``steps_per_unit < 1``."""
+    if not residuals or not any(len(r) for r in residuals):
+        raise ValueError("residuals must hold at least one value, got none")
+    if isinstance(steps_per_unit, bool) or not isinstance(steps_per_unit, int) or steps_per_unit < 1:
+        raise ValueError(f"steps_per_unit must be an int >= 1, got {steps_per_unit!r}")
+    limit = max(float(np.abs(r).max()) for r in residuals if len(r))
+    return float(np.ceil(limit * steps_per_unit) / steps_per_unit)

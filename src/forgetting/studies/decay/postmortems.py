@@ -16,8 +16,10 @@ from ..._validate import raise_problems, real_problem, require_int
 from ...decay.curves import DEFAULT_EVICTION_THRESHOLD
 from .. import stats
 from ..executor import Executor
+from ..published import load_published
 from . import metrics
 from .batch import FACT_REGISTRATION_TURN
+from .losses import describe_losses
 from .policies import DecayPolicy, Policy
 from .sessions import SessionConfig, latest_last_recall
 from .study import (
@@ -37,6 +39,10 @@ __all__ = [
     "first_losing_offset",
     "uniform_config",
     "schedule_comparison",
+    "grace_values",
+    "article_naive_turns",
+    "schedule_values",
+    "window_loss_values",
 ]
 
 
@@ -176,3 +182,88 @@ def schedule_comparison(
                 }
             )
     return rows, per_seed, metrics.zero_variance_alarm(per_seed)
+
+
+def _row_where(rows: Sequence[Mapping[str, Any]], key: str, value: Any) -> Mapping[str, Any]:
+    found = [row for row in rows if row[key] == value]
+    if len(found) != 1:
+        raise ValueError(f"expected one row with {key} = {value!r}, found {len(found)}")
+    return found[0]
+
+
+def grace_values(rows: Sequence[Mapping[str, Any]], short_stability: float) -> dict[str, Any]:
+    """What section 1 glues of :func:`grace_rows`: ``naive_turn_s<S0>`` for every row (``<S0>``
+    as ``:g``), and, for the row of ``short_stability``, ``naive_turn_short``, ``delay_short``,
+    ``reach_first_recall_short``, ``on_eviction_turn_short``, ``frr_short`` and ``frr_short_sd``.
+    ``ValueError`` when no row (or more than one) has ``short_stability``."""
+    values: dict[str, Any] = {
+        f"naive_turn_s{row['baseline_stability']:g}": row["naive_eviction_turn"] for row in rows
+    }
+    short = _row_where(rows, "baseline_stability", short_stability)
+    values |= {
+        "naive_turn_short": short["naive_eviction_turn"],
+        "delay_short": short["eviction_delay"],
+        "reach_first_recall_short": short["reach_first_recall"],
+        "on_eviction_turn_short": short["first_recall_on_eviction_turn"],
+        "frr_short": short["terminal_frr_mean"],
+        "frr_short_sd": short["terminal_frr_sd"],
+    }
+    return values
+
+
+def article_naive_turns(values: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(key, entry)`` for each ``naive_turn_s<S0>`` of ``values`` whose stability the article
+    names: the entries ``decay-postmortems.naive_turn_s<S0>`` of ``data/published.yaml`` (a stability
+    the article does not name has no entry, and nothing to check)."""
+    entries = load_published()
+    return [
+        (key, f"decay-postmortems.{key}")
+        for key in sorted(values)
+        if key.startswith("naive_turn_s") and f"decay-postmortems.{key}" in entries
+    ]
+
+
+def schedule_values(
+    rows: Sequence[Mapping[str, Any]], uniform: str, spaced: str, decay: Policy, window: Policy
+) -> dict[str, float]:
+    """What section 2 glues of :func:`schedule_comparison`'s rows, found by the schedule names given
+    to it (``uniform``, ``spaced``) and the policies' labels: the terminal FRR mean and sd of both
+    policies on the uniform schedule (``uniform_frr_window``, ``uniform_frr_window_sd``,
+    ``uniform_frr_decay``, ``uniform_frr_decay_sd``) and the share of facts whose first recall
+    comes within the grace period (``uniform_winnable_window``, ``uniform_winnable_decay``,
+    ``spaced_winnable_window``). ``ValueError`` for a pair with no row or several."""
+
+    def row(schedule: str, policy: Policy) -> Mapping[str, Any]:
+        found = [r for r in rows if r["schedule"] == schedule and r["policy"] == policy.label]
+        if len(found) != 1:
+            raise ValueError(f"expected one row for ({schedule!r}, {policy.label!r}), found {len(found)}")
+        return found[0]
+
+    return {
+        "uniform_frr_window": row(uniform, window)["frr_mean"],
+        "uniform_frr_window_sd": row(uniform, window)["frr_sd"],
+        "uniform_frr_decay": row(uniform, decay)["frr_mean"],
+        "uniform_frr_decay_sd": row(uniform, decay)["frr_sd"],
+        "uniform_winnable_window": row(uniform, window)["first_recall_in_grace"],
+        "uniform_winnable_decay": row(uniform, decay)["first_recall_in_grace"],
+        "spaced_winnable_window": row(spaced, window)["first_recall_in_grace"],
+    }
+
+
+def window_loss_values(uniform: Mapping[str, Any], spaced: Mapping[str, Any]) -> dict[str, Any]:
+    """What section 2 glues of the window's losses (:func:`~.losses.where_lost`) on the uniform and
+    the spaced schedule: on the uniform one, the facts lost before their first recall
+    (``uniform_window_lost_before_first``), those that reach it (``uniform_window_reached_first``)
+    and where those are lost (``uniform_window_lost_later``); on the spaced one, the facts lost
+    before their first recall (``spaced_window_lost_before_first``), in a gap between two recalls
+    (``window_lost_between``, by recall in ``window_lost_between_by_recall``) and after the last
+    (``window_lost_after_last``)."""
+    return {
+        "uniform_window_lost_before_first": uniform["before_first"],
+        "uniform_window_reached_first": uniform["reached_first"],
+        "uniform_window_lost_later": describe_losses(uniform["outcomes"], from_recall=2),
+        "spaced_window_lost_before_first": spaced["before_first"],
+        "window_lost_between": spaced["between"],
+        "window_lost_between_by_recall": describe_losses(spaced["outcomes"], from_recall=2, after_last=False),
+        "window_lost_after_last": spaced["after_last"],
+    }

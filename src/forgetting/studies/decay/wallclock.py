@@ -65,6 +65,7 @@ __all__ = [
     "rerun_table",
     "robustness_grid",
     "grid_summary",
+    "grid_series",
 ]
 
 DEFAULT_MEDIAN_LATENCY = 1.0
@@ -437,3 +438,30 @@ def grid_summary(grid: Sequence[Mapping[str, Any]], sigma: float) -> dict[str, A
         "fastest_speed": fastest["speed"],
         "fastest_footprint_max": fastest["footprint_max"],
     }
+
+
+def grid_series(
+    grid: Sequence[Mapping[str, Any]], sigmas: Sequence[float], spread: float = 0.04
+) -> list[dict[str, Any]]:
+    """What the robustness figure draws of a :func:`robustness_grid`: one series per shape in
+    ``sigmas`` (in that order), its rows in the grid's order.
+
+    Each series: ``sigma``; ``speeds``, each row's speed times ``1 + spread * (i - (n - 1) / 2)``
+    for the ``i``-th of ``n`` shapes (so that the shapes' bars stand side by side on a log axis);
+    and for ``frr`` and ``footprint`` the rows' ``<measure>_min``, ``<measure>_max`` and their
+    midpoint ``<measure>_mid``. ``ValueError`` for a shape with no row in the grid.
+    """
+    series = []
+    for index, sigma in enumerate(sigmas):
+        rows = [r for r in grid if r["sigma"] == sigma]
+        if not rows:
+            raise ValueError(f"sigma {shown(sigma)} has no row in the grid")
+        offset = 1 + spread * (index - (len(sigmas) - 1) / 2)
+        entry: dict[str, Any] = {"sigma": sigma, "speeds": [r["speed"] * offset for r in rows]}
+        for measure in ("frr", "footprint"):
+            low, high = f"{measure}_min", f"{measure}_max"
+            entry[low] = [r[low] for r in rows]
+            entry[high] = [r[high] for r in rows]
+            entry[f"{measure}_mid"] = [(r[low] + r[high]) / 2 for r in rows]
+        series.append(entry)
+    return series
