@@ -1,5 +1,6 @@
 """A fact's timeline: recalls around its eviction, its lowest retention while held, the schedule's bounds."""
 
+import dataclasses
 import math
 
 import pytest
@@ -286,3 +287,25 @@ def test_trace_values_and_the_article_checks_read_the_traces(config, window, see
     ]
     assert turns == list(split.before[: timeline.ARTICLE_TRACE_RECALLS])
     assert checks["present_at_end_decay"] == values["present_at_end_decay"]
+
+
+def test_a_seed_without_a_silent_loss_is_refused_with_seeds_that_have_one():
+    from forgetting.studies.decay.policies import WindowPolicy
+    from forgetting.studies.decay.sessions import SessionConfig
+    from forgetting.studies.decay.study import trace_session
+
+    window = WindowPolicy()
+    config = SessionConfig(
+        seed=7, session_length=150, num_foundational=1, recalls_per_foundational=4, noise_per_turn=3
+    )
+    trace = trace_session(window, config)
+    with pytest.raises(
+        ValueError, match=r"seed must give .* with seed=7 the window drops the fact at turn 50"
+    ) as error:
+        timeline.require_silent_loss(trace, trace.foundational_ids[0], config, window)
+    seeds = timeline.silent_loss_seeds(config, window)
+    assert 0 in seeds and 7 not in seeds and str(seeds) in str(error.value)
+    for seed in seeds:  # each named seed is one the chapter can tell
+        ok = dataclasses.replace(config, seed=seed)
+        trace = trace_session(window, ok)
+        timeline.require_silent_loss(trace, trace.foundational_ids[0], ok, window)

@@ -18,6 +18,7 @@ in Python: no vectorized float function is on the result path.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from .frontier import frontier_point, window_certain_loss_below, window_min_full
 from .policies import DecayPolicy, WindowPolicy
 from .sessions import SessionConfig, latest_last_recall
 from .simulation import Trace
-from .study import reaches_first_recall, recall_outcomes
+from .study import reaches_first_recall, recall_outcomes, trace_session
 
 __all__ = [
     "RecallsAroundEviction",
@@ -54,6 +55,8 @@ __all__ = [
     "window_zero_values",
     "window_zero_expected",
     "trace_values",
+    "silent_loss_seeds",
+    "require_silent_loss",
     "ARTICLE_TRACE_RECALLS",
     "article_trace_checks",
 ]
@@ -103,6 +106,41 @@ def recalls_around_eviction(trace: Trace, fact: str) -> RecallsAroundEviction:
     last_touch = before[-1] if before else trace.created_turn[fact]
     return RecallsAroundEviction(
         turns, evicted, before, after, last_touch, None if evicted is None else evicted - last_touch
+    )
+
+
+def silent_loss_seeds(
+    config: SessionConfig, window: WindowPolicy, count: int = 5, tries: int = 1000
+) -> list[int]:
+    """The first ``count`` seeds (of ``0 .. tries - 1``) whose session, ``config`` otherwise, has a
+    recall of its first foundational fact after ``window`` dropped it: the sessions the trace
+    chapter can tell (a loss the window never notices)."""
+    seeds = []
+    for seed in range(tries):
+        trace = trace_session(window, dataclasses.replace(config, seed=seed))
+        if trace.foundational_ids and recalls_around_eviction(trace, trace.foundational_ids[0]).after:
+            seeds.append(seed)
+            if len(seeds) == count:
+                break
+    return seeds
+
+
+def require_silent_loss(trace: Trace, fact: str, config: SessionConfig, window: WindowPolicy) -> None:
+    """``ValueError`` naming the seed, and seeds that work, unless the window (``trace``) drops
+    ``fact`` before a later recall of it: the trace chapter has nothing to show without one."""
+    split = recalls_around_eviction(trace, fact)
+    if split.after:
+        return
+    what = (
+        "never drops the fact"
+        if split.evicted_turn is None
+        else f"drops the fact at turn {split.evicted_turn}, after its last recall"
+    )
+    seeds = silent_loss_seeds(config, window)
+    raise ValueError(
+        f"seed must give a session in which the window drops the fact before a later recall of it; "
+        f"with seed={config.seed} the window {what} (recalls at turns {list(split.recall_turns)}). "
+        f"Seeds that do, with the other parameters as given: {seeds or 'none of the first 1000'}"
     )
 
 
