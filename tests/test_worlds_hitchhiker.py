@@ -215,3 +215,49 @@ def test_fewer_seeds_are_the_leading_seeds_of_more():
         assert np.array_equal(getattr(lead, name), getattr(fewer, name)), name
     assert lead.threshold_at(1.0) == fewer.threshold_at(1.0)
     assert lead.share_threshold(0.5) == fewer.share_threshold(0.5)
+
+
+def _small_run(n_seeds=6):
+    world = W.CoRetrievalWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, diversities=(0.0, 0.5, 1.0)
+    )
+    return W.co_retrieval_experiment(world, n_seeds=n_seeds, seed=0)
+
+
+def test_co_retrieval_values_read_the_run_directly():
+    result = _small_run()
+    values = W.co_retrieval_values(result, 1.645, 1.96)
+    gap = result.anchor_worth - result.hitchhiker_worth
+    threshold = result.threshold_at(1.645)
+    at = list(result.diversities).index(threshold if threshold is not None else 1.0)
+    assert values["diversity_threshold"] == W.threshold_or_nan(threshold) or math.isnan(
+        values["diversity_threshold"]
+    )
+    assert values["gap_zero_max"] == np.abs(gap[:, 0]).max() == 0.0  # the pair never breaks at d = 0
+    assert values["gap_at_threshold"] == pytest.approx(gap[:, at].mean(), abs=1e-15)
+    assert values["margin_at_threshold"] == pytest.approx(gap[:, at].mean() - 1.645 * gap[:, at].std(ddof=1))
+    assert values["gap_full"] == pytest.approx(values["anchor_full"] - values["hitchhiker_full"])
+    assert values["anchor_first_mean"] == values["hitchhiker_first_mean"]
+    rows = W.co_retrieval_rows(result, 1.645, 1.96)
+    assert [r["diversity"] for r in rows] == list(result.diversities)
+    assert all(
+        r["separated_z1.96"] <= r["separated_z1.645"] for r in rows
+    )  # the stricter never separates more
+    assert [r["gap_mean"] for r in rows][at] == values["gap_at_threshold"]
+
+
+def test_sensitivity_values_tell_rows_apart_by_their_fields_not_their_labels():
+    result = _small_run(4)
+    rows = W.threshold_sensitivity(result, 0, 4, 1.645, 1.96, [1, 2], 3, 2, 0.5)
+    relabelled = [{**r, "setting": f"row {i}"} for i, r in enumerate(rows)]  # labels play no part
+    values = W.sensitivity_values(relabelled, result, 4, 3, 2, 0.5, 1.645)
+    key = "threshold_z1.645"
+    assert values["n_other_seeds"] == 2 and values["n_base_seeds"] == 3 and values["n_few"] == 3
+    assert values["threshold_depth"] is rows[-2][key] and values["pair_rate_depth"] == rows[-2]["pair_rate"]
+    assert values["threshold_pair_rate"] is rows[-1][key]
+    others = [rows[1][key], rows[2][key]]
+    assert values["other_seed_low"] == min(others) or math.isnan(values["other_seed_low"])
+    with pytest.raises(ValueError, match="differ"):
+        W.sensitivity_values(rows, result, 4, 4, 2, 0.5, 1.645)  # few seeds = seeds: ambiguous
+    with pytest.raises(ValueError, match="depth rows"):
+        W.sensitivity_values(rows[:-2], result, 4, 3, 2, 0.5, 1.645)

@@ -25,6 +25,8 @@ from .anchor_decides import (
     anchor_decides_experiment,
     anchor_decides_p_plus,
     anchor_decides_regime_end,
+    regime_rows,
+    regime_values,
 )
 from .confound import (
     EASY,
@@ -61,7 +63,10 @@ from .hitchhiker import (
     CoRetrievalWorld,
     co_retrieval_experiment,
     co_retrieval_p_plus,
+    co_retrieval_rows,
+    co_retrieval_values,
     pair_episodes,
+    sensitivity_values,
     threshold_or_nan,
     threshold_sensitivity,
 )
@@ -173,4 +178,9 @@ __all__ = [
     "co_retrieval_experiment",
     "threshold_or_nan",
     "threshold_sensitivity",
+    "co_retrieval_values",
+    "co_retrieval_rows",
+    "sensitivity_values",
+    "regime_values",
+    "regime_rows",
 ]

@@ -46,6 +46,9 @@ __all__ = [
     "leading_seeds",
     "threshold_or_nan",
     "threshold_sensitivity",
+    "co_retrieval_values",
+    "co_retrieval_rows",
+    "sensitivity_values",
 ]
 
 CO_RETRIEVAL_N_SEEDS = 100
@@ -419,3 +422,124 @@ def threshold_sensitivity(
             }
         )
     return rows
+
+
+def co_retrieval_values(result: CoRetrievalResult, z: float, strict_z: float) -> dict[str, float]:
+    """The numbers the chapter states about one co-retrieval run.
+
+    The thresholds under ``z``, ``strict_z`` and the 95 % share criterion; at the tested diversity
+    nearest the ``z`` threshold (the last one when there is none), the mean gap, its sd over seeds,
+    its exact value, the share of seeds ranking the anchor first and the criterion's margin
+    ``mean - z sd``; the largest absolute gap at ``d = 0`` (NaN if ``0`` is not tested); both
+    worths and their gap with the pair always broken (last diversity) and never broken (first);
+    and the largest distance between the mean gap and the exact gap over the diversities.
+    """
+    diversities = np.asarray(result.diversities)
+    threshold = result.threshold_at(z)
+    gap_mean, gap_sd = result.gap.mean(axis=0), result.gap.std(axis=0, ddof=1)
+    exact = result.exact_gap.mean(axis=0)
+    at = int(np.argmin(np.abs(diversities - (threshold if threshold is not None else 1.0))))
+    return {
+        "diversity_threshold": threshold_or_nan(threshold),
+        "threshold_strict": threshold_or_nan(result.threshold_at(strict_z)),
+        "threshold_share": threshold_or_nan(result.share_threshold(0.95)),
+        "gap_zero_max": np.abs(result.gap[:, 0]).max() if diversities[0] == 0 else math.nan,
+        "gap_at_threshold": gap_mean[at],
+        "sd_at_threshold": gap_sd[at],
+        "exact_at_threshold": exact[at],
+        "first_share_at_threshold": result.ranked_first_share[at],
+        "margin_at_threshold": gap_mean[at] - z * gap_sd[at],
+        "gap_full": gap_mean[-1],
+        "anchor_full": result.anchor_worth[:, -1].mean(),
+        "hitchhiker_full": result.hitchhiker_worth[:, -1].mean(),
+        "anchor_first_mean": result.anchor_worth[:, 0].mean(),
+        "anchor_first_sd": result.anchor_worth[:, 0].std(ddof=1),
+        "hitchhiker_first_mean": result.hitchhiker_worth[:, 0].mean(),
+        "max_gap_error": np.abs(gap_mean - exact).max(),
+    }
+
+
+def co_retrieval_rows(result: CoRetrievalResult, z: float, strict_z: float) -> list[dict[str, Any]]:
+    """One row per tested diversity: the gap's mean and sd over seeds, the exact gap, the bounds
+    ``mean - z sd`` and ``mean - strict_z sd``, the share of seeds ranking the anchor first, and
+    whether each criterion separates the pair there."""
+    gap_mean, gap_sd = result.gap.mean(axis=0), result.gap.std(axis=0, ddof=1)
+    exact = result.exact_gap.mean(axis=0)
+    columns = zip(
+        result.diversities,
+        gap_mean,
+        gap_sd,
+        exact,
+        result.ranked_first_share,
+        result.separated_at(z),
+        result.separated_at(strict_z),
+    )
+    return [
+        {
+            "diversity": d,
+            "gap_mean": m,
+            "gap_sd": s,
+            "exact_gap": e,
+            f"mean - {z:g} sd": m - z * s,
+            f"mean - {strict_z:g} sd": m - strict_z * s,
+            "anchor_first_share": f,
+            f"separated_z{z:g}": bool(a),
+            f"separated_z{strict_z:g}": bool(b),
+        }
+        for d, m, s, e, f, a, b in columns
+    ]
+
+
+def sensitivity_values(
+    rows: list[dict[str, Any]],
+    result: CoRetrievalResult,
+    n_seeds: int,
+    few_seeds: int,
+    other_depth: int,
+    other_pair_rate: float,
+    z: float,
+) -> dict[str, float]:
+    """The numbers the chapter states about :func:`threshold_sensitivity`'s ``rows``.
+
+    Rows are told apart by their fields, not their labels: the headline is the first row; the
+    other base seeds are the other rows at the headline's ``k``, pair rate and ``n_seeds``; the
+    few-seed rows have ``few_seeds`` seeds (and ``few_seeds != n_seeds``); the depth row has
+    ``k = other_depth`` and the pair-rate row the pair rate ``other_pair_rate``. Gives the range of
+    the ``z`` threshold over the other base seeds and over all base seeds (with its sd and count),
+    its range over the few-seed runs, and the thresholds (and the depth row's pair rate) of the
+    two other worlds. Raises ``ValueError`` when a kind of row is missing or ambiguous.
+    """
+    key = f"threshold_z{z:g}"
+    world = result.world
+    k, rate = world.retrieved_per_episode, world.effective_pair_rate
+    if few_seeds == n_seeds or other_depth == k or other_pair_rate == rate:
+        raise ValueError(
+            f"few_seeds={few_seeds}, other_depth={other_depth}, other_pair_rate={other_pair_rate}: "
+            "each must differ from the headline's so that its rows can be told apart"
+        )
+    headline, rest = rows[0], rows[1:]
+    same_world = [r for r in rest if r["k"] == k and r["pair_rate"] == rate]
+    other = [r[key] for r in same_world if r["seeds"] == n_seeds]
+    few = [r[key] for r in same_world if r["seeds"] == few_seeds]
+    depth_rows = [r for r in rest if r["k"] == other_depth and r["pair_rate"] != other_pair_rate]
+    pair_rows = [r for r in rest if r["pair_rate"] == other_pair_rate and r["k"] == k]
+    if len(depth_rows) != 1 or len(pair_rows) != 1 or not few:
+        raise ValueError(
+            f"rows: {len(depth_rows)} depth rows, {len(pair_rows)} pair-rate rows, {len(few)} few-seed rows"
+        )
+    all_base = [headline[key], *other]
+    return {
+        "other_seed_low": min(other) if other else math.nan,
+        "other_seed_high": max(other) if other else math.nan,
+        "threshold_min": float(np.nanmin(all_base)),
+        "threshold_max": float(np.nanmax(all_base)),
+        "threshold_sd": float(np.nanstd(all_base, ddof=1)) if len(all_base) > 1 else math.nan,
+        "n_base_seeds": len(all_base),
+        "n_other_seeds": len(other),
+        "few_low": min(few),
+        "few_high": max(few),
+        "n_few": len(few),
+        "threshold_depth": depth_rows[0][key],
+        "pair_rate_depth": depth_rows[0]["pair_rate"],
+        "threshold_pair_rate": pair_rows[0][key],
+    }
