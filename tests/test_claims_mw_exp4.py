@@ -25,7 +25,7 @@ def test_read_as_a_share_of_all_episodes_the_papers_value_cannot_be_reached():
     assert v["d_last"] == 1.0 and v["pair_rate"] * v["d_last"] < v["paper_threshold"]
 
 
-def test_the_opening_blocks_lower_threshold_is_the_lowest_of_the_other_settings():
-    """The opening says the threshold drops to the k = other_depth value "with other values"."""
+def test_the_opening_blocks_one_lower_threshold_is_both_other_settings():
+    """The opening: "at k = 5 or a pair rate of 0.5 the threshold drops to" one value (threshold_depth)."""
     v = record()
-    assert v["threshold_depth"] <= v["threshold_pair_rate"] < v["diversity_threshold"]
+    assert v["threshold_depth"] == v["threshold_pair_rate"] < v["diversity_threshold"]
