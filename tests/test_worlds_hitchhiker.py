@@ -246,18 +246,23 @@ def test_co_retrieval_values_read_the_run_directly():
     assert [r["gap_mean"] for r in rows][at] == values["gap_at_threshold"]
 
 
-def test_sensitivity_values_tell_rows_apart_by_their_fields_not_their_labels():
+def test_sensitivity_rows_by_kind_and_the_values_read_from_them():
     result = _small_run(4)
-    rows = W.threshold_sensitivity(result, 0, 4, 1.645, 1.96, [1, 2], 3, 2, 0.5)
-    relabelled = [{**r, "setting": f"row {i}"} for i, r in enumerate(rows)]  # labels play no part
-    values = W.sensitivity_values(relabelled, result, 4, 3, 2, 0.5, 1.645)
+    by_kind = W.threshold_sensitivity_by_kind(result, 0, 4, 1.645, 1.96, [1, 2], 4, 3, 0.15)
+    assert list(by_kind) == list(W.SENSITIVITY_KINDS)
+    assert [len(by_kind[kind]) for kind in W.SENSITIVITY_KINDS] == [1, 2, 3, 1, 1]
+    rows = W.sensitivity_rows(by_kind)
+    assert rows == W.threshold_sensitivity(result, 0, 4, 1.645, 1.96, [1, 2], 4, 3, 0.15)
+    # few seeds = seeds, k = other_depth and the default pair rate 3/20 = other_pair_rate: the
+    # kinds still tell the rows apart, although their fields cannot
+    values = W.sensitivity_values(by_kind, 1.645)
     key = "threshold_z1.645"
     assert values["n_other_seeds"] == 2 and values["n_base_seeds"] == 3 and values["n_few"] == 3
-    assert values["threshold_depth"] is rows[-2][key] and values["pair_rate_depth"] == rows[-2]["pair_rate"]
-    assert values["threshold_pair_rate"] is rows[-1][key]
-    others = [rows[1][key], rows[2][key]]
+    assert values["threshold_depth"] is by_kind["depth"][0][key]
+    assert (
+        values["pair_rate_depth"] == by_kind["depth"][0]["pair_rate"] == by_kind["pair_rate"][0]["pair_rate"]
+    )
+    assert values["threshold_pair_rate"] is by_kind["pair_rate"][0][key]
+    others = [row[key] for row in by_kind["other_seeds"]]
     assert values["other_seed_low"] == min(others) or math.isnan(values["other_seed_low"])
-    with pytest.raises(ValueError, match="differ"):
-        W.sensitivity_values(rows, result, 4, 4, 2, 0.5, 1.645)  # few seeds = seeds: ambiguous
-    with pytest.raises(ValueError, match="depth rows"):
-        W.sensitivity_values(rows[:-2], result, 4, 3, 2, 0.5, 1.645)
+    assert values["threshold_min"] == np.nanmin([by_kind["headline"][0][key], *others])

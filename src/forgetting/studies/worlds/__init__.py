@@ -59,6 +59,7 @@ from .hitchhiker import (
     ANCHOR,
     CO_RETRIEVAL_N_SEEDS,
     HITCHHIKER,
+    SENSITIVITY_KINDS,
     CoRetrievalResult,
     CoRetrievalWorld,
     co_retrieval_experiment,
@@ -66,9 +67,11 @@ from .hitchhiker import (
     co_retrieval_rows,
     co_retrieval_values,
     pair_episodes,
+    sensitivity_rows,
     sensitivity_values,
     threshold_or_nan,
     threshold_sensitivity,
+    threshold_sensitivity_by_kind,
 )
 from .model import (
     BLOCK_EPISODES,
@@ -181,6 +184,9 @@ __all__ = [
     "co_retrieval_values",
     "co_retrieval_rows",
     "sensitivity_values",
+    "SENSITIVITY_KINDS",
+    "threshold_sensitivity_by_kind",
+    "sensitivity_rows",
     "regime_values",
     "regime_rows",
 ]

@@ -45,7 +45,10 @@ __all__ = [
     "co_retrieval_experiment",
     "leading_seeds",
     "threshold_or_nan",
+    "SENSITIVITY_KINDS",
     "threshold_sensitivity",
+    "threshold_sensitivity_by_kind",
+    "sensitivity_rows",
     "co_retrieval_values",
     "co_retrieval_rows",
     "sensitivity_values",
@@ -364,7 +367,11 @@ def threshold_or_nan(threshold: float | None) -> float:
     return math.nan if threshold is None else threshold
 
 
-def threshold_sensitivity(
+#: The kinds of :func:`threshold_sensitivity_by_kind`'s rows, in the table's order.
+SENSITIVITY_KINDS = ("headline", "other_seeds", "few_seeds", "depth", "pair_rate")
+
+
+def threshold_sensitivity_by_kind(
     result: CoRetrievalResult,
     seed: int,
     n_seeds: int,
@@ -374,23 +381,31 @@ def threshold_sensitivity(
     few_seeds: int,
     other_depth: int,
     other_pair_rate: float,
-) -> list[dict[str, Any]]:
-    """The diversity threshold under other base seeds, fewer seeds, another ``k`` and pair rate.
+) -> dict[str, list[dict[str, Any]]]:
+    """The diversity threshold under other base seeds, fewer seeds, another ``k`` and pair rate,
+    its rows by kind (:data:`SENSITIVITY_KINDS`).
 
-    ``result`` is the headline run (``result.world`` at base ``seed`` with ``n_seeds``); one row
-    per setting, in this order: the headline, each of ``other_seeds`` with ``n_seeds``, the
-    base seed and each other seed with ``few_seeds``, ``k = other_depth``, ``pair_rate =
-    other_pair_rate``. Each row gives the setting, its seeds, ``k``, the effective pair rate
-    and the thresholds under ``z``, ``strict_z`` and the 95 % share criterion
-    (:func:`threshold_or_nan` where none).
+    ``result`` is the headline run (``result.world`` at base ``seed`` with ``n_seeds``). Kinds:
+    ``"headline"`` (one row), ``"other_seeds"`` (each of ``other_seeds`` with ``n_seeds``),
+    ``"few_seeds"`` (the base seed and each other seed with ``few_seeds``), ``"depth"`` (``k =
+    other_depth``) and ``"pair_rate"`` (``pair_rate = other_pair_rate``). Each row gives the
+    setting, its seeds, ``k``, the effective pair rate and the thresholds under ``z``,
+    ``strict_z`` and the 95 % share criterion (:func:`threshold_or_nan` where none).
     """
     world = result.world
-    settings = [("headline", seed, n_seeds, world)]
-    settings += [("other base seed", s, n_seeds, world) for s in other_seeds]
-    settings += [("fewer seeds", s, few_seeds, world) for s in [seed, *other_seeds]]
+    settings = [("headline", "headline", seed, n_seeds, world)]
+    settings += [("other_seeds", "other base seed", s, n_seeds, world) for s in other_seeds]
+    settings += [("few_seeds", "fewer seeds", s, few_seeds, world) for s in [seed, *other_seeds]]
     settings += [
-        (f"k = {other_depth}", seed, n_seeds, dataclasses.replace(world, retrieved_per_episode=other_depth)),
         (
+            "depth",
+            f"k = {other_depth}",
+            seed,
+            n_seeds,
+            dataclasses.replace(world, retrieved_per_episode=other_depth),
+        ),
+        (
+            "pair_rate",
             f"pair rate {other_pair_rate:g}",
             seed,
             n_seeds,
@@ -400,16 +415,16 @@ def threshold_sensitivity(
     # seed i of a run is child i of its base seed whatever the count, so a run with fewer seeds
     # is the leading seeds of a run with more on the same world and base seed
     done: dict[tuple[CoRetrievalWorld, int], CoRetrievalResult] = {(world, seed): result}
-    rows = []
-    for label, base, count, variant in settings:
+    rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in SENSITIVITY_KINDS}
+    for kind, label, base, count, variant in settings:
         known = done.get((variant, base))
-        if label == "headline":
+        if kind == "headline":
             run = result
         elif known is not None and count <= known.anchor_worth.shape[0]:
             run = leading_seeds(known, count)
         else:
             run = done[variant, base] = co_retrieval_experiment(variant, n_seeds=count, seed=base)
-        rows.append(
+        rows[kind].append(
             {
                 "setting": label,
                 "base_seed": base,
@@ -422,6 +437,31 @@ def threshold_sensitivity(
             }
         )
     return rows
+
+
+def sensitivity_rows(by_kind: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The rows of :func:`threshold_sensitivity_by_kind` as one table, kind after kind."""
+    return [row for kind in SENSITIVITY_KINDS for row in by_kind[kind]]
+
+
+def threshold_sensitivity(
+    result: CoRetrievalResult,
+    seed: int,
+    n_seeds: int,
+    z: float,
+    strict_z: float,
+    other_seeds: list[int],
+    few_seeds: int,
+    other_depth: int,
+    other_pair_rate: float,
+) -> list[dict[str, Any]]:
+    """:func:`threshold_sensitivity_by_kind` as one table: the headline, each of ``other_seeds``
+    with ``n_seeds``, the base seed and each other seed with ``few_seeds``, ``k = other_depth``,
+    ``pair_rate = other_pair_rate``."""
+    by_kind = threshold_sensitivity_by_kind(
+        result, seed, n_seeds, z, strict_z, other_seeds, few_seeds, other_depth, other_pair_rate
+    )
+    return sensitivity_rows(by_kind)
 
 
 def co_retrieval_values(result: CoRetrievalResult, z: float, strict_z: float) -> dict[str, float]:
@@ -490,43 +530,15 @@ def co_retrieval_rows(result: CoRetrievalResult, z: float, strict_z: float) -> l
     ]
 
 
-def sensitivity_values(
-    rows: list[dict[str, Any]],
-    result: CoRetrievalResult,
-    n_seeds: int,
-    few_seeds: int,
-    other_depth: int,
-    other_pair_rate: float,
-    z: float,
-) -> dict[str, float]:
-    """The numbers the chapter states about :func:`threshold_sensitivity`'s ``rows``.
-
-    Rows are told apart by their fields, not their labels: the headline is the first row; the
-    other base seeds are the other rows at the headline's ``k``, pair rate and ``n_seeds``; the
-    few-seed rows have ``few_seeds`` seeds (and ``few_seeds != n_seeds``); the depth row has
-    ``k = other_depth`` and the pair-rate row the pair rate ``other_pair_rate``. Gives the range of
-    the ``z`` threshold over the other base seeds and over all base seeds (with its sd and count),
-    its range over the few-seed runs, and the thresholds (and the depth row's pair rate) of the
-    two other worlds. Raises ``ValueError`` when a kind of row is missing or ambiguous.
-    """
+def sensitivity_values(by_kind: dict[str, list[dict[str, Any]]], z: float) -> dict[str, float]:
+    """The numbers the chapter states about :func:`threshold_sensitivity_by_kind`'s rows, read by
+    kind: the range of the ``z`` threshold over the other base seeds and over all base seeds (with
+    its sd and count), its range over the few-seed runs, and the thresholds (and the depth row's
+    pair rate) of the two other worlds."""
     key = f"threshold_z{z:g}"
-    world = result.world
-    k, rate = world.retrieved_per_episode, world.effective_pair_rate
-    if few_seeds == n_seeds or other_depth == k or other_pair_rate == rate:
-        raise ValueError(
-            f"few_seeds={few_seeds}, other_depth={other_depth}, other_pair_rate={other_pair_rate}: "
-            "each must differ from the headline's so that its rows can be told apart"
-        )
-    headline, rest = rows[0], rows[1:]
-    same_world = [r for r in rest if r["k"] == k and r["pair_rate"] == rate]
-    other = [r[key] for r in same_world if r["seeds"] == n_seeds]
-    few = [r[key] for r in same_world if r["seeds"] == few_seeds]
-    depth_rows = [r for r in rest if r["k"] == other_depth and r["pair_rate"] != other_pair_rate]
-    pair_rows = [r for r in rest if r["pair_rate"] == other_pair_rate and r["k"] == k]
-    if len(depth_rows) != 1 or len(pair_rows) != 1 or not few:
-        raise ValueError(
-            f"rows: {len(depth_rows)} depth rows, {len(pair_rows)} pair-rate rows, {len(few)} few-seed rows"
-        )
+    (headline,), (depth_row,), (pair_row,) = by_kind["headline"], by_kind["depth"], by_kind["pair_rate"]
+    other = [row[key] for row in by_kind["other_seeds"]]
+    few = [row[key] for row in by_kind["few_seeds"]]
     all_base = [headline[key], *other]
     return {
         "other_seed_low": min(other) if other else math.nan,
@@ -539,7 +551,7 @@ def sensitivity_values(
         "few_low": min(few),
         "few_high": max(few),
         "n_few": len(few),
-        "threshold_depth": depth_rows[0][key],
-        "pair_rate_depth": depth_rows[0]["pair_rate"],
-        "threshold_pair_rate": pair_rows[0][key],
+        "threshold_depth": depth_row[key],
+        "pair_rate_depth": depth_row["pair_rate"],
+        "threshold_pair_rate": pair_row[key],
     }
