@@ -96,17 +96,17 @@ def test_depth_values_read_the_rows_and_name_a_never_retrieved_depth():
             "n_seeds": 3,
         }
 
-    rows = [row(1, 0.0, 0.5, None, None, 0), row(2, 0.1, 0.14, 600, 700), row(3, 0.2, 0.16, 650, 800)]
+    rows = [row(1, 0.0, 0.5, None, None, 0), row(2, 0.1, 0.131, 600, 700), row(3, 0.2, 0.152, 650, 800)]
     assert [r["k"] for r in retrieved_rows(rows)] == [2, 3]
-    values = depth_values(rows, [1, 2, 3], 0.17)
+    values = depth_values(rows, [1, 2, 3], 0.183)
     assert (values["depth_ks"], values["depth_never_retrieved"], values["depth_n_never"]) == (
         "1, 2, 3",
         "1",
         1,
     )
-    assert (values["depth_end_low"], values["depth_end_high"]) == (0.14, 0.16)
+    assert (values["depth_end_low"], values["depth_end_high"]) == (0.131, 0.152)
     assert values["depth_expected_max_gap"] == pytest.approx(0.01)
     assert (values["depth_paper_shift_low"], values["depth_own_shift_high"]) == (600, 800)
     assert values["depth_all_below_paper"] and values["depth_all_low_value"] and values["depth_own_later"]
-    assert depth_values(rows[1:], [2, 3], 0.15)["depth_never_retrieved"] == "none"
-    assert not depth_values(rows[1:], [2, 3], 0.15)["depth_all_below_paper"]
+    assert depth_values(rows[1:], [2, 3], 0.145)["depth_never_retrieved"] == "none"
+    assert not depth_values(rows[1:], [2, 3], 0.145)["depth_all_below_paper"]
