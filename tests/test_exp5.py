@@ -110,3 +110,18 @@ def test_a_world_retrieving_more_than_a_store_holds_is_refused_before_any_retrie
         run_episodes(corpus, _blank_vectors(corpus), RealTextWorld(type_weights_after=(1.0,)))
     with pytest.raises(ValueError, match="world must be a RealTextWorld"):
         run_episodes(corpus, _blank_vectors(corpus), {"k": 3})
+
+
+def test_variants_are_named_rows_of_the_variants_table(corpus, vectors):
+    from forgetting.studies.text.tables import VARIANT_NAMES, variant_worlds, variants, variants_table
+
+    world = RealTextWorld(n_episodes=120, shift_episode=40)
+    worlds = variant_worlds(corpus, world)
+    assert [name for name, _, _ in worlds] == list(VARIANT_NAMES)
+    named = dict((name, w) for name, _, w in worlds)
+    assert named["this_chapter"] == world and named["same_mix"].shift_episode == world.shift_episode
+    assert (named["k_lower"].k, named["k_higher"].k) == (world.k - 1, world.k + 1)
+    by_name = variants(corpus, vectors, world, 2)
+    assert list(by_name) == list(VARIANT_NAMES)
+    assert list(by_name.values()) == variants_table(corpus, vectors, world, 2)
+    assert by_name["other_rule"]["world"] == worlds[-1][1]

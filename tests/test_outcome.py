@@ -40,3 +40,8 @@ def test_outcome_rules(corpus, vectors):
 def test_bad_outcome_settings_are_rejected(kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         OutcomeModel(**kwargs)
+
+
+def test_the_misled_rule_in_words_names_the_rule():
+    assert "whenever a memory that is wrong" in OutcomeModel().misled_rule
+    assert "highest-ranked" in OutcomeModel(stale_misleads_any_task=False).misled_rule

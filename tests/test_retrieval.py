@@ -134,3 +134,16 @@ def test_embed_corpus_refuses_a_verify_model_flag_that_is_not_a_bool(corpus, tmp
     with pytest.raises(ValueError, match="verify_model must be a bool"):
         embed_corpus(corpus, tmp_path, verify_model=flag)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_robustness_depths_and_values(corpus, vectors):
+    from forgetting.studies.text.retrieval import robustness_depths, robustness_values
+
+    assert robustness_depths(3, [1, 2, 3, 4, 5]) == [1, 2, 3, 4, 5]
+    assert robustness_depths(1, [6]) == [1, 2, 6]
+    values = robustness_values(corpus, vectors, [2, 3])
+    report = robustness(corpus, vectors, [2, 3])
+    assert values["robust_ks"] == "{2, 3}" and values["robust_decisions"] == report["decisions"]
+    assert values["fragile_decisions"] == report["fragile_decisions"] == 0
+    assert values["finer_decimals"] == values["cosine_decimals"] + 1
+    assert values["finer_verdict"].startswith(("some of these", "these would all"))

@@ -78,3 +78,35 @@ def test_the_sweep_has_one_row_per_k_and_marks_a_never_retrieved_stale_memory(co
     )  # its own start is below the paper-like start
     with pytest.raises(ValueError, match="n_seeds"):
         depth_sweep(corpus, vectors, world, [3], n_seeds=1, paper_start=0.95, target=0.2)
+
+
+def test_depth_values_read_the_rows_and_name_a_never_retrieved_depth():
+    from forgetting.studies.text.depth import depth_values, retrieved_rows
+
+    def row(k, rate, end, paper_shift, own_shift, low=3):
+        return {
+            "k": k,
+            "stale_rate_before": rate,
+            "stale_rate_after": rate,
+            "stale_mw_after_mean": end,
+            "expected_end": end + 0.01,
+            "shift_from_paper_start": paper_shift,
+            "shift_from_own_start": own_shift,
+            "seeds_stale_low_value": low,
+            "n_seeds": 3,
+        }
+
+    rows = [row(1, 0.0, 0.5, None, None, 0), row(2, 0.1, 0.131, 600, 700), row(3, 0.2, 0.152, 650, 800)]
+    assert [r["k"] for r in retrieved_rows(rows)] == [2, 3]
+    values = depth_values(rows, [1, 2, 3], 0.183)
+    assert (values["depth_ks"], values["depth_never_retrieved"], values["depth_n_never"]) == (
+        "1, 2, 3",
+        "1",
+        1,
+    )
+    assert (values["depth_end_low"], values["depth_end_high"]) == (0.131, 0.152)
+    assert values["depth_expected_max_gap"] == pytest.approx(0.01)
+    assert (values["depth_paper_shift_low"], values["depth_own_shift_high"]) == (600, 800)
+    assert values["depth_all_below_paper"] and values["depth_all_low_value"] and values["depth_own_later"]
+    assert depth_values(rows[1:], [2, 3], 0.145)["depth_never_retrieved"] == "none"
+    assert not depth_values(rows[1:], [2, 3], 0.145)["depth_all_below_paper"]

@@ -60,3 +60,33 @@ def test_the_sweep_has_one_row_per_shift_with_mean_and_sd(corpus, vectors):
     assert late["shift_episode"] == 250
     with pytest.raises(ValueError, match="n_seeds"):
         shift_sweep(corpus, vectors, world, [50], n_seeds=1)
+
+
+def _sweep_row(shift, after, low, before=0.8, specialist=0.75):
+    return {
+        "shift_episode": shift,
+        "stale_mw_before_mean": before,
+        "stale_mw_after_mean": after,
+        "stale_mw_after_sd": 0.01,
+        "specialist_mw_mean_mean": specialist,
+        "seeds_stale_low_value": low,
+        "n_seeds": 3,
+    }
+
+
+def test_sweep_values_read_the_rows():
+    from forgetting.studies.text.shift import low_value_up_to_a_shift, sweep_values
+
+    rows = [_sweep_row(100, 0.1, 3, 0.81), _sweep_row(200, 0.2, 3, 0.79, 0.8), _sweep_row(300, 0.4, 1)]
+    values = sweep_values(rows)
+    assert (values["sweep_first_shift"], values["sweep_last_shift"], values["sweep_last_all_low"]) == (
+        100,
+        300,
+        200,
+    )
+    assert (values["sweep_before_low"], values["sweep_before_high"]) == (0.79, 0.81)
+    assert (values["sweep_specialist_low"], values["sweep_specialist_high"]) == (0.75, 0.8)
+    assert values["sweep_after_increasing"] and low_value_up_to_a_shift(rows)
+    rows[1]["stale_mw_after_mean"], rows[0]["seeds_stale_low_value"] = 0.05, 2
+    assert not sweep_values(rows)["sweep_after_increasing"] and not low_value_up_to_a_shift(rows)
+    assert sweep_values([_sweep_row(100, 0.5, 0)])["sweep_last_all_low"] == -1

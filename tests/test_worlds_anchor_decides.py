@@ -119,3 +119,21 @@ def test_a_short_run_is_the_start_of_a_long_one(monkeypatch):
     co_world = W.CoRetrievalWorld(n_memories=20, retrieved_per_episode=3, n_episodes=500)
     assert np.array_equal(W.pair_episodes(world, 0.5, child)[1], W.pair_episodes(co_world, 0.5, child)[1])
     assert np.array_equal(short[1][0], W.pair_episodes(world, 0.5, child)[1])
+
+
+def test_regime_values_and_rows_read_the_run_directly():
+    world = W.AnchorDecidesWorld(n_memories=20, retrieved_per_episode=3, n_episodes=2_000, diversity_steps=4)
+    run = W.anchor_decides_experiment(world, n_seeds=5, seed=0)
+    values = W.regime_values(run, 1.645)
+    ends = run.regime_end_by_seed
+    found = ends[~np.isnan(ends)]
+    assert values["regime_step"] == 0.25 and values["n_regime_diversities"] == 5
+    assert values["regime_end_exact"] == run.exact_regime_end
+    assert values["regime_end_seeds"] == found.size
+    assert values["regime_gap_zero_max"] == 0.0  # identical counters while the pair travels together
+    assert values["regime_anchor_zero_mean"] == values["regime_hitchhiker_zero_mean"]
+    assert values["regime_both_high_zero"] == round(run.both_high_share[0] * 5)
+    rows = W.regime_rows(run)
+    assert [r["diversity"] for r in rows] == list(run.diversities) and {r["seeds"] for r in rows} == {5}
+    assert rows[0]["anchor_mw_mean"] == values["regime_anchor_zero_mean"]
+    assert rows[-1]["hitchhiker_mw_mean"] == values["regime_hitchhiker_full_mean"]

@@ -215,3 +215,54 @@ def test_fewer_seeds_are_the_leading_seeds_of_more():
         assert np.array_equal(getattr(lead, name), getattr(fewer, name)), name
     assert lead.threshold_at(1.0) == fewer.threshold_at(1.0)
     assert lead.share_threshold(0.5) == fewer.share_threshold(0.5)
+
+
+def _small_run(n_seeds=6):
+    world = W.CoRetrievalWorld(
+        n_memories=20, retrieved_per_episode=3, n_episodes=500, diversities=(0.0, 0.5, 1.0)
+    )
+    return W.co_retrieval_experiment(world, n_seeds=n_seeds, seed=0)
+
+
+def test_co_retrieval_values_read_the_run_directly():
+    result = _small_run()
+    values = W.co_retrieval_values(result, 1.645, 1.96)
+    gap = result.anchor_worth - result.hitchhiker_worth
+    threshold = result.threshold_at(1.645)
+    at = list(result.diversities).index(threshold if threshold is not None else 1.0)
+    assert values["diversity_threshold"] == W.threshold_or_nan(threshold) or math.isnan(
+        values["diversity_threshold"]
+    )
+    assert values["gap_zero_max"] == np.abs(gap[:, 0]).max() == 0.0  # the pair never breaks at d = 0
+    assert values["gap_at_threshold"] == pytest.approx(gap[:, at].mean(), abs=1e-15)
+    assert values["margin_at_threshold"] == pytest.approx(gap[:, at].mean() - 1.645 * gap[:, at].std(ddof=1))
+    assert values["gap_full"] == pytest.approx(values["anchor_full"] - values["hitchhiker_full"])
+    assert values["anchor_first_mean"] == values["hitchhiker_first_mean"]
+    rows = W.co_retrieval_rows(result, 1.645, 1.96)
+    assert [r["diversity"] for r in rows] == list(result.diversities)
+    assert all(
+        r["separated_z1.96"] <= r["separated_z1.645"] for r in rows
+    )  # the stricter never separates more
+    assert [r["gap_mean"] for r in rows][at] == values["gap_at_threshold"]
+
+
+def test_sensitivity_rows_by_kind_and_the_values_read_from_them():
+    result = _small_run(4)
+    by_kind = W.threshold_sensitivity_by_kind(result, 0, 4, 1.645, 1.96, [1, 2], 4, 3, 0.15)
+    assert list(by_kind) == list(W.SENSITIVITY_KINDS)
+    assert [len(by_kind[kind]) for kind in W.SENSITIVITY_KINDS] == [1, 2, 3, 1, 1]
+    rows = W.sensitivity_rows(by_kind)
+    assert rows == W.threshold_sensitivity(result, 0, 4, 1.645, 1.96, [1, 2], 4, 3, 0.15)
+    # few seeds = seeds, k = other_depth and the default pair rate 3/20 = other_pair_rate: the
+    # kinds still tell the rows apart, although their fields cannot
+    values = W.sensitivity_values(by_kind, 1.645)
+    key = "threshold_z1.645"
+    assert values["n_other_seeds"] == 2 and values["n_base_seeds"] == 3 and values["n_few"] == 3
+    assert values["threshold_depth"] is by_kind["depth"][0][key]
+    assert (
+        values["pair_rate_depth"] == by_kind["depth"][0]["pair_rate"] == by_kind["pair_rate"][0]["pair_rate"]
+    )
+    assert values["threshold_pair_rate"] is by_kind["pair_rate"][0][key]
+    others = [row[key] for row in by_kind["other_seeds"]]
+    assert values["other_seed_low"] == min(others) or math.isnan(values["other_seed_low"])
+    assert values["threshold_min"] == np.nanmin([by_kind["headline"][0][key], *others])

@@ -22,7 +22,14 @@ from .retrieval import CorpusEmbeddings
 from .shift import inferred_shift_episode, stale_rates
 from .summary import seed_summaries, summary_mean_sd
 
-__all__ = ["DEPTH_KEYS", "derived_shift", "expected_end_value", "depth_sweep"]
+__all__ = [
+    "DEPTH_KEYS",
+    "derived_shift",
+    "expected_end_value",
+    "depth_sweep",
+    "retrieved_rows",
+    "depth_values",
+]
 
 #: Summary keys whose mean and sd over seeds each row of :func:`depth_sweep` reports.
 DEPTH_KEYS = ("stale_mw_before", "stale_mw_after")
@@ -126,3 +133,43 @@ def depth_sweep(
         row["n_seeds"] = n_seeds
         rows.append(row)
     return rows
+
+
+def retrieved_rows(depth_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of a :func:`depth_sweep` at which the stale memory is retrieved in both phases."""
+    return [row for row in depth_rows if row["stale_rate_before"] > 0 and row["stale_rate_after"] > 0]
+
+
+def depth_values(
+    depth_rows: Sequence[dict[str, Any]], depths: Sequence[int], paper_after: float
+) -> dict[str, int | float | str | bool]:
+    """The numbers and words the chapter states about a :func:`depth_sweep` over ``depths``.
+
+    The depths at which the stale memory is never retrieved (in words, ``"none"`` if there are
+    none, and their count) and those at which it is; over the latter, the range of its mean end
+    value, its largest distance from the expected end, the ranges of the shifts derived from the
+    paper's start and from the world's own, and whether at every such depth the end value is
+    below ``paper_after``, low-value in every seed, and the own-start shift later.
+    """
+    retrieved = retrieved_rows(depth_rows)
+    never = [row["k"] for row in depth_rows if row not in retrieved]
+    return {
+        "depth_ks": ", ".join(str(value) for value in depths),
+        "depth_never_retrieved": ", ".join(str(value) for value in never) if never else "none",
+        "depth_n_never": len(never),
+        "depth_retrieved_ks": ", ".join(str(row["k"]) for row in retrieved),
+        "depth_end_low": min(row["stale_mw_after_mean"] for row in retrieved),
+        "depth_end_high": max(row["stale_mw_after_mean"] for row in retrieved),
+        "depth_expected_max_gap": max(
+            abs(row["stale_mw_after_mean"] - row["expected_end"]) for row in retrieved
+        ),
+        "depth_paper_shift_low": min(row["shift_from_paper_start"] for row in retrieved),
+        "depth_paper_shift_high": max(row["shift_from_paper_start"] for row in retrieved),
+        "depth_own_shift_low": min(row["shift_from_own_start"] for row in retrieved),
+        "depth_own_shift_high": max(row["shift_from_own_start"] for row in retrieved),
+        "depth_all_below_paper": all(row["stale_mw_after_mean"] < paper_after for row in retrieved),
+        "depth_all_low_value": all(row["seeds_stale_low_value"] == row["n_seeds"] for row in retrieved),
+        "depth_own_later": all(
+            row["shift_from_own_start"] > row["shift_from_paper_start"] for row in retrieved
+        ),
+    }

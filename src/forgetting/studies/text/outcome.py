@@ -51,6 +51,16 @@ class OutcomeModel:
             )
         raise_problems(problems)
 
+    @property
+    def misled_rule(self) -> str:
+        """The misleading rule in words, as the chapter's prose states it."""
+        if self.stale_misleads_any_task:
+            return "the agent is misled whenever a memory that is wrong in the current phase is among those retrieved"
+        return (
+            "the agent acts on the highest-ranked retrieved memory that bears on the task (one the "
+            "task needs in some phase) and is misled only if that memory is wrong now"
+        )
+
     def probability(self, fraction_needed: npt.ArrayLike, misled: npt.ArrayLike) -> np.ndarray:
         """Success probability per episode (or query), elementwise; see the class docstring."""
         fraction = np.asarray(fraction_needed, dtype=np.float64)

@@ -22,6 +22,8 @@ from ...text.encoder import MiniLMEncoder
 from ...text.model_files import MODEL_FILES_SHA256, WEIGHTS_FILE, locate_model_dir, verify_model_dir
 from ...text.similarity import (
     COSINE_DECIMALS,
+    COSINE_TOLERANCE,
+    RELATIVE_PERTURBATION,
     cosine_change_bound,
     cosine_matrix,
     fragile_ranking,
@@ -38,6 +40,8 @@ __all__ = [
     "retrieval_problems",
     "retrieve",
     "robustness",
+    "robustness_depths",
+    "robustness_values",
     "set_outcome",
 ]
 
@@ -282,3 +286,38 @@ def robustness(
     out["published_cosines"] = int(raw.size)
     out["fragile_cosines"] = int(fragile_rounding(raw, bound, decimals).sum())
     return out
+
+
+def robustness_depths(k: int, depths: Sequence[int]) -> list[int]:
+    """The depths whose decisions the chapter checks: ``k - 1`` (at least 1), ``k`` and ``k + 1``
+    (the world and its variants) and every depth of the sweep over ``k``, sorted, each once."""
+    return sorted({max(1, k - 1), k, k + 1, *depths})
+
+
+def robustness_values(
+    corpus: Corpus, vectors: CorpusEmbeddings, ks: Sequence[int]
+) -> dict[str, int | float | str]:
+    """The numbers and words the chapter states about :func:`robustness` at the depths ``ks``.
+
+    The rounding (decimals, relative perturbation, cosine tolerance), ``ks`` as a set in words,
+    the counts of :func:`robustness` at :data:`~forgetting.text.similarity.COSINE_DECIMALS`
+    (``robust_decisions`` for its ``decisions``), and what one more decimal place would do
+    (``finer_decimals``, ``finer_verdict``).
+    """
+    robust = robustness(corpus, vectors, ks)
+    finer = robustness(corpus, vectors, ks, decimals=COSINE_DECIMALS + 1)
+    return {
+        "cosine_decimals": COSINE_DECIMALS,
+        "relative_perturbation": RELATIVE_PERTURBATION,
+        "cosine_tolerance": COSINE_TOLERANCE,
+        "robust_ks": "{" + ", ".join(str(value) for value in ks) + "}",
+        "robust_decisions": robust["decisions"],
+        **{
+            key: robust[key]
+            for key in ("fragile_decisions", "fragile_cosines", "published_cosines", "changed_by_rounding")
+        },
+        "finer_decimals": COSINE_DECIMALS + 1,
+        "finer_verdict": "some of these would sit within their bound of a rounding boundary"
+        if finer["fragile_decisions"] or finer["fragile_cosines"]
+        else "these would all still be clear of the rounding boundaries",
+    }

@@ -25,7 +25,14 @@ from .exp5 import RealTextWorld, evidence_ratio_needed, exact_p_plus
 from .retrieval import CorpusEmbeddings, retrieve
 from .summary import seed_summaries, summary_mean_sd
 
-__all__ = ["SWEEP_KEYS", "stale_rates", "inferred_shift_episode", "shift_sweep"]
+__all__ = [
+    "SWEEP_KEYS",
+    "stale_rates",
+    "inferred_shift_episode",
+    "shift_sweep",
+    "sweep_values",
+    "low_value_up_to_a_shift",
+]
 
 #: Summary keys whose mean and sd over seeds each row of :func:`shift_sweep` reports.
 SWEEP_KEYS = ("stale_mw_before", "stale_mw_after", "specialist_mw_mean", "hitchhiker_mw_mean")
@@ -102,3 +109,36 @@ def shift_sweep(
         row["n_seeds"] = n_seeds
         rows.append(row)
     return rows
+
+
+def sweep_values(sweep: Sequence[dict[str, Any]]) -> dict[str, int | float | bool]:
+    """The numbers the chapter states about a :func:`shift_sweep` (rows in increasing shift).
+
+    The first and last shift with the stale memory's end value there (mean and sd), the last
+    shift at which it is low-value in every seed (``-1`` if none), the range of its pre-shift
+    value and of the specialists' end value over the sweep, and whether its end value rises
+    strictly with the shift episode.
+    """
+    after_means = [row["stale_mw_after_mean"] for row in sweep]
+    all_low = [row["shift_episode"] for row in sweep if row["seeds_stale_low_value"] == row["n_seeds"]]
+    return {
+        "sweep_first_shift": sweep[0]["shift_episode"],
+        "sweep_last_shift": sweep[-1]["shift_episode"],
+        "sweep_first_after": sweep[0]["stale_mw_after_mean"],
+        "sweep_first_after_sd": sweep[0]["stale_mw_after_sd"],
+        "sweep_last_after": sweep[-1]["stale_mw_after_mean"],
+        "sweep_last_after_sd": sweep[-1]["stale_mw_after_sd"],
+        "sweep_last_all_low": max(all_low) if all_low else -1,
+        "sweep_before_low": min(row["stale_mw_before_mean"] for row in sweep),
+        "sweep_before_high": max(row["stale_mw_before_mean"] for row in sweep),
+        "sweep_specialist_low": min(row["specialist_mw_mean_mean"] for row in sweep),
+        "sweep_specialist_high": max(row["specialist_mw_mean_mean"] for row in sweep),
+        "sweep_after_increasing": bool(all(a < b for a, b in zip(after_means, after_means[1:]))),
+    }
+
+
+def low_value_up_to_a_shift(sweep: Sequence[dict[str, Any]]) -> bool:
+    """True when the shifts at which the stale memory ends low-value in every seed are the
+    sweep's first ones: "low-value in every seed up to episode ...", with no gap."""
+    flags = [row["seeds_stale_low_value"] == row["n_seeds"] for row in sweep]
+    return flags == sorted(flags, reverse=True)

@@ -31,7 +31,9 @@ __all__ = [
     "stale_evidence_rows",
     "memory_similarity",
     "hitchhiker_table",
+    "VARIANT_NAMES",
     "variant_worlds",
+    "variants",
     "variants_table",
 ]
 
@@ -230,16 +232,32 @@ def hitchhiker_table(run: RealTextRun, vectors: CorpusEmbeddings) -> list[dict[s
     return rows
 
 
-def variant_worlds(corpus: Corpus, world: RealTextWorld) -> list[tuple[str, RealTextWorld]]:
-    """The chapter's world and six variants, each changing one choice, with a label.
+#: The names of :func:`variant_worlds`' entries, in their order: the chapter's world, the task
+#: mix unchanged after the shift, the shift after 1/3 and after 1/6 of the episodes, ``k - 1``
+#: and ``k + 1``, the other misleading rule.
+VARIANT_NAMES = (
+    "this_chapter",
+    "same_mix",
+    "shift_third",
+    "shift_sixth",
+    "k_lower",
+    "k_higher",
+    "other_rule",
+)
 
-    Task mix unchanged after the shift; the shift after 1/3 and after 1/6 of the episodes;
-    ``k - 1`` (at least 1) and ``k + 1``; the other misleading rule.
+
+def variant_worlds(corpus: Corpus, world: RealTextWorld) -> list[tuple[str, str, RealTextWorld]]:
+    """The chapter's world and six variants, each changing one choice: name (one of
+    :data:`VARIANT_NAMES`), label and world.
+
+    Task mix unchanged after the shift (retrieval rates and all else as in ``world``); the shift
+    after 1/3 and after 1/6 of the episodes; ``k - 1`` (at least 1) and ``k + 1``; the other
+    misleading rule.
     """
     k, n_episodes, outcome = world.k, world.n_episodes, world.outcome
     before_mix = tuple(float(w) for w in corpus.type_weights(BEFORE))
     narrow = replace(outcome, stale_misleads_any_task=not outcome.stale_misleads_any_task)
-    return [
+    labelled = [
         ("this chapter", world),
         ("task mix unchanged after the shift", replace(world, type_weights_after=before_mix)),
         ("shift after 1/3 of the episodes", replace(world, shift_episode=n_episodes // 3)),
@@ -253,6 +271,29 @@ def variant_worlds(corpus: Corpus, world: RealTextWorld) -> list[tuple[str, Real
             replace(world, outcome=narrow),
         ),
     ]
+    return [(name, label, variant) for name, (label, variant) in zip(VARIANT_NAMES, labelled, strict=True)]
+
+
+def variants(
+    corpus: Corpus,
+    vectors: CorpusEmbeddings,
+    world: RealTextWorld,
+    n_seeds: int,
+    world_summaries: Sequence[dict[str, Any]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """:func:`variants_table`'s rows by the names of :data:`VARIANT_NAMES`, in the table's order."""
+    rows = {}
+    for name, label, variant in variant_worlds(corpus, world):
+        if variant == world and world_summaries is not None:
+            runs = list(world_summaries)
+        else:
+            runs = seed_summaries(corpus, vectors, variant, n_seeds)
+        row: dict[str, Any] = {"world": label}
+        for key in VARIANT_KEYS:
+            row[key] = summary_mean_sd(runs, key)[0]
+        row["seeds stale low-value"] = sum(r["stale_class_after"] == LOW_VALUE for r in runs)
+        rows[name] = row
+    return rows
 
 
 def variants_table(
@@ -268,15 +309,4 @@ def variants_table(
     ``world_summaries``: the :func:`~forgetting.studies.text.summary.seed_summaries` of ``world``
     itself, if already computed (reused, not rerun).
     """
-    rows = []
-    for label, variant in variant_worlds(corpus, world):
-        if variant == world and world_summaries is not None:
-            runs = list(world_summaries)
-        else:
-            runs = seed_summaries(corpus, vectors, variant, n_seeds)
-        row: dict[str, Any] = {"world": label}
-        for key in VARIANT_KEYS:
-            row[key] = summary_mean_sd(runs, key)[0]
-        row["seeds stale low-value"] = sum(r["stale_class_after"] == LOW_VALUE for r in runs)
-        rows.append(row)
-    return rows
+    return list(variants(corpus, vectors, world, n_seeds, world_summaries).values())

@@ -25,6 +25,8 @@ from .anchor_decides import (
     anchor_decides_experiment,
     anchor_decides_p_plus,
     anchor_decides_regime_end,
+    regime_rows,
+    regime_values,
 )
 from .confound import (
     EASY,
@@ -57,13 +59,19 @@ from .hitchhiker import (
     ANCHOR,
     CO_RETRIEVAL_N_SEEDS,
     HITCHHIKER,
+    SENSITIVITY_KINDS,
     CoRetrievalResult,
     CoRetrievalWorld,
     co_retrieval_experiment,
     co_retrieval_p_plus,
+    co_retrieval_rows,
+    co_retrieval_values,
     pair_episodes,
+    sensitivity_rows,
+    sensitivity_values,
     threshold_or_nan,
     threshold_sensitivity,
+    threshold_sensitivity_by_kind,
 )
 from .model import (
     BLOCK_EPISODES,
@@ -173,4 +181,12 @@ __all__ = [
     "co_retrieval_experiment",
     "threshold_or_nan",
     "threshold_sensitivity",
+    "co_retrieval_values",
+    "co_retrieval_rows",
+    "sensitivity_values",
+    "SENSITIVITY_KINDS",
+    "threshold_sensitivity_by_kind",
+    "sensitivity_rows",
+    "regime_values",
+    "regime_rows",
 ]

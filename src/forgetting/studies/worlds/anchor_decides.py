@@ -8,6 +8,7 @@ the pair-breaking share, and the share at which the hitchhiker stops being high-
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from .hitchhiker import (
     check_pair_world,
     effective_pair_rate,
     pair_draws,
+    threshold_or_nan,
 )
 from .model import FloatArray, check_n_seeds, seed_streams, separated
 
@@ -31,6 +33,8 @@ __all__ = [
     "anchor_decides_p_plus",
     "anchor_decides_regime_end",
     "anchor_decides_experiment",
+    "regime_values",
+    "regime_rows",
 ]
 
 
@@ -262,3 +266,69 @@ def anchor_decides_experiment(
     return AnchorDecidesResult(
         world, np.array(diversities), runs[:, :, 0], runs[:, :, 1], exact[:, 0], exact[:, 1]
     )
+
+
+def regime_values(regime: AnchorDecidesResult, z: float) -> dict[str, float]:
+    """The numbers the chapter states about an anchor-decides run.
+
+    The grid (its step and size), the closed-form end of the both-high regime and the per-seed
+    ends (mean, sd, range, and the number of seeds in which the regime ends on the grid); at
+    ``d = 0`` the seeds with both memories high-value, both worths and their largest absolute
+    gap; the hitchhiker's worth with the pair always broken; the largest distance between a mean
+    worth and its exact ``p+``; and the diversity from which on the ``z`` criterion separates
+    the pair (NaN where a value does not exist).
+    """
+    world = regime.world
+    n_seeds = regime.anchor_worth.shape[0]
+    ends = regime.regime_end_by_seed
+    found = ends[~np.isnan(ends)]
+    return {
+        "regime_step": 1 / world.diversity_steps,
+        "n_regime_diversities": len(regime.diversities),
+        "regime_end_exact": threshold_or_nan(regime.exact_regime_end),
+        "regime_end_mean": found.mean() if found.size else math.nan,
+        "regime_end_sd": found.std(ddof=1) if found.size > 1 else math.nan,
+        "regime_end_min": found.min() if found.size else math.nan,
+        "regime_end_max": found.max() if found.size else math.nan,
+        "regime_end_seeds": int(found.size),
+        "regime_both_high_zero": int(round(regime.both_high_share[0] * n_seeds)),
+        "regime_anchor_zero_mean": regime.anchor_worth[:, 0].mean(),
+        "regime_anchor_zero_sd": regime.anchor_worth[:, 0].std(ddof=1),
+        "regime_hitchhiker_zero_mean": regime.hitchhiker_worth[:, 0].mean(),
+        "regime_gap_zero_max": np.abs(regime.gap[:, 0]).max(),
+        "regime_hitchhiker_full_mean": regime.hitchhiker_worth[:, -1].mean(),
+        "regime_hitchhiker_full_sd": regime.hitchhiker_worth[:, -1].std(ddof=1),
+        "regime_max_error": max(
+            np.abs(regime.anchor_worth.mean(axis=0) - regime.exact_anchor).max(),
+            np.abs(regime.hitchhiker_worth.mean(axis=0) - regime.exact_hitchhiker).max(),
+        ),
+        "regime_separation": threshold_or_nan(regime.threshold_at(z)),
+    }
+
+
+def regime_rows(regime: AnchorDecidesResult) -> list[dict[str, Any]]:
+    """One row per tested diversity: each memory's worth (mean and sd over seeds), their exact
+    ``p+``, the share of seeds in which both are high-value, and the number of seeds."""
+    n_seeds = regime.anchor_worth.shape[0]
+    columns = zip(
+        regime.diversities,
+        regime.anchor_worth.T,
+        regime.hitchhiker_worth.T,
+        regime.exact_anchor,
+        regime.exact_hitchhiker,
+        regime.both_high_share,
+    )
+    return [
+        {
+            "diversity": d,
+            "anchor_mw_mean": a.mean(),
+            "anchor_mw_sd": a.std(ddof=1),
+            "hitchhiker_mw_mean": h.mean(),
+            "hitchhiker_mw_sd": h.std(ddof=1),
+            "exact_anchor": ea,
+            "exact_hitchhiker": eh,
+            "both_high_share": b,
+            "seeds": n_seeds,
+        }
+        for d, a, h, ea, eh, b in columns
+    ]

@@ -45,7 +45,13 @@ __all__ = [
     "co_retrieval_experiment",
     "leading_seeds",
     "threshold_or_nan",
+    "SENSITIVITY_KINDS",
     "threshold_sensitivity",
+    "threshold_sensitivity_by_kind",
+    "sensitivity_rows",
+    "co_retrieval_values",
+    "co_retrieval_rows",
+    "sensitivity_values",
 ]
 
 CO_RETRIEVAL_N_SEEDS = 100
@@ -361,7 +367,11 @@ def threshold_or_nan(threshold: float | None) -> float:
     return math.nan if threshold is None else threshold
 
 
-def threshold_sensitivity(
+#: The kinds of :func:`threshold_sensitivity_by_kind`'s rows, in the table's order.
+SENSITIVITY_KINDS = ("headline", "other_seeds", "few_seeds", "depth", "pair_rate")
+
+
+def threshold_sensitivity_by_kind(
     result: CoRetrievalResult,
     seed: int,
     n_seeds: int,
@@ -371,23 +381,31 @@ def threshold_sensitivity(
     few_seeds: int,
     other_depth: int,
     other_pair_rate: float,
-) -> list[dict[str, Any]]:
-    """The diversity threshold under other base seeds, fewer seeds, another ``k`` and pair rate.
+) -> dict[str, list[dict[str, Any]]]:
+    """The diversity threshold under other base seeds, fewer seeds, another ``k`` and pair rate,
+    its rows by kind (:data:`SENSITIVITY_KINDS`).
 
-    ``result`` is the headline run (``result.world`` at base ``seed`` with ``n_seeds``); one row
-    per setting, in this order: the headline, each of ``other_seeds`` with ``n_seeds``, the
-    base seed and each other seed with ``few_seeds``, ``k = other_depth``, ``pair_rate =
-    other_pair_rate``. Each row gives the setting, its seeds, ``k``, the effective pair rate
-    and the thresholds under ``z``, ``strict_z`` and the 95 % share criterion
-    (:func:`threshold_or_nan` where none).
+    ``result`` is the headline run (``result.world`` at base ``seed`` with ``n_seeds``). Kinds:
+    ``"headline"`` (one row), ``"other_seeds"`` (each of ``other_seeds`` with ``n_seeds``),
+    ``"few_seeds"`` (the base seed and each other seed with ``few_seeds``), ``"depth"`` (``k =
+    other_depth``) and ``"pair_rate"`` (``pair_rate = other_pair_rate``). Each row gives the
+    setting, its seeds, ``k``, the effective pair rate and the thresholds under ``z``,
+    ``strict_z`` and the 95 % share criterion (:func:`threshold_or_nan` where none).
     """
     world = result.world
-    settings = [("headline", seed, n_seeds, world)]
-    settings += [("other base seed", s, n_seeds, world) for s in other_seeds]
-    settings += [("fewer seeds", s, few_seeds, world) for s in [seed, *other_seeds]]
+    settings = [("headline", "headline", seed, n_seeds, world)]
+    settings += [("other_seeds", "other base seed", s, n_seeds, world) for s in other_seeds]
+    settings += [("few_seeds", "fewer seeds", s, few_seeds, world) for s in [seed, *other_seeds]]
     settings += [
-        (f"k = {other_depth}", seed, n_seeds, dataclasses.replace(world, retrieved_per_episode=other_depth)),
         (
+            "depth",
+            f"k = {other_depth}",
+            seed,
+            n_seeds,
+            dataclasses.replace(world, retrieved_per_episode=other_depth),
+        ),
+        (
+            "pair_rate",
             f"pair rate {other_pair_rate:g}",
             seed,
             n_seeds,
@@ -397,16 +415,16 @@ def threshold_sensitivity(
     # seed i of a run is child i of its base seed whatever the count, so a run with fewer seeds
     # is the leading seeds of a run with more on the same world and base seed
     done: dict[tuple[CoRetrievalWorld, int], CoRetrievalResult] = {(world, seed): result}
-    rows = []
-    for label, base, count, variant in settings:
+    rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in SENSITIVITY_KINDS}
+    for kind, label, base, count, variant in settings:
         known = done.get((variant, base))
-        if label == "headline":
+        if kind == "headline":
             run = result
         elif known is not None and count <= known.anchor_worth.shape[0]:
             run = leading_seeds(known, count)
         else:
             run = done[variant, base] = co_retrieval_experiment(variant, n_seeds=count, seed=base)
-        rows.append(
+        rows[kind].append(
             {
                 "setting": label,
                 "base_seed": base,
@@ -419,3 +437,121 @@ def threshold_sensitivity(
             }
         )
     return rows
+
+
+def sensitivity_rows(by_kind: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The rows of :func:`threshold_sensitivity_by_kind` as one table, kind after kind."""
+    return [row for kind in SENSITIVITY_KINDS for row in by_kind[kind]]
+
+
+def threshold_sensitivity(
+    result: CoRetrievalResult,
+    seed: int,
+    n_seeds: int,
+    z: float,
+    strict_z: float,
+    other_seeds: list[int],
+    few_seeds: int,
+    other_depth: int,
+    other_pair_rate: float,
+) -> list[dict[str, Any]]:
+    """:func:`threshold_sensitivity_by_kind` as one table: the headline, each of ``other_seeds``
+    with ``n_seeds``, the base seed and each other seed with ``few_seeds``, ``k = other_depth``,
+    ``pair_rate = other_pair_rate``."""
+    by_kind = threshold_sensitivity_by_kind(
+        result, seed, n_seeds, z, strict_z, other_seeds, few_seeds, other_depth, other_pair_rate
+    )
+    return sensitivity_rows(by_kind)
+
+
+def co_retrieval_values(result: CoRetrievalResult, z: float, strict_z: float) -> dict[str, float]:
+    """The numbers the chapter states about one co-retrieval run.
+
+    The thresholds under ``z``, ``strict_z`` and the 95 % share criterion; at the tested diversity
+    nearest the ``z`` threshold (the last one when there is none), the mean gap, its sd over seeds,
+    its exact value, the share of seeds ranking the anchor first and the criterion's margin
+    ``mean - z sd``; the largest absolute gap at ``d = 0`` (NaN if ``0`` is not tested); both
+    worths and their gap with the pair always broken (last diversity) and never broken (first);
+    and the largest distance between the mean gap and the exact gap over the diversities.
+    """
+    diversities = np.asarray(result.diversities)
+    threshold = result.threshold_at(z)
+    gap_mean, gap_sd = result.gap.mean(axis=0), result.gap.std(axis=0, ddof=1)
+    exact = result.exact_gap.mean(axis=0)
+    at = int(np.argmin(np.abs(diversities - (threshold if threshold is not None else 1.0))))
+    return {
+        "diversity_threshold": threshold_or_nan(threshold),
+        "threshold_strict": threshold_or_nan(result.threshold_at(strict_z)),
+        "threshold_share": threshold_or_nan(result.share_threshold(0.95)),
+        "gap_zero_max": np.abs(result.gap[:, 0]).max() if diversities[0] == 0 else math.nan,
+        "gap_at_threshold": gap_mean[at],
+        "sd_at_threshold": gap_sd[at],
+        "exact_at_threshold": exact[at],
+        "first_share_at_threshold": result.ranked_first_share[at],
+        "margin_at_threshold": gap_mean[at] - z * gap_sd[at],
+        "gap_full": gap_mean[-1],
+        "anchor_full": result.anchor_worth[:, -1].mean(),
+        "hitchhiker_full": result.hitchhiker_worth[:, -1].mean(),
+        "anchor_first_mean": result.anchor_worth[:, 0].mean(),
+        "anchor_first_sd": result.anchor_worth[:, 0].std(ddof=1),
+        "hitchhiker_first_mean": result.hitchhiker_worth[:, 0].mean(),
+        "max_gap_error": np.abs(gap_mean - exact).max(),
+    }
+
+
+def co_retrieval_rows(result: CoRetrievalResult, z: float, strict_z: float) -> list[dict[str, Any]]:
+    """One row per tested diversity: the gap's mean and sd over seeds, the exact gap, the bounds
+    ``mean - z sd`` and ``mean - strict_z sd``, the share of seeds ranking the anchor first, and
+    whether each criterion separates the pair there."""
+    gap_mean, gap_sd = result.gap.mean(axis=0), result.gap.std(axis=0, ddof=1)
+    exact = result.exact_gap.mean(axis=0)
+    columns = zip(
+        result.diversities,
+        gap_mean,
+        gap_sd,
+        exact,
+        result.ranked_first_share,
+        result.separated_at(z),
+        result.separated_at(strict_z),
+    )
+    return [
+        {
+            "diversity": d,
+            "gap_mean": m,
+            "gap_sd": s,
+            "exact_gap": e,
+            f"mean - {z:g} sd": m - z * s,
+            f"mean - {strict_z:g} sd": m - strict_z * s,
+            "anchor_first_share": f,
+            f"separated_z{z:g}": bool(a),
+            f"separated_z{strict_z:g}": bool(b),
+        }
+        for d, m, s, e, f, a, b in columns
+    ]
+
+
+def sensitivity_values(by_kind: dict[str, list[dict[str, Any]]], z: float) -> dict[str, float]:
+    """The numbers the chapter states about :func:`threshold_sensitivity_by_kind`'s rows, read by
+    kind: the range of the ``z`` threshold over the other base seeds and over all base seeds (with
+    its sd and count), its range over the few-seed runs, and the thresholds (and the depth row's
+    pair rate) of the two other worlds."""
+    key = f"threshold_z{z:g}"
+    (headline,), (depth_row,), (pair_row,) = by_kind["headline"], by_kind["depth"], by_kind["pair_rate"]
+    other = [row[key] for row in by_kind["other_seeds"]]
+    few = [row[key] for row in by_kind["few_seeds"]]
+    all_base = [headline[key], *other]
+    return {
+        "other_seed_low": min(other) if other else math.nan,
+        "other_seed_high": max(other) if other else math.nan,
+        "threshold_min": float(np.nanmin(all_base)),
+        "threshold_max": float(np.nanmax(all_base)),
+        "threshold_sd": float(np.nanstd(all_base, ddof=1)) if len(all_base) > 1 else math.nan,
+        "n_base_seeds": len(all_base),
+        "n_other_seeds": len(other),
+        "few_low": min(few),
+        "few_high": max(few),
+        "n_few": len(few),
+        "threshold_depth": depth_row[key],
+        "pair_rate_depth": depth_row["pair_rate"],
+        "threshold_pair_rate": pair_row[key],
+    }
