@@ -79,3 +79,17 @@ def test_at_the_loop_only_a_colder_mix_beats_every_mix_of_its_own_temperature_su
     assert v["plain_beaten_same_temperatures"] == ", ".join(f"{b['temperature']:g}" for b in same)
     assert t not in {b["temperature"] for b in same}
     assert v["plain_beaten_elsewhere_temperatures"] == f"{t:g}"
+
+
+def test_colder_loops_succeed_more_often_and_rank_worse():
+    # "Colder loops succeed more often and rank worse"; "Colder loops rank worse long before they
+    # stop covering the store"
+    v = values()
+    sweep = sorted(table("temperature-sweep"), key=lambda r: -r["temperature"])  # warm to cold
+    rho = [r["rho_mean"] for r in sweep]
+    success = [r["success_rate"] for r in sweep]
+    assert all(a > b for a, b in zip(rho, rho[1:]))
+    assert all(a < b for a, b in zip(success, success[1:]))
+    full = [r for r in sweep if r["coverage_min"] == 1.0]
+    assert v["t_full_coverage"] == min(r["temperature"] for r in full)
+    assert v["rho_full_coverage"] < v["rho_policy"] - 0.5  # far worse while coverage is complete
