@@ -214,6 +214,13 @@ def test_exploration_summary_reads_the_grid_and_checks_each_sentence():
     assert v["mix_coldest_large_success_rate"] == at[(0.05, 0.5)]["success_rate"]
     beaten = X.plain_loops_beaten(rows)
     assert v["n_plain_beaten"] == len(beaten) and v["success_at_chosen"] == 0.5
+    same = X.plain_loops_beaten(rows, same_temperature=True)
+    assert v["n_plain_beaten_same"] == len(same)
+    elsewhere = [b for b in beaten if b["temperature"] not in {s["temperature"] for s in same}]
+    if elsewhere:  # the first plain loop only a mix at another temperature beats
+        assert v["elsewhere_temperature"] == elsewhere[0]["temperature"]
+    else:  # every key is there, quoting nothing
+        assert math.isnan(v["elsewhere_temperature"]) and v["plain_beaten_elsewhere_temperatures"] == "none"
     assert summary.claims[
         "the plain loops are the epsilon 0 rows"
     ]  # epsilon 0 is the plain loop, draw for draw

@@ -318,6 +318,20 @@ def exploration_summary(
     values["plain_beaten_elsewhere_temperatures"] = _temperatures(elsewhere)
     values["success_at_chosen"] = success_at_chosen
     own_mixes_lose = only_colder = True
+    values.update(  # a grid where no plain loop is beaten only elsewhere quotes nothing (nan, "none")
+        {
+            key: math.nan
+            for key in (
+                "elsewhere_temperature",
+                "elsewhere_plain_success",
+                "elsewhere_own_mix_success_low",
+                "elsewhere_own_mix_success_high",
+                "elsewhere_mix_temperature",
+                "elsewhere_mix_epsilon",
+                "elsewhere_mix_success",
+            )
+        }
+    )
     if elsewhere:
         first = elsewhere[0]
         own = [at[(first["temperature"], e)]["success_rate"] for e in mixing]
