@@ -649,7 +649,7 @@ def experiment1_summary(
         },
         {"quantity": "same, sd over seeds", "published": None, "this book": float(static_random.std(ddof=1))},
     ]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for k, r in sweep.items():
         difference = difference_of_means(r.rho_mean, r.rho_se, rho.value, paper_se)
         rows.append(
