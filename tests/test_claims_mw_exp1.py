@@ -57,3 +57,40 @@ def test_the_chapters_own_k_is_outside_the_two_sample_range_and_its_verdict_says
     assert v["k_in_match"] == "outside" and v["band_verdict"] == "inside"
     # far from the boundary: the verdict does not hinge on the last digits
     assert abs(abs(headline.z) - Z_95) > 0.1
+
+
+def test_rho_falls_with_every_step_of_k_and_stays_far_above_the_baseline():
+    # "ρ falls with every step of k, from <rho_k_smallest> ... to <rho_k_largest>"; "Memory Worth
+    # ends far above the never-updating baseline's 0 at every depth"
+    v, table = record(), sweep()
+    means = [float(r["rho_mean"]) for r in table]
+    assert all(a > b for a, b in zip(means, means[1:]))
+    assert (v["rho_k_smallest"], v["rho_k_largest"]) == (means[0], means[-1])
+    assert min(means) > 0.5 and v["rho_static"] == 0.0
+
+
+def test_only_k_is_swept_and_the_chosen_k_is_inside_both_lenient_ranges():
+    # "Of the settings the paper leaves open, only the retrieval depth k is swept here"
+    v = record()
+    parameters = json.loads((RESULTS / "mw-exp1.json").read_text(encoding="utf-8"))["parameters"]
+    assert set(parameters) == {
+        "n_memories",
+        "retrieved_per_episode",
+        "n_episodes",
+        "n_seeds",
+        "seed",
+        "checkpoints",
+        "depths",
+    }
+    assert [int(r["k"]) for r in sweep()] == list(range(v["k_smallest"], v["k_largest"] + 1))
+    # "The chosen k is inside both lenient ranges"
+    for key in ("k_inside", "k_consistent"):
+        low, high = (int(x) for x in v[key].split(" to "))
+        assert low <= v["k"] <= high, key
+
+
+def test_every_memory_ends_mixed_at_the_chapters_k():
+    # "the default thresholds put every memory in the same class, mixed"
+    v = record()
+    assert v["class_mixed"] == v["n_memories"]
+    assert v["class_high_value"] == v["class_low_value"] == v["class_uncertain"] == 0.0

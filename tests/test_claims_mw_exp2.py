@@ -73,3 +73,10 @@ def test_the_grid_claims_hold_in_every_cell_of_the_published_grid():
     for effect in effects:
         row = [float(grid[effect, count]["rho_global"]) for count in counts]
         assert row == sorted(row, reverse=True), (effect, row)
+
+
+def test_the_world_is_said_to_be_calibrated_to_the_published_pair():
+    # "This chapter builds a world whose settings were calibrated to give that pair of numbers"
+    doc = " ".join((worlds.ConfoundWorld.__doc__ or "").split())
+    assert "It is a calibration, stated as such." in doc
+    assert "picked from a grid over the specialist count and the effect" in doc

@@ -56,3 +56,40 @@ def test_the_beaten_plain_loops_are_those_the_table_gives():
     beaten = plain_loops_beaten(table("exploration-sweep"))
     assert v["n_plain_beaten"] == len(beaten) > 0
     assert v["plain_beaten_temperatures"] == ", ".join(f"{b['temperature']:g}" for b in beaten)
+
+
+def test_at_the_loop_only_a_colder_mix_beats_every_mix_of_its_own_temperature_succeeds_less():
+    # "At τ = 0.1 it does not: every mix at that temperature succeeds less often than the plain loop"
+    v = values()
+    rows = table("exploration-sweep")
+    t = v["elsewhere_temperature"]
+    plain = next(r for r in rows if r["temperature"] == t and r["epsilon"] == 0)
+    own = [r["success_rate"] for r in rows if r["temperature"] == t and r["epsilon"] > 0]
+    assert (v["elsewhere_own_mix_success_low"], v["elsewhere_own_mix_success_high"]) == (min(own), max(own))
+    assert v["elsewhere_plain_success"] == plain["success_rate"] > max(own)
+    winners = [
+        r
+        for r in rows
+        if r["epsilon"] > 0
+        and r["rho_ci95_low"] > plain["rho_ci95_high"]
+        and r["success_rate"] > plain["success_rate"]
+    ]
+    assert winners and all(r["temperature"] < t for r in winners)
+    same = plain_loops_beaten(rows, same_temperature=True)
+    assert v["plain_beaten_same_temperatures"] == ", ".join(f"{b['temperature']:g}" for b in same)
+    assert t not in {b["temperature"] for b in same}
+    assert v["plain_beaten_elsewhere_temperatures"] == f"{t:g}"
+
+
+def test_colder_loops_succeed_more_often_and_rank_worse():
+    # "Colder loops succeed more often and rank worse"; "Colder loops rank worse long before they
+    # stop covering the store"
+    v = values()
+    sweep = sorted(table("temperature-sweep"), key=lambda r: -r["temperature"])  # warm to cold
+    rho = [r["rho_mean"] for r in sweep]
+    success = [r["success_rate"] for r in sweep]
+    assert all(a > b for a, b in zip(rho, rho[1:]))
+    assert all(a < b for a, b in zip(success, success[1:]))
+    full = [r for r in sweep if r["coverage_min"] == 1.0]
+    assert v["t_full_coverage"] == min(r["temperature"] for r in full)
+    assert v["rho_full_coverage"] < v["rho_policy"] - 0.5  # far worse while coverage is complete

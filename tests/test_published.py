@@ -218,3 +218,12 @@ def test_a_repository_reads_its_own_file_only(tmp_path: Path, monkeypatch: pytes
     assert published.published_path(ROOT / "book") == ROOT / "data" / "published.yaml"
     with pytest.raises(FileNotFoundError, match="no forgetting repository"):
         published.published_path(tmp_path)
+
+
+def test_glue_texts_keys_each_number_of_a_source_as_the_chapters_glue_it() -> None:
+    texts = published.glue_texts("paper")
+    table = published.load_published()
+    paper = {k: e for k, e in table.items() if e.source == "paper"}
+    assert len(texts) == len(paper) > 0
+    assert texts["paper_mw_exp1_rho"] == table["mw-exp1.rho"].text()
+    assert all(key.startswith("paper_") and "-" not in key and "." not in key for key in texts)

@@ -1,5 +1,6 @@
 """The history-dependent world: retrieval by a softmax over current Memory Worth, p+ = u exactly."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -95,3 +96,33 @@ def test_bad_worlds_are_named():
     with pytest.raises(ValueError, match="n_seeds"):
         W.adaptive_check(n_seeds=0)
     assert math.isclose(W.NORMAL_MEAN_ABS, math.sqrt(2 / math.pi))
+
+
+def test_adaptive_summary_reads_the_checks_and_names_each_failed_claim():
+    world = W.AdaptiveWorld(n_memories=4, temperature=0.5, checkpoints=(20, 200))
+    result = W.adaptive_check(world, n_seeds=5, seed=1)
+    summary = adaptive.adaptive_summary(result)
+    assert np.array_equal(summary.bias.gap, result.mean_z.mean(axis=0))
+    v = summary.values
+    assert (v["adaptive_memories"], v["adaptive_temperature"]) == (4, 0.5)
+    assert v["normal_mean_abs"] == math.sqrt(2 / math.pi)
+    assert v["adaptive_min_retrievals"] == result.retrievals[:, -1].min()
+    assert v["adaptive_bias_z_first"] == summary.bias.z[0] and v["adaptive_bias_last"] == summary.bias.gap[-1]
+    assert [r["episodes"] for r in summary.rows] == [20, 200]
+    assert [r["min_retrievals"] for r in summary.rows] == list(result.retrievals.min(axis=(0, 2)))
+    # each claim, failed alone (a tolerance of 2: an early z of -5 is clearly below zero, a late 0 faded)
+    spread = dataclasses.replace(summary.spread, z=np.zeros(2), tolerance=2.0)
+    bias = dataclasses.replace(summary.bias, z=np.array([-5.0, 0.0]), tolerance=2.0)
+    assert dataclasses.replace(summary, bias=bias, spread=spread).failed_claims() == []
+    cases = {
+        "mean |z| leaves sqrt(2/pi)": dict(spread=dataclasses.replace(spread, z=np.array([0.0, 3.0]))),
+        "the early bias is not clearly below zero": dict(
+            bias=dataclasses.replace(bias, z=np.array([-1.0, 0.0]))
+        ),
+        "the bias has not faded by the last checkpoint": dict(
+            bias=dataclasses.replace(bias, z=np.array([-5.0, 3.0]))
+        ),
+    }
+    for claim, change in cases.items():
+        failed = dataclasses.replace(summary, **{"bias": bias, "spread": spread, **change}).failed_claims()
+        assert len(failed) == 1 and failed[0].startswith(claim), (claim, failed)

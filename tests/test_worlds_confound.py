@@ -4,6 +4,7 @@ import dataclasses
 import itertools
 
 import numpy as np
+import pytest
 
 from forgetting.studies import published
 from forgetting.studies import worlds as W
@@ -138,3 +139,39 @@ def test_the_sweeps_are_one_experiment_per_setting(monkeypatch):
         )
         assert_results_identical(result, W.confound_experiment(alone, 2, 3))
     assert W.confound_episode_sweep((), world, n_seeds=2) == {} == W.confound_sweep((), (4,), world)
+
+
+def test_the_episode_sweep_summary_and_calibration_values_read_the_results():
+    from forgetting.studies.worlds import confound
+
+    world = SMALL[W.confound_experiment]
+    sweep = W.confound_episode_sweep([100, 400], world, n_seeds=3, seed=0)
+    summary = confound.episode_sweep_summary(sweep)
+    assert list(summary.episodes) == [100, 400]
+    assert summary.global_mean[1] == sweep[400].rho_global.mean()
+    assert summary.conditioned_sd[0] == sweep[100].rho_conditioned.std(ddof=1)
+    assert [r["episodes"] for r in summary.rows] == [100, 400]
+    assert summary.values == {
+        "sweep_last_episodes": 400,
+        "sweep_global_last": summary.global_mean[-1],
+        "sweep_conditioned_last": summary.conditioned_mean[-1],
+        "sweep_first_episodes": 100,
+        "sweep_global_first": summary.global_mean[0],
+    }
+    grid = W.confound_sweep([0.1, 0.4], [5, 10], world, n_seeds=3, seed=0)
+    rows = confound.calibration_rows(grid, world)
+    assert [(r["memory_effect"], r["specialists"], r["generalists"]) for r in rows] == [
+        (0.1, 5, 15),
+        (0.1, 10, 10),
+        (0.4, 5, 15),
+        (0.4, 10, 10),
+    ]
+    v = confound.calibration_values(rows, world)
+    assert v["n_grid"] == 4 and v["n_memories"] == 20
+    assert v["grid_global_low"] == min(r["rho_global"] for r in rows)
+    assert v["n_cond_positive"] == sum(r["rho_conditioned"] > 0 for r in rows)
+    assert v["grid_low_value_min"] == min(r["specialists_low_value"] for r in rows)
+    with pytest.raises(ValueError, match="empty"):
+        confound.episode_sweep_summary({})
+    with pytest.raises(ValueError, match="empty"):
+        confound.calibration_values([], world)

@@ -260,3 +260,48 @@ def test_the_temperature_sweep_is_one_experiment_per_temperature(monkeypatch):
         alone = W.policy_experiment(dataclasses.replace(world, temperature=t), n_seeds=2, seed=5)
         assert_results_identical(result, alone)
     assert W.temperature_sweep((), world, n_seeds=2) == {}
+
+
+def test_temperature_rows_and_values_read_the_sweep():
+    sweep = W.temperature_sweep((1.0, 0.2), SMALL[W.policy_experiment], n_seeds=3, seed=2)
+    rows = controlled.temperature_rows(sweep)
+    assert [r["temperature"] for r in rows] == [1.0, 0.2]
+    assert rows[1]["rho_mean"] == sweep[0.2].rho_mean
+    assert rows[1]["success_rate"] == sweep[0.2].success_rate.mean()
+    utilities = np.array([[0.2, 0.4], [0.6, 0.8]])
+    v = controlled.temperature_values(list(reversed(rows)), utilities)  # the coldest whatever the order
+    assert (v["t_coldest"], v["rho_coldest"]) == (0.2, rows[1]["rho_mean"])
+    assert v["success_uniform"] == 0.5
+    full = [r for r in rows if r["coverage_min"] == 1.0]
+    if full:
+        assert v["t_full_coverage"] == min(r["temperature"] for r in full)
+    none = controlled.temperature_values([dict(r, coverage_min=0.5) for r in rows], utilities)
+    assert np.isnan(none["t_full_coverage"]) and np.isnan(none["rho_full_coverage"])
+
+
+def test_experiment1_summary_compares_with_the_paper_as_the_chapter_says():
+    from forgetting.studies.mean_difference import difference_of_means, standard_error
+
+    world = SMALL[W.controlled_experiment]
+    result = W.controlled_experiment(world, n_seeds=4, seed=0)
+    sweep = W.retrieval_depth_sweep([1, 2, 3], world, n_seeds=4, seed=0)
+    rho, static = (
+        published.load_published()["mw-exp1.rho"],
+        published.load_published()["mw-exp1.rho_never_updated"],
+    )
+    summary = controlled.experiment1_summary(result, sweep, rho, static, seed=0)
+    v = summary.values
+    se = standard_error(rho.spread, 4)
+    assert v["paper_rho_se"] == se
+    assert v["rho_diff"] == difference_of_means(result.rho_mean, result.rho_se, rho.value, se).difference
+    assert v["rho_static"] == 0.0 and summary.static_rho == [0.0] * 4
+    assert (v["k_smallest"], v["k_largest"], v["n_depths"]) == (1, 3, 3)
+    assert [r["k"] for r in summary.depth_rows] == [1, 2, 3]
+    assert [r["agrees_with_paper_mean"] for r in summary.depth_rows] == [
+        k in summary.matched for k in (1, 2, 3)
+    ]
+    assert v["k_in_match"] == ("inside" if 3 in summary.matched else "outside")
+    assert np.isnan(v["rho_k5"])  # 5 was not swept
+    assert len(summary.comparison) == 6 and summary.comparison[0]["this book"] == result.rho_mean
+    assert controlled._depth_range([]) == "none" and controlled._depth_range([4]) == "4"
+    assert controlled._depth_range([2, 3, 4]) == "2 to 4"

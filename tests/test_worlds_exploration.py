@@ -184,3 +184,55 @@ def test_the_grid_is_the_plain_loop_of_each_setting_bit_for_bit():
         result = grid[(t, e)]
         assert np.array_equal(result.worth, worth) and np.array_equal(result.retrievals, retrievals), (t, e)
         assert np.array_equal(result.explored, explored / SMALL.n_episodes)
+
+
+def test_plain_loops_beaten_at_their_own_temperature_ignore_the_other_temperatures_mixes():
+    rows = [
+        _row(0.1, 0.0, 0.5, 0.6),
+        _row(0.1, 0.5, 0.8, 0.55),  # better ranking at its own temperature, but lower payoff
+        _row(0.05, 0.0, 0.2, 0.65),
+        _row(0.05, 0.5, 0.7, 0.66),  # beats both plain loops
+    ]
+    assert [b["temperature"] for b in X.plain_loops_beaten(rows)] == [0.1, 0.05]
+    same = X.plain_loops_beaten(rows, same_temperature=True)
+    assert [(b["temperature"], b["mix_temperature"]) for b in same] == [(0.05, 0.05)]
+
+
+def test_exploration_summary_reads_the_grid_and_checks_each_sentence():
+    temperatures, epsilons = (1.0, 0.05), (0.0, 0.1, 0.5)
+    grid = X.exploration_grid(epsilons, temperatures, SMALL, n_seeds=3, seed=1)
+    plain = controlled_rows = W.controlled.temperature_rows(
+        W.temperature_sweep(temperatures, SMALL, n_seeds=3, seed=1)
+    )
+    summary = X.exploration_summary(grid, controlled_rows, uniform_rho=0.99, success_at_chosen=0.5)
+    rows = X.exploration_rows(grid)
+    assert summary.rows == rows and summary.plain == plain
+    at = {(r["temperature"], r["epsilon"]): r for r in rows}
+    v = summary.values
+    assert (v["eps_small"], v["eps_large"], v["epsilons_text"], v["n_plain"]) == (0.1, 0.5, "0, 0.1, 0.5", 2)
+    assert v["mix_coldest_small_rho_mean"] == at[(0.05, 0.1)]["rho_mean"]
+    assert v["mix_coldest_large_success_rate"] == at[(0.05, 0.5)]["success_rate"]
+    beaten = X.plain_loops_beaten(rows)
+    assert v["n_plain_beaten"] == len(beaten) and v["success_at_chosen"] == 0.5
+    same = X.plain_loops_beaten(rows, same_temperature=True)
+    assert v["n_plain_beaten_same"] == len(same)
+    elsewhere = [b for b in beaten if b["temperature"] not in {s["temperature"] for s in same}]
+    if elsewhere:  # the first plain loop only a mix at another temperature beats
+        assert v["elsewhere_temperature"] == elsewhere[0]["temperature"]
+    else:  # every key is there, quoting nothing
+        assert math.isnan(v["elsewhere_temperature"]) and v["plain_beaten_elsewhere_temperatures"] == "none"
+    assert summary.claims[
+        "the plain loops are the epsilon 0 rows"
+    ]  # epsilon 0 is the plain loop, draw for draw
+    assert set(summary.failed_claims()) == {name for name, holds in summary.claims.items() if not holds}
+    worse = [dict(r, rho_mean=r["rho_mean"] + 1) for r in plain]  # no longer the epsilon 0 rows
+    changed = X.exploration_summary(grid, worse, uniform_rho=0.99, success_at_chosen=0.5)
+    assert "the plain loops are the epsilon 0 rows" in changed.failed_claims()
+    assert (
+        "no mix reaches uniform retrieval's rho at the coldest temperature"
+        in X.exploration_summary(grid, plain, uniform_rho=-1.0, success_at_chosen=0.5).failed_claims()
+    )
+    with pytest.raises(ValueError, match="at least one share above 0"):
+        X.exploration_summary(
+            {k: r for k, r in grid.items() if k[1] == 0.0}, plain, uniform_rho=0.99, success_at_chosen=0.5
+        )

@@ -197,3 +197,36 @@ def test_discounted_error_stalls_at_its_predicted_floor():
     assert result.effective_outcomes == pytest.approx(0.2 * 199)
     with pytest.raises(ValueError, match="discount"):
         W.discounted_theory_check(discount=0.0)
+
+
+def test_class_plane_gives_each_point_the_index_of_its_class():
+    from forgetting import worth
+    from forgetting.studies.worlds.theory import class_plane
+
+    grid_v, grid_r, codes = class_plane((1.0, 100.0, 5), (0.0, 1.0, 11))
+    assert grid_v.shape == grid_r.shape == codes.shape == (11, 5)
+    for v, r, c in zip(grid_v.ravel(), grid_r.ravel(), codes.ravel()):
+        assert worth.WORTH_CLASSES[c] == worth.worth_class(r, v)
+    assert set(codes.ravel()) == set(range(len(worth.WORTH_CLASSES)))  # every class is on the plane
+
+
+def test_convergence_summary_is_the_plain_and_discounted_checks_read_off():
+    from forgetting.studies.worlds.theory import convergence_summary
+
+    world = W.TheoryWorld(n_memories=6, retrieved_per_episode=2, checkpoints=(50, 200, 800))
+    summary = convergence_summary(world, discount=0.9, n_seeds=4, seed=3)
+    plain = W.theory_check(world, n_seeds=4, seed=3)
+    assert np.array_equal(summary.plain.mean_abs_error, plain.mean_abs_error)
+    v = summary.values
+    assert (v["n_memories"], v["k"], v["n_seeds"], v["n_checkpoints"]) == (6, 2, 4, 3)
+    assert (v["first_checkpoint"], v["last_checkpoint"], v["retrievals_last"]) == (50, 800, 800 * 2 / 6)
+    assert v["error_first"] == plain.mean_abs_error.mean(axis=0)[0] == summary.error[0]
+    assert v["error_last"] == summary.error[-1] and v["expected_last"] == summary.expected[-1]
+    assert v["z_max"] == np.abs(summary.exact.z).max() and v["z_max_signed"] == np.abs(summary.signed.z).max()
+    assert v["p_plus_low"] == plain.p_plus.min() and v["p_plus_high"] == plain.p_plus.max()
+    assert v["discount"] == 0.9 and v["effective_outcomes"] == pytest.approx(2 / 6 * 1.9 / 0.1)
+    assert [r["episodes"] for r in summary.rows] == [50, 200, 800]
+    assert [r["discounted_error"] for r in summary.rows] == list(
+        summary.discounted.discounted_error.mean(axis=0)
+    )
+    assert [r["z"] for r in summary.rows] == list(summary.exact.z)

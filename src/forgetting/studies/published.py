@@ -31,6 +31,7 @@ __all__ = [
     "load_published",
     "published",
     "value",
+    "glue_texts",
     "intro_rows",
     "intro_table",
     "write_intro_table",
@@ -241,6 +242,16 @@ def value(key: str) -> float:
     if key not in table:
         raise KeyError(f"no published number {key!r}; known: {sorted(table)}")
     return table[key].value
+
+
+def glue_texts(source: str, path: Path | None = None) -> dict[str, str]:
+    """Every number of ``source`` as a chapter glues it: the key ``<source>_<entry key>`` with
+    ``-`` and ``.`` written ``_`` (``paper_mw_exp1_rho``), the value :meth:`Published.text`."""
+    return {
+        f"{source}_" + key.replace("-", "_").replace(".", "_"): entry.text()
+        for key, entry in load_published(path).items()
+        if entry.source == source
+    }
 
 
 def intro_rows(path: Path | None = None) -> tuple[IntroRow, ...]:

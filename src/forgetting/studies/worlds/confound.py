@@ -38,6 +38,10 @@ __all__ = [
     "confound_experiment",
     "confound_sweep",
     "confound_episode_sweep",
+    "EpisodeSweepSummary",
+    "episode_sweep_summary",
+    "calibration_rows",
+    "calibration_values",
 ]
 
 
@@ -372,3 +376,87 @@ def confound_episode_sweep(
         return {}
     check_n_seeds(n_seeds)
     return dict(zip(worlds, _confound_results(list(worlds.values()), n_seeds, seed)))
+
+
+@dataclass(frozen=True)
+class EpisodeSweepSummary:
+    """A :func:`confound_episode_sweep` read for the Experiment 2 chapter: per episode count, the
+    global and conditioned rho's mean and sd over seeds, the table's ``rows`` and the ``values``
+    the prose quotes (first and last episode counts, global rho at both, conditioned rho at the last)."""
+
+    episodes: np.ndarray
+    global_mean: np.ndarray
+    global_sd: np.ndarray
+    conditioned_mean: np.ndarray
+    conditioned_sd: np.ndarray
+    rows: list[dict[str, Any]]
+    values: dict[str, Any]
+
+
+def episode_sweep_summary(sweep: dict[int, ConfoundResult]) -> EpisodeSweepSummary:
+    """Summarise an episode sweep (:class:`EpisodeSweepSummary`); ``ValueError`` when it is empty."""
+    if not sweep:
+        raise ValueError("the episode sweep is empty; allowed: at least one episode count")
+    episodes = np.array(list(sweep))
+    global_mean = np.array([r.rho_global.mean() for r in sweep.values()])
+    global_sd = np.array([r.rho_global.std(ddof=1) for r in sweep.values()])
+    cond_mean = np.array([r.rho_conditioned.mean() for r in sweep.values()])
+    cond_sd = np.array([r.rho_conditioned.std(ddof=1) for r in sweep.values()])
+    rows = [
+        {
+            "episodes": int(e),
+            "rho_global": g,
+            "rho_global_sd": gs,
+            "rho_conditioned": c,
+            "rho_conditioned_sd": cs,
+        }
+        for e, g, gs, c, cs in zip(episodes, global_mean, global_sd, cond_mean, cond_sd)
+    ]
+    values = {
+        "sweep_last_episodes": int(episodes[-1]),
+        "sweep_global_last": global_mean[-1],
+        "sweep_conditioned_last": cond_mean[-1],
+        "sweep_first_episodes": int(episodes[0]),
+        "sweep_global_first": global_mean[0],
+    }
+    return EpisodeSweepSummary(episodes, global_mean, global_sd, cond_mean, cond_sd, rows, values)
+
+
+def calibration_rows(
+    grid: dict[tuple[float, int], ConfoundResult], world: ConfoundWorld
+) -> list[dict[str, Any]]:
+    """One row per setting of a :func:`confound_sweep` (memory effect, number of specialists, the
+    rest of the ``world``'s memories generalists): global and conditioned rho, the global rho's
+    limit and the share of specialists classified low-value, means over seeds."""
+    return [
+        {
+            "memory_effect": effect,
+            "specialists": count,
+            "generalists": world.n_memories - count,
+            "rho_global": r.rho_global.mean(),
+            "rho_conditioned": r.rho_conditioned.mean(),
+            "limit_global": r.p_plus_rho_global.mean(),
+            "specialists_low_value": r.specialist_low_value_share.mean(),
+        }
+        for (effect, count), r in grid.items()
+    ]
+
+
+def calibration_values(rows: Sequence[dict[str, Any]], world: ConfoundWorld) -> dict[str, Any]:
+    """What the chapter quotes from :func:`calibration_rows`: the range of the global and the
+    conditioned rho, how many settings have a negative global rho, a positive global limit and a
+    positive conditioned rho, and the smallest share of specialists classified low-value."""
+    if not rows:
+        raise ValueError("the calibration grid is empty; allowed: at least one setting")
+    return {
+        "grid_global_low": min(r["rho_global"] for r in rows),
+        "grid_global_high": max(r["rho_global"] for r in rows),
+        "grid_cond_low": min(r["rho_conditioned"] for r in rows),
+        "grid_cond_high": max(r["rho_conditioned"] for r in rows),
+        "n_memories": world.n_memories,
+        "n_grid": len(rows),
+        "n_global_negative": sum(r["rho_global"] < 0 for r in rows),
+        "n_limit_positive": sum(r["limit_global"] > 0 for r in rows),
+        "n_cond_positive": sum(r["rho_conditioned"] > 0 for r in rows),
+        "grid_low_value_min": min(r["specialists_low_value"] for r in rows),
+    }

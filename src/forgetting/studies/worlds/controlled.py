@@ -56,6 +56,10 @@ __all__ = [
     "temperature_sweep",
     "softmax_runs",
     "preference_bound",
+    "Experiment1Summary",
+    "experiment1_summary",
+    "temperature_rows",
+    "temperature_values",
 ]
 
 
@@ -534,3 +538,192 @@ def preference_bound(worth: np.ndarray, temperature: float) -> float:
     )
     spread = math.fsum((values.max(axis=1) - values.min(axis=1)).tolist()) / values.shape[0]
     return math.exp(spread / float(temperature))
+
+
+def _depth_range(depths: Sequence[int]) -> str:
+    return (f"{min(depths)} to {max(depths)}" if len(depths) > 1 else str(depths[0])) if depths else "none"
+
+
+@dataclass(frozen=True)
+class Experiment1Summary:
+    """Experiment 1 against the paper: ``matched`` are the swept depths whose mean rho agrees with
+    the paper's under the two-sample criterion, ``values`` the numbers the chapter quotes (glue
+    keys), ``comparison`` the rows of its published-against-book table, ``depth_rows`` the rows of
+    its depth sweep and ``static_rho`` the never-updating store's rho per seed (constant worth)."""
+
+    matched: list[int]
+    values: dict[str, Any]
+    comparison: list[dict[str, Any]]
+    depth_rows: list[dict[str, Any]]
+    static_rho: list[float]
+
+
+def experiment1_summary(
+    result: ControlledResult, sweep: dict[int, ControlledResult], rho: Any, never_updated: Any, seed: int = 0
+) -> Experiment1Summary:
+    """Compare Experiment 1 (``result``, at the chapter's depth) and its depth ``sweep`` with the
+    paper's ``rho`` and ``never_updated`` (:class:`~forgetting.studies.published.Published` entries).
+
+    The paper's ``±`` is read as an sd over as many seeds as ``result`` has; two means agree when
+    their difference lies within ``Z_95`` standard errors of the difference
+    (:func:`~forgetting.studies.mean_difference.difference_of_means`). The lenient readings are the
+    band ``rho.low`` to ``rho.high`` and that band widened by our Monte Carlo error
+    (:func:`consistent_with_band`). Raises ``ValueError`` when the agreeing depths are not one
+    contiguous range (the prose gives them as one) or when a constant worth does not give rho 0.
+    """
+    from ..mean_difference import consistent_indices, difference_of_means, standard_error
+    from ..stats import Z_95
+
+    n_seeds, n_memories = len(result.rho), result.world.n_memories
+    paper_se = standard_error(rho.spread, n_seeds)  # the paper's spread read as an sd over its seeds
+    headline = difference_of_means(result.rho_mean, result.rho_se, rho.value, paper_se)
+    depths = list(sweep)
+    matched = [
+        depths[i]
+        for i in consistent_indices(
+            [r.rho_mean for r in sweep.values()], [r.rho_se for r in sweep.values()], rho.value, paper_se
+        )
+    ]
+    static = [spearman_rho(np.full(n_memories, DEFAULT_PRIOR), u) for u in result.utilities]
+    static_random = static_score_rho(result.utilities, seed)
+    contiguous = matched == list(range(min(matched), max(matched) + 1)) if matched else True
+    if not contiguous:
+        raise ValueError(f"the depths that agree with the paper, {matched}, are not one range")
+    if not all(value == 0.0 for value in static):
+        raise ValueError("a constant worth must give rho = 0.0 by definition")
+    values: dict[str, Any] = {
+        "rho_mean": result.rho_mean,
+        "rho_sd": result.rho_sd,
+        "rho_se": result.rho_se,
+        "paper_rho": rho.value,
+        "paper_rho_spread": rho.spread,
+        "paper_rho_low": rho.low,
+        "paper_rho_high": rho.high,
+        "paper_rho_static": never_updated.value,
+        "rho_static_random_mean": float(static_random.mean()),
+        "rho_static_random_sd": float(static_random.std(ddof=1)),
+        "rho_min": result.rho.min(),
+        "rho_max": result.rho.max(),
+        "rho_static": float(np.mean(static)),
+        "rho_limit": result.p_plus_rho.mean(),
+        "rho_gap": result.rho_mean - rho.value,
+        "criterion_z": Z_95,
+        "paper_rho_se": paper_se,
+        "rho_diff": headline.difference,
+        "rho_diff_se": headline.se,
+        "rho_diff_z": abs(headline.z),
+        "strict_verdict": "agrees" if headline.consistent else "does not agree",
+        "k_smallest": min(sweep),
+        "k_largest": max(sweep),
+        "n_depths": len(sweep),
+        "n_matched": len(matched),
+        "k_match": _depth_range(matched),
+        "matched_contiguous": contiguous,
+        "gap_in_se": abs(result.rho_mean - rho.value) / result.rho_se,
+        "band_verdict": "inside" if rho.low <= result.rho_mean <= rho.high else "outside",
+        "mc_verdict": "consistent with the band within its Monte Carlo error"
+        if consistent_with_band(result.rho_mean, result.rho_se, rho.low, rho.high)
+        else "outside the band by more than its Monte Carlo error",
+    }
+    comparison = [
+        {
+            "quantity": "Spearman rho(MW, utility), mean over seeds",
+            "published": rho.value,
+            "this book": result.rho_mean,
+        },
+        {"quantity": "Spearman rho, sd over seeds", "published": rho.spread, "this book": result.rho_sd},
+        {
+            "quantity": "Spearman rho, standard error of the mean",
+            "published": None,
+            "this book": result.rho_se,
+        },
+        {
+            "quantity": "never-updating baseline rho (worth stays at the prior)",
+            "published": never_updated.value,
+            "this book": float(np.mean(static)),
+        },
+        {
+            "quantity": "never-updating baseline rho (random write-time scores), mean",
+            "published": never_updated.value,
+            "this book": float(static_random.mean()),
+        },
+        {"quantity": "same, sd over seeds", "published": None, "this book": float(static_random.std(ddof=1))},
+    ]
+    rows: list[dict[str, Any]] = []
+    for k, r in sweep.items():
+        difference = difference_of_means(r.rho_mean, r.rho_se, rho.value, paper_se)
+        rows.append(
+            {
+                "k": k,
+                "rho_mean": r.rho_mean,
+                "rho_sd": r.rho_sd,
+                "rho_se": r.rho_se,
+                "consistent_with_paper": consistent_with_band(r.rho_mean, r.rho_se, rho.low, rho.high),
+                "difference_from_paper": difference.difference,
+                "difference_se": difference.se,
+                "agrees_with_paper_mean": k in matched,
+                "p_plus_min": r.p_plus.min(),
+                "p_plus_max": r.p_plus.max(),
+                **{c: r.taxonomy_counts()[c] for c in WORTH_CLASSES},
+            }
+        )
+    chosen = result.world.retrieved_per_episode
+    crossing = [
+        (a["k"], b["k"]) for a, b in zip(rows, rows[1:]) if a["rho_mean"] >= rho.value > b["rho_mean"]
+    ]
+    inside = [r["k"] for r in rows if rho.low <= r["rho_mean"] <= rho.high]
+    consistent = [r["k"] for r in rows if r["consistent_with_paper"]]
+    values.update(
+        {
+            "rho_k5": sweep[5].rho_mean if 5 in sweep else float("nan"),
+            "rho_k_smallest": rows[0]["rho_mean"],
+            "rho_k_largest": rows[-1]["rho_mean"],
+            "k_bracket": f"{crossing[0][0]} and {crossing[0][1]}" if crossing else "none of the tested pairs",
+            "k_inside": f"{min(inside)} to {max(inside)}" if inside else "none",
+            "k_in_match": "inside" if chosen in matched else "outside",
+            "k_consistent": f"{min(consistent)} to {max(consistent)}" if consistent else "none",
+        }
+    )
+    return Experiment1Summary(matched, values, comparison, rows, static)
+
+
+def temperature_rows(sweep: dict[float, PolicyResult]) -> list[dict[str, Any]]:
+    """One row per temperature of a :func:`temperature_sweep`: rho's mean and sd, coverage (mean
+    and worst seed), entropy, how much more often the top tenth of memories by utility is
+    retrieved than the bottom tenth, and the success rate (means over seeds)."""
+    return [
+        {
+            "temperature": t,
+            "rho_mean": r.rho_mean,
+            "rho_sd": r.rho_sd,
+            "coverage_mean": r.coverage.mean(),
+            "coverage_min": r.coverage.min(),
+            "entropy": r.entropy.mean(),
+            "top_bottom_retrieval_ratio": r.retrieval_ratio(0.1).mean(),
+            "success_rate": r.success_rate.mean(),
+        }
+        for t, r in sweep.items()
+    ]
+
+
+def temperature_values(rows: Sequence[dict[str, Any]], uniform_utilities: np.ndarray) -> dict[str, Any]:
+    """What the Experiment 3 chapter quotes from :func:`temperature_rows`: the coldest loop's rho,
+    coverage, entropy, retrieval ratio and success rate, what uniform retrieval earns on average
+    (the mean utility), and the lowest temperature at which every memory of every seed is still
+    retrieved, with its rho and entropy (``nan`` when no temperature covers every memory)."""
+    coldest = min(rows, key=lambda r: r["temperature"])
+    full = [r for r in rows if r["coverage_min"] == 1.0]
+    lowest = min(full, key=lambda r: r["temperature"]) if full else None
+    return {
+        "t_coldest": coldest["temperature"],
+        "rho_coldest": coldest["rho_mean"],
+        "coverage_coldest": coldest["coverage_mean"],
+        "coverage_min_coldest": coldest["coverage_min"],
+        "entropy_coldest": coldest["entropy"],
+        "ratio_coldest": coldest["top_bottom_retrieval_ratio"],
+        "success_coldest": coldest["success_rate"],
+        "success_uniform": uniform_utilities.mean(),
+        "t_full_coverage": lowest["temperature"] if lowest else float("nan"),
+        "rho_full_coverage": lowest["rho_mean"] if lowest else float("nan"),
+        "entropy_full_coverage": lowest["entropy"] if lowest else float("nan"),
+    }

@@ -46,6 +46,8 @@ __all__ = [
     "exploration_grid",
     "exploration_rows",
     "plain_loops_beaten",
+    "ExplorationSummary",
+    "exploration_summary",
 ]
 
 EXPLORE_STREAM = KEEP_STREAM + 1
@@ -195,7 +197,9 @@ def exploration_rows(grid: dict[tuple[float, float], ExplorationResult]) -> list
     return rows
 
 
-def plain_loops_beaten(rows: Sequence[dict[str, float]]) -> list[dict[str, float]]:
+def plain_loops_beaten(
+    rows: Sequence[dict[str, float]], *, same_temperature: bool = False
+) -> list[dict[str, float]]:
     """The plain softmax loops (``epsilon == 0`` rows) that some mix (``epsilon > 0`` row) beats on both counts.
 
     ``rows`` are :func:`exploration_rows`. A mix beats a plain loop when its rho interval lies
@@ -204,7 +208,8 @@ def plain_loops_beaten(rows: Sequence[dict[str, float]]) -> list[dict[str, float
     plain loop: its ``temperature``, ``rho_mean`` and ``success_rate``, and the
     ``mix_temperature``, ``mix_epsilon``, ``mix_rho_mean`` and ``mix_success_rate`` of the mix
     with the largest ``rho_mean`` among those that beat it (the first on a tie). Without an
-    ``epsilon == 0`` row there is nothing to beat and the list is empty.
+    ``epsilon == 0`` row there is nothing to beat and the list is empty. With
+    ``same_temperature`` only mixes at the plain loop's own temperature count.
     """
     beaten = []
     mixes = [row for row in rows if row["epsilon"] > 0]
@@ -212,7 +217,9 @@ def plain_loops_beaten(rows: Sequence[dict[str, float]]) -> list[dict[str, float
         better = [
             m
             for m in mixes
-            if m["rho_ci95_low"] > plain["rho_ci95_high"] and m["success_rate"] > plain["success_rate"]
+            if m["rho_ci95_low"] > plain["rho_ci95_high"]
+            and m["success_rate"] > plain["success_rate"]
+            and (not same_temperature or m["temperature"] == plain["temperature"])
         ]
         if better:
             best = max(better, key=lambda m: m["rho_mean"])
@@ -228,3 +235,144 @@ def plain_loops_beaten(rows: Sequence[dict[str, float]]) -> list[dict[str, float
                 }
             )
     return beaten
+
+
+def _temperatures(rows: Sequence[dict[str, float]]) -> str:
+    return ", ".join(f"{r['temperature']:g}" for r in rows) or "none"
+
+
+@dataclass(frozen=True)
+class ExplorationSummary:
+    """What the Experiment 3 chapter says about its exploration grid: ``values`` (glue keys) and
+    :meth:`failed_claims`, the sentences that are not numbers and no longer hold."""
+
+    rows: list[dict[str, float]]
+    plain: list[dict[str, float]]
+    values: dict[str, float | str]
+    claims: dict[str, bool]
+
+    def failed_claims(self) -> list[str]:
+        """The claims that do not hold, by name (empty when all do)."""
+        return [name for name, holds in self.claims.items() if not holds]
+
+
+def exploration_summary(
+    grid: dict[tuple[float, float], ExplorationResult],
+    plain: Sequence[dict[str, float]],
+    *,
+    uniform_rho: float,
+    success_at_chosen: float,
+) -> ExplorationSummary:
+    """Read the chapter's numbers and claims off an :func:`exploration_grid` and the plain
+    loops' rows (:func:`~forgetting.studies.worlds.controlled.temperature_rows`).
+
+    The mixes are the ``epsilon > 0`` settings (at least one needed, ``ValueError`` otherwise);
+    "coldest" is the lowest temperature of ``plain``, "full coverage" the lowest temperature at
+    which every plain loop of every seed retrieved every memory. ``values`` holds, at the coldest
+    temperature, the smallest and largest mix's rho (mean and 95 % interval), entropy and success
+    rate, the best mix's epsilon and interval end, the plain loops beaten by some mix of the grid
+    (:func:`plain_loops_beaten`), those beaten by a mix at their own temperature, and, for the
+    first plain loop only a mix at another temperature beats, its success rate against the range
+    of its own temperature's mixes. ``claims`` are the prose's other sentences: every mix at the
+    coldest temperature raises rho, covers every memory and stays below ``uniform_rho``; there
+    the smallest mix succeeds more often than the plain loop and the largest less; the entropy
+    rises with epsilon at every temperature; every mix at that first temperature succeeds less
+    often than its plain loop, and only colder mixes beat that loop; and epsilon 0 is the plain
+    loop, draw for draw.
+    """
+    rows = exploration_rows(grid)
+    at = {(r["temperature"], r["epsilon"]): r for r in rows}
+    epsilons = sorted({r["epsilon"] for r in rows})
+    temperatures = list(dict.fromkeys(r["temperature"] for r in rows))
+    mixing = [e for e in epsilons if e > 0]
+    if not mixing:
+        raise ValueError(f"epsilons={epsilons}; allowed: at least one share above 0")
+    coldest = min(plain, key=lambda r: r["temperature"])
+    cold = coldest["temperature"]
+    full = [r for r in plain if r["coverage_min"] == 1.0]
+    lowest_full = min(full, key=lambda r: r["temperature"]) if full else None
+    values: dict[str, float | str] = {
+        "epsilons_text": ", ".join(
+            f"{e:g}" for e in (r["epsilon"] for r in rows if r["temperature"] == cold)
+        ),
+        "eps_small": mixing[0],
+        "eps_large": mixing[-1],
+    }
+    for name, e in (("small", mixing[0]), ("large", mixing[-1])):
+        for key in ("rho_mean", "rho_ci95_low", "rho_ci95_high", "entropy", "success_rate"):
+            values[f"mix_coldest_{name}_{key}"] = at[(cold, e)][key]
+    values["mix_coverage_min_coldest"] = min(at[(cold, e)]["coverage_min"] for e in mixing)
+    if lowest_full:
+        values["mix_full_large_rho_mean"] = at[(lowest_full["temperature"], mixing[-1])]["rho_mean"]
+    best_cold = max((at[(cold, e)] for e in mixing), key=lambda r: r["rho_mean"])
+    values["mix_coldest_best_epsilon"] = best_cold["epsilon"]
+    values["mix_coldest_best_rho_ci95_high"] = best_cold["rho_ci95_high"]
+    beaten = plain_loops_beaten(rows)
+    same = plain_loops_beaten(rows, same_temperature=True)
+    elsewhere = [b for b in beaten if b["temperature"] not in {s["temperature"] for s in same}]
+    values["n_plain"] = len(plain)
+    values["n_plain_beaten"] = len(beaten)
+    values["plain_beaten_temperatures"] = _temperatures(beaten)
+    values["n_plain_beaten_same"] = len(same)
+    values["plain_beaten_same_temperatures"] = _temperatures(same)
+    values["plain_beaten_elsewhere_temperatures"] = _temperatures(elsewhere)
+    values["success_at_chosen"] = success_at_chosen
+    own_mixes_lose = only_colder = True
+    values.update(  # a grid where no plain loop is beaten only elsewhere quotes nothing (nan, "none")
+        {
+            key: math.nan
+            for key in (
+                "elsewhere_temperature",
+                "elsewhere_plain_success",
+                "elsewhere_own_mix_success_low",
+                "elsewhere_own_mix_success_high",
+                "elsewhere_mix_temperature",
+                "elsewhere_mix_epsilon",
+                "elsewhere_mix_success",
+            )
+        }
+    )
+    if elsewhere:
+        first = elsewhere[0]
+        own = [at[(first["temperature"], e)]["success_rate"] for e in mixing]
+        values["elsewhere_temperature"] = first["temperature"]
+        values["elsewhere_plain_success"] = first["success_rate"]
+        values["elsewhere_own_mix_success_low"] = min(own)
+        values["elsewhere_own_mix_success_high"] = max(own)
+        values["elsewhere_mix_temperature"] = first["mix_temperature"]
+        values["elsewhere_mix_epsilon"] = first["mix_epsilon"]
+        values["elsewhere_mix_success"] = first["mix_success_rate"]
+        plain_first = at[(first["temperature"], 0.0)]
+        winners = [
+            r
+            for r in rows
+            if r["epsilon"] > 0
+            and r["rho_ci95_low"] > plain_first["rho_ci95_high"]
+            and r["success_rate"] > plain_first["success_rate"]
+        ]
+        own_mixes_lose = max(own) < first["success_rate"]
+        only_colder = all(r["temperature"] < first["temperature"] for r in winners)
+    claims = {
+        "every mix raises rho at the coldest temperature": all(
+            at[(cold, e)]["rho_mean"] > coldest["rho_mean"] for e in mixing
+        ),
+        "no mix reaches uniform retrieval's rho at the coldest temperature": best_cold["rho_ci95_high"]
+        < uniform_rho,
+        "the smallest mix succeeds more, the largest less than the coldest plain loop": at[(cold, mixing[0])][
+            "success_rate"
+        ]
+        > coldest["success_rate"]
+        > at[(cold, mixing[-1])]["success_rate"],
+        "every mix at the coldest temperature retrieves every memory": values["mix_coverage_min_coldest"]
+        == 1.0,
+        "the plain loops are the epsilon 0 rows": 0.0 in epsilons
+        and all(at[(r["temperature"], 0.0)]["rho_mean"] == r["rho_mean"] for r in plain),
+        "the entropy rises with epsilon at every temperature": all(
+            at[(t, a)]["entropy"] < at[(t, b)]["entropy"]
+            for t in temperatures
+            for a, b in zip(epsilons, epsilons[1:])
+        ),
+        "every mix at a temperature only a colder mix wins succeeds less than its plain loop": own_mixes_lose,
+        "only colder mixes beat that plain loop": only_colder,
+    }
+    return ExplorationSummary(rows, list(plain), values, claims)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..._validate import raise_problems, require_int
-from ...worth import DEFAULT_PRIOR, memory_worth
+from ...worth import DEFAULT_PRIOR, WORTH_CLASSES, memory_worth, worth_class
 from ...worth.discounted import discount_problem, discounted_counters
 from ..progress import progress
 from .model import (
@@ -40,6 +40,9 @@ __all__ = [
     "prediction_check",
     "DiscountedTheoryResult",
     "discounted_theory_check",
+    "class_plane",
+    "ConvergenceSummary",
+    "convergence_summary",
 ]
 
 #: Retrieval counts less likely than this are left out of an exact expectation.
@@ -359,3 +362,123 @@ def discounted_theory_check(
     return DiscountedTheoryResult(
         world, float(discount), np.array(world.checkpoints), p_plus, plain, discounted, floor
     )
+
+
+#: The evidence volumes and rates of :func:`class_plane`'s default grid (log- and linear-spaced).
+PLANE_VOLUMES = (0.5, 500.0, 200)
+PLANE_RATES = (0.0, 1.0, 201)
+
+
+def class_plane(
+    volumes: tuple[float, float, int] = PLANE_VOLUMES, rates: tuple[float, float, int] = PLANE_RATES
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The taxonomy over the plane of evidence volume and rate, with the library's default thresholds.
+
+    ``volumes`` is ``(first, last, count)`` of a geometric grid, ``rates`` the same of a linear
+    one. Returns the meshgrids ``(volume, rate)`` and ``codes``, each point's class as its index
+    in :data:`forgetting.worth.WORTH_CLASSES` (the order :func:`forgetting.worth.worth_class`
+    checks them in).
+    """
+    grid_v, grid_r = np.meshgrid(np.geomspace(*volumes), np.linspace(*rates))
+    labels = worth_class(grid_r, grid_v)
+    codes = np.select([labels == name for name in WORTH_CLASSES], range(len(WORTH_CLASSES)))
+    return grid_v, grid_r, codes
+
+
+@dataclass(frozen=True)
+class ConvergenceSummary:
+    """The first check of the theory chapter: the plain and the discounted estimator on the same
+    episodes, each checkpoint's mean absolute error against its exact expectation (``exact``) and
+    the mean signed error against its own (``signed``), the values the prose quotes (``values``,
+    glue keys) and the rows of its table (``rows``)."""
+
+    plain: TheoryResult
+    discounted: DiscountedTheoryResult
+    exact: PredictionCheck
+    signed: PredictionCheck
+    values: dict[str, Any]
+    rows: list[dict[str, Any]]
+
+    @property
+    def error(self) -> np.ndarray:
+        """Mean over seeds of the plain estimator's mean absolute error, per checkpoint."""
+        return np.asarray(self.plain.mean_abs_error.mean(axis=0))
+
+    @property
+    def expected(self) -> np.ndarray:
+        """Mean over seeds of its exact expectation, per checkpoint."""
+        return np.asarray(self.plain.expected_error.mean(axis=0))
+
+
+def convergence_summary(
+    world: TheoryWorld, discount: float = 0.99, n_seeds: int = 100, seed: int = 0
+) -> ConvergenceSummary:
+    """Run :func:`theory_check` and :func:`discounted_theory_check` on the same seeds and compare.
+
+    Raises ``RuntimeError`` if the two runs do not share their episodes (their plain errors
+    differ). ``values`` holds the world's settings, the first and last errors, the largest gaps
+    and ``|z|`` of both comparisons with their tolerance, the bias the signed comparison can
+    detect at the last checkpoint, the log-log slope, the range of the exact ``p+`` and the
+    discounted estimator's effective outcomes, floor and last error.
+    """
+    check = discounted_theory_check(world, discount=discount, n_seeds=n_seeds, seed=seed)
+    plain = theory_check(world, n_seeds=n_seeds, seed=seed)
+    if not np.array_equal(check.mean_abs_error, plain.mean_abs_error):
+        raise RuntimeError("the plain and the discounted run must share their episodes")
+    error, expected = plain.mean_abs_error.mean(axis=0), plain.expected_error.mean(axis=0)
+    exact = prediction_check(plain.mean_abs_error, plain.expected_error)
+    signed = prediction_check(plain.mean_error, plain.expected_mean_error)
+    checkpoints, n, k = world.checkpoints, world.n_memories, world.retrieved_per_episode
+    values: dict[str, Any] = {
+        "n_memories": n,
+        "k": k,
+        "n_seeds": n_seeds,
+        "n_checkpoints": len(checkpoints),
+        "first_checkpoint": checkpoints[0],
+        "last_checkpoint": checkpoints[-1],
+        "error_first": error[0],
+        "error_last": error[-1],
+        "expected_last": expected[-1],
+        "retrievals_last": checkpoints[-1] * k / n,
+        "slope": plain.slope,
+        "normal_gap": np.abs(plain.predicted_error / expected - 1).max(),
+        "expected_gap": np.abs(error / expected - 1).max(),
+        "z_max": np.abs(exact.z).max(),
+        "z_max_signed": np.abs(signed.z).max(),
+        "z_tolerance": exact.tolerance,
+        "alpha": exact.alpha,
+        "detectable_bias_last": signed.tolerance * signed.se[-1],
+        "max_error_last": plain.max_abs_error[:, -1].max(),
+        "p_plus_low": plain.p_plus.min(),
+        "p_plus_high": plain.p_plus.max(),
+        "discount": discount,
+        "effective_outcomes": check.effective_outcomes,
+        "discounted_floor": check.predicted_floor,
+        "discounted_error_last": check.discounted_error.mean(axis=0)[-1],
+    }
+    rows = [
+        {
+            "episodes": int(c),
+            "retrievals_per_memory": c * k / n,
+            "mean_error": b,
+            "z_signed": zb,
+            "mean_abs_error": e,
+            "expected": x,
+            "z": z,
+            "normal_approximation": p,
+            "max_abs_error": m,
+            "discounted_error": d,
+        }
+        for c, b, zb, e, x, z, p, m, d in zip(
+            checkpoints,
+            plain.mean_error.mean(axis=0),
+            signed.z,
+            error,
+            expected,
+            exact.z,
+            plain.predicted_error,
+            plain.max_abs_error.max(axis=0),
+            check.discounted_error.mean(axis=0),
+        )
+    ]
+    return ConvergenceSummary(plain, check, exact, signed, values, rows)
