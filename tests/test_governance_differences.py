@@ -90,3 +90,62 @@ def test_known_values_of_a_sweep_are_taken_and_equal_a_rerun():
     combined = summarize_governance(run_governance_seeds(world, 10, policies=("combined",))["combined"])
     taken = rule_sweep(world, "discounted", "discount", [0.8, 1.0], 10, known={1.0: combined})
     assert taken[1.0] is combined and taken == rerun  # gamma = 1 is the cumulative estimator
+
+
+def _summary(kept, removed, n=100):
+    from forgetting.studies.governance import Estimate
+
+    return {
+        "true_survives": Estimate(kept, kept - 0.01, min(kept + 0.01, 1.0), n),
+        "stale_removed": Estimate(removed, removed - 0.01, min(removed + 0.01, 1.0), n),
+    }
+
+
+def test_the_target_is_both_shares_at_least_99_percent_on_the_point_estimates():
+    from forgetting.studies.governance import TARGET_SHARE, meets_target
+
+    assert TARGET_SHARE == 0.99
+    assert meets_target(_summary(0.99, 1.0)) and meets_target(_summary(1.0, 0.99))
+    assert not meets_target(_summary(0.989, 1.0)) and not meets_target(_summary(1.0, 0.789))
+
+
+def test_the_true_fact_lost_is_one_minus_kept_with_the_interval_turned_round():
+    from forgetting.studies.governance import lost_estimate
+
+    lost = lost_estimate(_summary(0.991, 1.0))
+    assert lost.value == pytest.approx(0.009) and lost.n == 100
+    assert lost.low == pytest.approx(1 - 1.0) and lost.high == pytest.approx(1 - 0.981)
+
+
+def test_meeting_and_target_texts_name_the_values_that_meet_it():
+    from forgetting.studies.governance import meeting_text, target_text
+
+    sweep = {1.0: _summary(0.9, 1.0), 1.96: _summary(1.0, 1.0), 2.576: _summary(1.0, 0.995)}
+    assert meeting_text(sweep, "z") == "z in 1.96 and 2.576"
+    assert meeting_text({1.0: _summary(0.5, 1.0)}, "γ") == "none of the swept γ"
+    world = {0.0: {"effect": _summary(1.0, 1.0)}, 0.03: {"effect": _summary(0.991, 0.789)}}
+    assert target_text(world, "effect") == {
+        "meets": "0",
+        "fails": "0.03",
+        "target": "meets the target at 0 and not at 0.03",
+    }
+    assert target_text({0.0: {"effect": _summary(1.0, 1.0)}}, "effect")["target"] == (
+        "meets the target at every swept value"
+    )
+    assert target_text({0.0: {"effect": _summary(0.1, 1.0)}}, "effect") == {
+        "meets": "none",
+        "fails": "0",
+        "target": "meets the target at no swept value",
+    }
+
+
+def test_the_discount_floor_splits_the_silent_discounts_from_the_acting_ones():
+    from forgetting.studies.governance import discount_floor
+
+    sweep = {
+        0.9: _summary(0.9, 1.0),
+        0.5: _summary(1.0, 0.0),
+        0.8: _summary(1.0, 0.0),
+        1.0: _summary(0.7, 1.0),
+    }
+    assert discount_floor(sweep) == ([0.5, 0.8], [0.9, 1.0])

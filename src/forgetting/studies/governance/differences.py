@@ -29,7 +29,17 @@ __all__ = [
     "rule_sweep",
     "rule_sweep_table",
     "null_level_rows",
+    "TARGET_SHARE",
+    "meets_target",
+    "lost_estimate",
+    "meeting_text",
+    "target_text",
+    "discount_floor",
 ]
+
+TARGET_SHARE = 0.99
+"""The target a reader may set: keep the true fact and remove the stale one, each in at least
+this share of the sessions (:func:`meets_target`)."""
 
 SESSION_MEASURES = {
     "success_after_shift": "success after shift",
@@ -155,10 +165,59 @@ def null_level_rows(
                 "setting": f"{symbol} = {value:g}",
                 "promised": value if symbol == "alpha" else math.nan,
             }
-            lost, removed = summary["true_survives"], summary["stale_removed"]
-            row.update(
-                estimate_columns("true_lost", Estimate(1 - lost.value, 1 - lost.high, 1 - lost.low, lost.n))
-            )
-            row.update(estimate_columns("stale_lost", removed))
+            row.update(estimate_columns("true_lost", lost_estimate(summary)))
+            row.update(estimate_columns("stale_lost", summary["stale_removed"]))
             rows.append(row)
     return rows
+
+
+def meets_target(summary: Mapping[str, Estimate], share: float = TARGET_SHARE) -> bool:
+    """Whether a policy's summary keeps the true fact and removes the stale one, each in at least
+    ``share`` of the sessions: on the point estimates (``value``), not on their intervals."""
+    return summary["true_survives"].value >= share and summary["stale_removed"].value >= share
+
+
+def lost_estimate(summary: Mapping[str, Estimate]) -> Estimate:
+    """The share of sessions that deprecated the true fact, ``1 - true_survives``, with its
+    interval turned round (``1 - high``, ``1 - low``)."""
+    kept = summary["true_survives"]
+    return Estimate(1 - kept.value, 1 - kept.high, 1 - kept.low, kept.n)
+
+
+def meeting_text(sweep: Mapping[float, Mapping[str, Estimate]], symbol: str) -> str:
+    """The swept values of a rule that meet the target, as the chapter says them: ``"z in 1.645
+    and 1.96"``, or ``"none of the swept z"``."""
+    from .narrative import list_text
+
+    meeting = [value for value, summary in sweep.items() if meets_target(summary)]
+    return f"{symbol} in " + list_text(meeting, "{:g}".format) if meeting else f"none of the swept {symbol}"
+
+
+def target_text(sweep: Mapping[float, Mapping[str, Mapping[str, Estimate]]], policy: str) -> dict[str, str]:
+    """Where ``policy`` meets the target over a sweep of the world (value -> policy -> summary):
+    ``meets`` and ``fails`` (the values, or ``"none"``) and ``target``, the clause the chapter
+    says ("meets the target at every swept value", "... at no swept value", "... at 0 and 0.003
+    and not at 0.03")."""
+    from .narrative import list_text
+
+    met = [value for value in sweep if meets_target(sweep[value][policy])]
+    failed = [value for value in sweep if value not in met]
+    if not failed:
+        target = "meets the target at every swept value"
+    elif not met:
+        target = "meets the target at no swept value"
+    else:
+        target = f"meets the target at {list_text(met, '{:g}'.format)} and not at {list_text(failed, '{:g}'.format)}"
+    return {
+        "meets": list_text(met, "{:g}".format) if met else "none",
+        "fails": list_text(failed, "{:g}".format) if failed else "none",
+        "target": target,
+    }
+
+
+def discount_floor(gamma_sweep: Mapping[float, Mapping[str, Estimate]]) -> tuple[list[float], list[float]]:
+    """The swept discounts, in order, split into those under which the discounted policy never
+    removed the stale fact (``silent``: its evidence stays below ``1 / (1 - gamma)``, under
+    ``min_evidence`` when ``gamma <= 1 - 1 / min_evidence``) and the others (``acting``)."""
+    silent = [g for g in sorted(gamma_sweep) if gamma_sweep[g]["stale_removed"].value == 0]
+    return silent, [g for g in sorted(gamma_sweep) if g not in silent]
