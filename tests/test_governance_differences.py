@@ -149,3 +149,37 @@ def test_the_discount_floor_splits_the_silent_discounts_from_the_acting_ones():
         1.0: _summary(0.7, 1.0),
     }
     assert discount_floor(sweep) == ([0.5, 0.8], [0.9, 1.0])
+
+
+def test_rule_sweep_values_name_the_ends_the_best_z_and_the_discount_floor():
+    from forgetting.studies.governance import Estimate, rule_sweep_values
+
+    def summary(kept, removed, turns, success):
+        return {
+            **_summary(kept, removed),
+            "turns_to_remove_stale": Estimate(turns, turns - 1, turns + 1, 100),
+            "success_after_shift": Estimate(success, success - 0.01, success + 0.01, 100),
+        }
+
+    z_sweep = {
+        1.0: summary(0.6, 1.0, 10.0, 0.80),
+        1.96: summary(1.0, 1.0, 20.0, 0.87),
+        3.291: summary(1.0, 1.0, 40.0, 0.84),
+    }
+    gamma_sweep = {
+        0.5: summary(1.0, 0.0, math.nan, 0.36),
+        0.8: summary(1.0, 0.0, math.nan, 0.36),
+        0.9: summary(0.89, 1.0, 13.8, 0.80),
+        1.0: summary(0.68, 1.0, 30.6, 0.62),
+    }
+    v = rule_sweep_values(z_sweep, gamma_sweep, min_evidence=5.0)
+    assert (
+        v["z_meeting_target"] == "z in 1.96 and 3.291" and v["gamma_meeting_target"] == "none of the swept γ"
+    )
+    assert (v["z_low"], v["z_high"], v["best_success_z"]) == (1.0, 3.291, 1.96)
+    assert v["z_low_true_survives_text"] == "0.600 (95 % CI 0.590–0.610)"
+    assert v["z_high_turns_to_remove_stale_text"] == "40.0 (95 % CI 39.0–41.0)"
+    assert v["gamma_bound"] == pytest.approx(0.8) and v["min_evidence_value"] == 5.0
+    assert v["gamma_silent_clause"] == "at γ = 0.5 and 0.8 the policy never deprecates and is decay alone"
+    assert v["gamma_acting_low"] == "0.9"
+    assert v["gamma_acting_low_turns_to_remove_stale_text"] == "13.8 (95 % CI 12.8–14.8)"

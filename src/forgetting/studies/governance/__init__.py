@@ -35,6 +35,7 @@ from .differences import (
     paired_difference,
     rule_sweep,
     rule_sweep_table,
+    rule_sweep_values,
     session_value,
     target_text,
 )
@@ -162,6 +163,7 @@ __all__ = [
     "meeting_text",
     "target_text",
     "discount_floor",
+    "rule_sweep_values",
     "governance_digest",
     "late_window",
     "policy_table",

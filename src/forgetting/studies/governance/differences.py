@@ -35,6 +35,7 @@ __all__ = [
     "meeting_text",
     "target_text",
     "discount_floor",
+    "rule_sweep_values",
 ]
 
 TARGET_SHARE = 0.99
@@ -221,3 +222,46 @@ def discount_floor(gamma_sweep: Mapping[float, Mapping[str, Estimate]]) -> tuple
     ``min_evidence`` when ``gamma <= 1 - 1 / min_evidence``) and the others (``acting``)."""
     silent = [g for g in sorted(gamma_sweep) if gamma_sweep[g]["stale_removed"].value == 0]
     return silent, [g for g in sorted(gamma_sweep) if g not in silent]
+
+
+def rule_sweep_values(
+    z_sweep: Mapping[float, Mapping[str, Estimate]],
+    gamma_sweep: Mapping[float, Mapping[str, Estimate]],
+    min_evidence: float,
+) -> dict[str, Any]:
+    """What beyond-governance says of the sweeps of the effect interval's z and the discounted
+    estimator's gamma, by glue key: the values that meet the target (:func:`meeting_text`); at
+    the smallest and largest z the share of sessions that keep the true fact, remove the stale one
+    and the turns it takes (``z_low_*``, ``z_high_*``); the z of highest success after the shift;
+    the discount floor ``1 - 1 / min_evidence``, the clause on the gammas at or below it that
+    never deprecate (:func:`discount_floor`), and the smallest gamma above it with its share of
+    sessions that keep the true fact and its turns to remove the stale one."""
+    from .narrative import list_text
+    from .summary import MEASURE_DIGITS
+
+    values: dict[str, Any] = {
+        "z_meeting_target": meeting_text(z_sweep, "z"),
+        "gamma_meeting_target": meeting_text(gamma_sweep, "γ"),
+    }
+    for end, value in (("low", min(z_sweep)), ("high", max(z_sweep))):
+        values[f"z_{end}"] = value
+        for measure in ("true_survives", "stale_removed", "turns_to_remove_stale"):
+            values[f"z_{end}_{measure}_text"] = z_sweep[value][measure].text(MEASURE_DIGITS[measure])
+    best_z = max(z_sweep, key=lambda z: z_sweep[z]["success_after_shift"].value)
+    values["best_success_z"] = best_z
+    values["best_success_z_text"] = z_sweep[best_z]["success_after_shift"].text(3)
+    silent, acting = discount_floor(gamma_sweep)
+    values["gamma_bound"] = 1 - 1 / min_evidence
+    values["min_evidence_value"] = min_evidence
+    values["gamma_silent_clause"] = (
+        f"at γ = {list_text(silent, '{:g}'.format)} the policy never deprecates and is decay alone"
+        if silent
+        else "none of the swept γ is that small"
+    )
+    lowest = gamma_sweep[acting[0]] if acting else None
+    values["gamma_acting_low"] = f"{acting[0]:g}" if acting else "none"
+    for measure in ("true_survives", "turns_to_remove_stale"):
+        values[f"gamma_acting_low_{measure}_text"] = (
+            lowest[measure].text(MEASURE_DIGITS[measure]) if lowest else "nan (no session)"
+        )
+    return values
