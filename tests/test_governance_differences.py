@@ -90,3 +90,96 @@ def test_known_values_of_a_sweep_are_taken_and_equal_a_rerun():
     combined = summarize_governance(run_governance_seeds(world, 10, policies=("combined",))["combined"])
     taken = rule_sweep(world, "discounted", "discount", [0.8, 1.0], 10, known={1.0: combined})
     assert taken[1.0] is combined and taken == rerun  # gamma = 1 is the cumulative estimator
+
+
+def _summary(kept, removed, n=100):
+    from forgetting.studies.governance import Estimate
+
+    return {
+        "true_survives": Estimate(kept, kept - 0.01, min(kept + 0.01, 1.0), n),
+        "stale_removed": Estimate(removed, removed - 0.01, min(removed + 0.01, 1.0), n),
+    }
+
+
+def test_the_target_is_both_shares_at_least_99_percent_on_the_point_estimates():
+    from forgetting.studies.governance import TARGET_SHARE, meets_target
+
+    assert TARGET_SHARE == 0.99
+    assert meets_target(_summary(0.99, 1.0)) and meets_target(_summary(1.0, 0.99))
+    assert not meets_target(_summary(0.989, 1.0)) and not meets_target(_summary(1.0, 0.789))
+
+
+def test_the_true_fact_lost_is_one_minus_kept_with_the_interval_turned_round():
+    from forgetting.studies.governance import lost_estimate
+
+    lost = lost_estimate(_summary(0.991, 1.0))
+    assert lost.value == pytest.approx(0.009) and lost.n == 100
+    assert lost.low == pytest.approx(1 - 1.0) and lost.high == pytest.approx(1 - 0.981)
+
+
+def test_meeting_and_target_texts_name_the_values_that_meet_it():
+    from forgetting.studies.governance import meeting_text, target_text
+
+    sweep = {1.0: _summary(0.9, 1.0), 1.96: _summary(1.0, 1.0), 2.576: _summary(1.0, 0.995)}
+    assert meeting_text(sweep, "z") == "z in 1.96 and 2.576"
+    assert meeting_text({1.0: _summary(0.5, 1.0)}, "γ") == "none of the swept γ"
+    world = {0.0: {"effect": _summary(1.0, 1.0)}, 0.03: {"effect": _summary(0.991, 0.789)}}
+    assert target_text(world, "effect") == {
+        "meets": "0",
+        "fails": "0.03",
+        "target": "meets the target at 0 and not at 0.03",
+    }
+    assert target_text({0.0: {"effect": _summary(1.0, 1.0)}}, "effect")["target"] == (
+        "meets the target at every swept value"
+    )
+    assert target_text({0.0: {"effect": _summary(0.1, 1.0)}}, "effect") == {
+        "meets": "none",
+        "fails": "0",
+        "target": "meets the target at no swept value",
+    }
+
+
+def test_the_discount_floor_splits_the_silent_discounts_from_the_acting_ones():
+    from forgetting.studies.governance import discount_floor
+
+    sweep = {
+        0.9: _summary(0.9, 1.0),
+        0.5: _summary(1.0, 0.0),
+        0.8: _summary(1.0, 0.0),
+        1.0: _summary(0.7, 1.0),
+    }
+    assert discount_floor(sweep) == ([0.5, 0.8], [0.9, 1.0])
+
+
+def test_rule_sweep_values_name_the_ends_the_best_z_and_the_discount_floor():
+    from forgetting.studies.governance import Estimate, rule_sweep_values
+
+    def summary(kept, removed, turns, success):
+        return {
+            **_summary(kept, removed),
+            "turns_to_remove_stale": Estimate(turns, turns - 1, turns + 1, 100),
+            "success_after_shift": Estimate(success, success - 0.01, success + 0.01, 100),
+        }
+
+    z_sweep = {
+        1.0: summary(0.6, 1.0, 10.0, 0.80),
+        1.96: summary(1.0, 1.0, 20.0, 0.87),
+        3.291: summary(1.0, 1.0, 40.0, 0.84),
+    }
+    gamma_sweep = {
+        0.5: summary(1.0, 0.0, math.nan, 0.36),
+        0.8: summary(1.0, 0.0, math.nan, 0.36),
+        0.9: summary(0.89, 1.0, 13.8, 0.80),
+        1.0: summary(0.68, 1.0, 30.6, 0.62),
+    }
+    v = rule_sweep_values(z_sweep, gamma_sweep, min_evidence=5.0)
+    assert (
+        v["z_meeting_target"] == "z in 1.96 and 3.291" and v["gamma_meeting_target"] == "none of the swept γ"
+    )
+    assert (v["z_low"], v["z_high"], v["best_success_z"]) == (1.0, 3.291, 1.96)
+    assert v["z_low_true_survives_text"] == "0.600 (95 % CI 0.590–0.610)"
+    assert v["z_high_turns_to_remove_stale_text"] == "40.0 (95 % CI 39.0–41.0)"
+    assert v["gamma_bound"] == pytest.approx(0.8) and v["min_evidence_value"] == 5.0
+    assert v["gamma_silent_clause"] == "at γ = 0.5 and 0.8 the policy never deprecates and is decay alone"
+    assert v["gamma_acting_low"] == "0.9"
+    assert v["gamma_acting_low_turns_to_remove_stale_text"] == "13.8 (95 % CI 12.8–14.8)"

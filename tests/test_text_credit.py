@@ -151,3 +151,32 @@ def test_bad_settings_are_refused_before_any_run(corpus, vectors, epsilons, n_se
 def test_a_bad_rate_is_refused(corpus, vectors):
     with pytest.raises(ValueError, match="epsilon"):
         credit.omission_run(corpus, vectors, exp5.RealTextWorld(), -0.1)
+
+
+def test_text_findings_read_the_rows_and_name_their_rates(corpus, vectors, default_run):
+    """The chapter's numbers on the real text come from the rows of the same run: the first rate
+    above zero is ``*_first``, the last ``*_last``, and a run that does not start at no omission
+    is refused rather than read at the wrong rate."""
+    result = credit.text_credit(corpus, vectors, default_run.world, [0.0, 0.2, 0.4], 2)
+    findings = credit.text_findings(corpus, vectors, default_run.world, result)
+    v, rows = findings.values, credit.text_credit_rows(result)
+    cell = {(r["phase"], r["epsilon"], r["estimator"]): r for r in rows}
+    assert findings.cell == cell
+    label = credit.TEXT_ESTIMATORS
+    assert v["text_after_omission_last"] == cell[AFTER, 0.4, label["omission"]]["rho_mean"]
+    assert v["text_before_regression_first"] == cell[BEFORE, 0.2, label["regression"]]["rho_mean"]
+    assert v["text_after_worth_none"] == cell[AFTER, 0.0, label["worth_phase"]]["rho_mean"]
+    assert (v["text_first_rate"], v["text_second_rate"], v["text_last_rate"]) == (0.2, 0.4, 0.4)
+    assert v["stale_effect_after"] == result.effects[AFTER][corpus.index("stale-heroku")]
+    assert v["text_seeds"] == 2 and v["text_lost_last"] == result.success_lost[:, -1].mean()
+    seen = int((~np.isnan(result.effects[AFTER])).sum())
+    assert v["text_seen_after"] == seen and v["text_chance_sd"] == 1 / np.sqrt(seen - 1)
+    above = v["text_omission_above_from"]
+    assert np.isnan(above) or above in (0.2, 0.4)
+    claims = credit.text_claims(findings)
+    assert claims and all(isinstance(holds, bool) for holds in claims.values())
+    assert claims["the omission effect has no value without omission"]
+    with pytest.raises(ValueError, match="start at 0"):
+        credit.text_findings(
+            corpus, vectors, default_run.world, replace(result, epsilons=np.array([0.1, 0.2, 0.4]))
+        )

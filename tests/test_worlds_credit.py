@@ -84,3 +84,74 @@ def test_estimates_equal_but_for_their_last_bits_tie_in_the_ranking():
         np.array([1 / 6, 0.2, 0.5, np.nan]), utilities
     )
     assert np.isnan(credit.ranked_rho(np.full(4, np.nan), utilities))  # nothing scored: no ranking
+
+
+def test_pair_values_read_the_gaps_at_memory_worths_threshold_and_never_fall_back():
+    world = CoRetrievalWorld(n_episodes=2000, diversities=(0.0, 0.5, 1.0))
+    by_d = credit.pair_credit(world, world.diversities, (0.0,), n_seeds=4, seed=2)
+    by_e = credit.pair_credit(world, (0.0,), (0.0, 0.5), n_seeds=4, seed=2)
+    gaps = credit.pair_gaps(by_d, by_e)
+    assert np.array_equal(gaps["worth_d"], by_d.worth_gap[:, :, 0], equal_nan=True)
+    assert np.array_equal(gaps["omission_e"], by_e.omission_gap[:, 0, :], equal_nan=True)
+    values = credit.pair_values(world, by_d, by_e, z=1.645)
+    threshold = values["threshold_worth_d"]
+    assert np.array_equal(
+        [threshold], [credit.first_separated(by_d.diversities, gaps["worth_d"], 1.645)], equal_nan=True
+    )
+    column = credit.threshold_column(by_d.diversities, threshold)
+    if column is None:
+        assert np.isnan(values["worth_gap_at"]) and np.isnan(values["regression_sd_at"])
+    else:
+        assert values["worth_gap_at"] == gaps["worth_d"][:, column].mean()
+        assert values["regression_sd_at"] == gaps["regression_d"][:, column].std(ddof=1)
+    assert values["split_last"] == 2 * 0.5 / world.retrieved_per_episode
+    assert (
+        values["effect_gap"]
+        == (world.anchor_utility - world.hitchhiker_utility) / world.retrieved_per_episode
+    )
+    assert values["n_seeds"] == 4 and values["epsilon_last"] == 0.5 and values["d_last"] == 1.0
+
+
+def test_no_threshold_means_no_column_not_the_last_one():
+    values = np.array([0.0, 0.5, 1.0])
+    assert credit.threshold_column(values, float("nan")) is None
+    assert credit.threshold_column(values, 0.5) == 1
+    with pytest.raises(ValueError):
+        credit.threshold_column(values, 0.25)  # a threshold is always a tested value
+
+
+def test_the_gaps_at_the_threshold_are_read_at_its_column():
+    """Synthetic gaps: Memory Worth separates from d = 0.5 on, so the "_at" values are column 1's."""
+    world = CoRetrievalWorld(n_episodes=100, diversities=(0.0, 0.5, 1.0))
+    seeds = 5
+    worth = np.zeros((seeds, 3, 1))
+    worth[:, 1, 0], worth[:, 2, 0] = [0.10, 0.11, 0.12, 0.10, 0.11], [0.2, 0.21, 0.2, 0.22, 0.2]
+    regression = worth + 0.05
+    regression[:, 0, 0] = np.nan
+    by_d = credit.PairCredit(
+        world,
+        np.array([0.0, 0.5, 1.0]),
+        np.array([0.0]),
+        worth,
+        worth * np.nan,
+        regression,
+        np.zeros((seeds, 3, 1)),
+    )
+    noisy = np.full((seeds, 1, 2), np.nan)
+    noisy[:, 0, 1] = [0.3, -0.1, 0.2, 0.0, 0.1]  # centred on 0.1, too noisy to separate
+    by_e = credit.PairCredit(
+        world,
+        np.array([0.0]),
+        np.array([0.0, 0.9]),
+        np.zeros((seeds, 1, 2)),
+        noisy,
+        noisy.copy(),
+        np.tile([0.0, 0.04], (seeds, 1, 1)),
+    )
+    values = credit.pair_values(world, by_d, by_e, z=1.645)
+    assert values["threshold_worth_d"] == 0.5 and values["threshold_regression_d"] == 0.5
+    assert values["worth_gap_at"] == worth[:, 1, 0].mean()
+    assert values["regression_gap_at"] == regression[:, 1, 0].mean()
+    assert values["worth_sd_at"] == worth[:, 1, 0].std(ddof=1)
+    assert values["lost_omission_last"] == 0.04 and values["lost_breaking_max"] == 0.0
+    assert np.isnan(values["threshold_omission_e"]) and values["omission_gap_last"] == noisy[:, 0, 1].mean()

@@ -139,3 +139,27 @@ def test_the_result_does_not_depend_on_how_many_seeds_play_side_by_side(monkeypa
     second = feedback_credit.feedback_credit(WORLD, (0.0, 0.5), n_seeds=3, seed=2, temperatures=(0.5, 0.05))
     for name in ("rho_worth", "rho_omission", "rho_regression", "unscored", "success", "coverage"):
         assert np.array_equal(getattr(first, name), getattr(second, name), equal_nan=True), name
+
+
+def test_feedback_values_read_the_rows_at_the_headline_the_coldest_and_the_warmest_temperature():
+    result = feedback_credit.feedback_credit(
+        WORLD, (0.0, 0.2, 0.4), n_seeds=3, seed=5, temperatures=(1.0, 0.2, 0.05)
+    )
+    rows = {(r["temperature"], r["epsilon"]): r for r in feedback_credit.feedback_rows(result)}
+    v = feedback_credit.feedback_values(result, 0.2)
+    assert (v["feedback_coldest"], v["feedback_warmest"], v["feedback_epsilon_last"]) == (0.05, 1.0, 0.4)
+    assert v["feedback_rho_worth"] == rows[0.2, 0.0]["rho_worth_mean"]
+    assert v["feedback_omission_low"] == min(rows[0.2, e]["rho_omission_mean"] for e in (0.2, 0.4))
+    assert v["feedback_lost_last"] == rows[0.2, 0.4]["success_lost"]
+    assert v["feedback_cold_coverage"] == rows[0.05, 0.0]["coverage_mean"]
+    assert v["feedback_warm_worth"] == rows[1.0, 0.0]["rho_worth_mean"]
+    gaps = [abs(r["rho_regression_mean"] - r["rho_worth_mean"]) for r in rows.values()]
+    assert v["feedback_gap_max"] == max(gaps)
+    assert v["chance_sd"] == 1 / np.sqrt(WORLD.n_memories - 1) and v["feedback_seeds"] == 3
+    assert v["feedback_cold_min"] <= v["feedback_cold_max"]
+    claims = feedback_credit.feedback_claims(result, 0.2)
+    assert claims and all(isinstance(holds, bool) for holds in claims.values())
+    with pytest.raises(ValueError, match="temperature 0.3"):
+        feedback_credit.feedback_values(result, 0.3)
+    with pytest.raises(ValueError, match="epsilon = 0"):
+        feedback_credit.feedback_values(replace(result, epsilons=np.array([0.1, 0.2, 0.4])), 0.2)

@@ -25,12 +25,19 @@ from ...worth.evidence import DEFAULT_ALPHA, DEFAULT_EFFECT_Z, EffectArms, HarmT
 from .batch import run_governance_seeds
 from .differences import (
     SESSION_MEASURES,
+    TARGET_SHARE,
     difference_table,
+    discount_floor,
+    lost_estimate,
+    meeting_text,
+    meets_target,
     null_level_rows,
     paired_difference,
     rule_sweep,
     rule_sweep_table,
+    rule_sweep_values,
     session_value,
+    target_text,
 )
 from .intervals import (
     BOOTSTRAP_RESAMPLES,
@@ -150,6 +157,13 @@ __all__ = [
     "null_world",
     "omission_world",
     "null_level_rows",
+    "TARGET_SHARE",
+    "meets_target",
+    "lost_estimate",
+    "meeting_text",
+    "target_text",
+    "discount_floor",
+    "rule_sweep_values",
     "governance_digest",
     "late_window",
     "policy_table",

@@ -29,7 +29,18 @@ __all__ = [
     "rule_sweep",
     "rule_sweep_table",
     "null_level_rows",
+    "TARGET_SHARE",
+    "meets_target",
+    "lost_estimate",
+    "meeting_text",
+    "target_text",
+    "discount_floor",
+    "rule_sweep_values",
 ]
+
+TARGET_SHARE = 0.99
+"""The target a reader may set: keep the true fact and remove the stale one, each in at least
+this share of the sessions (:func:`meets_target`)."""
 
 SESSION_MEASURES = {
     "success_after_shift": "success after shift",
@@ -155,10 +166,102 @@ def null_level_rows(
                 "setting": f"{symbol} = {value:g}",
                 "promised": value if symbol == "alpha" else math.nan,
             }
-            lost, removed = summary["true_survives"], summary["stale_removed"]
-            row.update(
-                estimate_columns("true_lost", Estimate(1 - lost.value, 1 - lost.high, 1 - lost.low, lost.n))
-            )
-            row.update(estimate_columns("stale_lost", removed))
+            row.update(estimate_columns("true_lost", lost_estimate(summary)))
+            row.update(estimate_columns("stale_lost", summary["stale_removed"]))
             rows.append(row)
     return rows
+
+
+def meets_target(summary: Mapping[str, Estimate], share: float = TARGET_SHARE) -> bool:
+    """Whether a policy's summary keeps the true fact and removes the stale one, each in at least
+    ``share`` of the sessions: on the point estimates (``value``), not on their intervals."""
+    return summary["true_survives"].value >= share and summary["stale_removed"].value >= share
+
+
+def lost_estimate(summary: Mapping[str, Estimate]) -> Estimate:
+    """The share of sessions that deprecated the true fact, ``1 - true_survives``, with its
+    interval turned round (``1 - high``, ``1 - low``)."""
+    kept = summary["true_survives"]
+    return Estimate(1 - kept.value, 1 - kept.high, 1 - kept.low, kept.n)
+
+
+def meeting_text(sweep: Mapping[float, Mapping[str, Estimate]], symbol: str) -> str:
+    """The swept values of a rule that meet the target, as the chapter says them: ``"z in 1.645
+    and 1.96"``, or ``"none of the swept z"``."""
+    from .narrative import list_text
+
+    meeting = [value for value, summary in sweep.items() if meets_target(summary)]
+    return f"{symbol} in " + list_text(meeting, "{:g}".format) if meeting else f"none of the swept {symbol}"
+
+
+def target_text(sweep: Mapping[float, Mapping[str, Mapping[str, Estimate]]], policy: str) -> dict[str, str]:
+    """Where ``policy`` meets the target over a sweep of the world (value -> policy -> summary):
+    ``meets`` and ``fails`` (the values, or ``"none"``) and ``target``, the clause the chapter
+    says ("meets the target at every swept value", "... at no swept value", "... at 0 and 0.003
+    and not at 0.03")."""
+    from .narrative import list_text
+
+    met = [value for value in sweep if meets_target(sweep[value][policy])]
+    failed = [value for value in sweep if value not in met]
+    if not failed:
+        target = "meets the target at every swept value"
+    elif not met:
+        target = "meets the target at no swept value"
+    else:
+        target = f"meets the target at {list_text(met, '{:g}'.format)} and not at {list_text(failed, '{:g}'.format)}"
+    return {
+        "meets": list_text(met, "{:g}".format) if met else "none",
+        "fails": list_text(failed, "{:g}".format) if failed else "none",
+        "target": target,
+    }
+
+
+def discount_floor(gamma_sweep: Mapping[float, Mapping[str, Estimate]]) -> tuple[list[float], list[float]]:
+    """The swept discounts, in order, split into those under which the discounted policy never
+    removed the stale fact (``silent``: its evidence stays below ``1 / (1 - gamma)``, under
+    ``min_evidence`` when ``gamma <= 1 - 1 / min_evidence``) and the others (``acting``)."""
+    silent = [g for g in sorted(gamma_sweep) if gamma_sweep[g]["stale_removed"].value == 0]
+    return silent, [g for g in sorted(gamma_sweep) if g not in silent]
+
+
+def rule_sweep_values(
+    z_sweep: Mapping[float, Mapping[str, Estimate]],
+    gamma_sweep: Mapping[float, Mapping[str, Estimate]],
+    min_evidence: float,
+) -> dict[str, Any]:
+    """What beyond-governance says of the sweeps of the effect interval's z and the discounted
+    estimator's gamma, by glue key: the values that meet the target (:func:`meeting_text`); at
+    the smallest and largest z the share of sessions that keep the true fact, remove the stale one
+    and the turns it takes (``z_low_*``, ``z_high_*``); the z of highest success after the shift;
+    the discount floor ``1 - 1 / min_evidence``, the clause on the gammas at or below it that
+    never deprecate (:func:`discount_floor`), and the smallest gamma above it with its share of
+    sessions that keep the true fact and its turns to remove the stale one."""
+    from .narrative import list_text
+    from .summary import MEASURE_DIGITS
+
+    values: dict[str, Any] = {
+        "z_meeting_target": meeting_text(z_sweep, "z"),
+        "gamma_meeting_target": meeting_text(gamma_sweep, "γ"),
+    }
+    for end, value in (("low", min(z_sweep)), ("high", max(z_sweep))):
+        values[f"z_{end}"] = value
+        for measure in ("true_survives", "stale_removed", "turns_to_remove_stale"):
+            values[f"z_{end}_{measure}_text"] = z_sweep[value][measure].text(MEASURE_DIGITS[measure])
+    best_z = max(z_sweep, key=lambda z: z_sweep[z]["success_after_shift"].value)
+    values["best_success_z"] = best_z
+    values["best_success_z_text"] = z_sweep[best_z]["success_after_shift"].text(3)
+    silent, acting = discount_floor(gamma_sweep)
+    values["gamma_bound"] = 1 - 1 / min_evidence
+    values["min_evidence_value"] = min_evidence
+    values["gamma_silent_clause"] = (
+        f"at γ = {list_text(silent, '{:g}'.format)} the policy never deprecates and is decay alone"
+        if silent
+        else "none of the swept γ is that small"
+    )
+    lowest = gamma_sweep[acting[0]] if acting else None
+    values["gamma_acting_low"] = f"{acting[0]:g}" if acting else "none"
+    for measure in ("true_survives", "turns_to_remove_stale"):
+        values[f"gamma_acting_low_{measure}_text"] = (
+            lowest[measure].text(MEASURE_DIGITS[measure]) if lowest else "nan (no session)"
+        )
+    return values

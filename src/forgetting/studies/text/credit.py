@@ -40,6 +40,9 @@ __all__ = [
     "TextCredit",
     "text_credit",
     "text_credit_rows",
+    "TextFindings",
+    "text_findings",
+    "text_claims",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -262,3 +265,179 @@ def text_credit_rows(result: TextCredit) -> list[dict[str, Any]]:
                     }
                 )
     return rows
+
+
+@dataclass(frozen=True)
+class TextFindings:
+    """What beyond-credit states about Experiment 5's real text, read off one :func:`text_credit`
+    run: ``values`` by glue key, and what the chapter's sentences that are not numbers are
+    checked on (:func:`text_claims`).
+
+    ``cell`` maps ``(phase, epsilon, estimator label)`` to its row of :func:`text_credit_rows`;
+    ``stale`` is the stale memory's index, ``hitchhikers`` the hitchhikers retrieved after the
+    shift, ``beside`` the memories retrieved only beside the stale one after it
+    (:func:`always_beside`), ``chance_sd`` the sd of rho between unrelated rankings of the
+    memories retrieved after the shift, ``1 / sqrt(n - 1)``.
+    """
+
+    result: TextCredit
+    cell: dict[tuple[str, float, str], dict[str, Any]]
+    stale: int
+    hitchhikers: npt.NDArray[np.bool_]
+    beside: list[int]
+    chance_sd: float
+    values: dict[str, Any]
+
+    def rho(self, phase: str, epsilon: float, name: str) -> float:
+        """Mean rho over seeds of estimator ``name`` (a key of :data:`TEXT_ESTIMATORS`)."""
+        return float(self.cell[phase, epsilon, TEXT_ESTIMATORS[name]]["rho_mean"])
+
+    def row(self, epsilon: float, name: str) -> dict[str, Any]:
+        """The row after the shift of estimator ``name`` at ``epsilon``."""
+        return self.cell[AFTER, epsilon, TEXT_ESTIMATORS[name]]
+
+
+def text_findings(
+    corpus: Corpus, vectors: CorpusEmbeddings, world: RealTextWorld, result: TextCredit
+) -> TextFindings:
+    """The numbers beyond-credit states about ``result``, a :func:`text_credit` run of ``world``.
+
+    The rates it names are the first three of ``result.epsilons``: no omission (which must be
+    ``0``: ``ValueError`` otherwise, and with fewer than two rates), the first rate above zero
+    (``*_first``), the second (``text_second_rate``, NaN when there is none) and the last
+    (``*_last``). ``text_omission_above_from`` is the smallest rate from which on the omission
+    effect's mean rho after the shift is above both versions of Memory Worth at every larger
+    rate (NaN if none; a rate where it has no value counts as below).
+    """
+    epsilons = [float(e) for e in result.epsilons]
+    if len(epsilons) < 2 or epsilons[0] != 0.0:
+        raise ValueError(f"epsilons must start at 0 and hold a rate above it, got {shown(epsilons)}")
+    cell = {(r["phase"], r["epsilon"], r["estimator"]): r for r in text_credit_rows(result)}
+    stale = corpus.index("stale-heroku")
+    after_effects = result.effects[AFTER]
+    seen_after = ~np.isnan(after_effects)
+    hitchhikers = (corpus.roles == "hitchhiker") & seen_after
+    run = run_episodes(corpus, vectors, world)
+    beside = always_beside(corpus, run.retrieval[AFTER], run.type_weights[AFTER], stale)
+    chance_sd = float(1 / np.sqrt(int(seen_after.sum()) - 1))
+    first, last = epsilons[1], epsilons[-1]
+
+    def rho(phase: str, epsilon: float, name: str) -> float:
+        return float(cell[phase, epsilon, TEXT_ESTIMATORS[name]]["rho_mean"])
+
+    def after(epsilon: float, name: str, column: str) -> float:
+        return float(cell[AFTER, epsilon, TEXT_ESTIMATORS[name]][column])
+
+    values: dict[str, Any] = {
+        "text_seeds": int(result.success_lost.shape[0]),
+        "text_memories": len(corpus.memories),
+        "text_seen_after": int(seen_after.sum()),
+        "text_seen_before": int((~np.isnan(result.effects[BEFORE])).sum()),
+        "text_episodes": world.n_episodes,
+        "text_shift": world.shift_episode,
+        "text_k": world.k,
+        "text_first_rate": first,
+        "text_second_rate": epsilons[2] if len(epsilons) > 2 else math.nan,
+        "text_last_rate": last,
+        "stale_effect_after": float(after_effects[stale]),
+        "stale_effect_before": float(result.effects[BEFORE][stale]),
+        "text_hitchhikers": int(hitchhikers.sum()),
+        "beside_names": ", ".join(f"`{corpus.memory_ids[m]}`" for m in beside),
+    }
+    for phase in (BEFORE, AFTER):
+        for name in ("worth_phase", "omission", "regression", "regression_typed"):
+            values[f"text_{phase}_{name}_first"] = rho(phase, first, name)
+            values[f"text_{phase}_{name}_last"] = rho(phase, last, name)
+        values[f"text_{phase}_worth_none"] = rho(phase, 0.0, "worth_phase")
+        values[f"text_{phase}_regression_none"] = rho(phase, 0.0, "regression")
+    values["text_after_cumulative_none"] = rho(AFTER, 0.0, "worth_cumulative")
+    values["text_after_cumulative_last"] = rho(AFTER, last, "worth_cumulative")
+    values["text_regression_unscored_none"] = after(0.0, "regression", "unscored_mean")
+    values["text_typed_unscored_none"] = after(0.0, "regression_typed", "unscored_mean")
+    worth_best = np.array(
+        [max(rho(AFTER, e, "worth_phase"), rho(AFTER, e, "worth_cumulative")) for e in epsilons]
+    )
+    omission_after = np.array([rho(AFTER, e, "omission") for e in epsilons])
+    above = np.nan_to_num(omission_after, nan=-2.0) > worth_best
+    from_on = [e for j, e in enumerate(epsilons) if above[j:].all()]
+    values["text_omission_above_from"] = from_on[0] if from_on else math.nan
+    values["stale_lowest_cumulative_none"] = after(0.0, "worth_cumulative", "stale_lowest_share")
+    values["stale_lowest_phase_none"] = after(0.0, "worth_phase", "stale_lowest_share")
+    values["stale_lowest_cumulative_last"] = after(last, "worth_cumulative", "stale_lowest_share")
+    values["stale_omission_first"] = after(first, "omission", "stale_lowest_share")
+    values["stale_omission_value_last"] = after(last, "omission", "stale_value_mean")
+    values["stale_cumulative_value_none"] = after(0.0, "worth_cumulative", "stale_value_mean")
+    values["stale_phase_value_none"] = after(0.0, "worth_phase", "stale_value_mean")
+    values["text_lost_first"] = float(result.success_lost[:, 1].mean())
+    values["text_lost_last"] = float(result.success_lost[:, -1].mean())
+    values["text_chance_sd"] = chance_sd
+    return TextFindings(result, cell, stale, hitchhikers, beside, chance_sd, values)
+
+
+def text_claims(f: TextFindings) -> dict[str, bool]:
+    """beyond-credit's sentences on the real text that are not numbers, each with whether it
+    holds for ``f`` (the chapter asserts every one at its published parameters)."""
+    r = f.result
+    epsilons = [float(e) for e in r.epsilons]
+    first, last = epsilons[1], epsilons[-1]
+    later = [e for e in epsilons if e >= first]
+    above_first = [e for e in later if e > first]
+    after_effects = r.effects[AFTER]
+    phases = (BEFORE, AFTER)
+    claims = {
+        "the omission effect has no value without omission": bool(np.isnan(r.rho["omission"][:, :, 0]).all()),
+        "without omission the regression scores some memory after the shift": f.row(0.0, "regression")[
+            "unscored_mean"
+        ]
+        > 0,
+        "without omission the regression's rho is within twice chance's spread of zero": all(
+            abs(f.rho(p, 0.0, "regression")) < 2 * f.chance_sd for p in phases
+        ),
+        "the stale memory helps before the shift and harms after it": bool(
+            after_effects[f.stale] < 0 < r.effects[BEFORE][f.stale]
+        ),
+        "the hitchhikers retrieved after the shift have an effect of exactly zero": bool(
+            f.hitchhikers.any() and np.all(after_effects[f.hitchhikers] == 0.0)
+        ),
+        "some memory is retrieved only beside the stale one; Memory Worth over the whole run never ranks "
+        "it lowest, over the phase sometimes": bool(f.beside)
+        and f.row(0.0, "worth_cumulative")["stale_lowest_share"] == 0.0
+        and 0.0 < f.row(0.0, "worth_phase")["stale_lowest_share"] < 1.0,
+        "above the first rate every estimator but Memory Worth over the whole run ranks the stale memory "
+        "lowest in every seed": all(
+            f.row(e, n)["stale_lowest_share"] == 1.0
+            for e in above_first
+            for n in ("omission", "regression", "regression_typed", "worth_phase")
+        ),
+        "the omission effect's rho grows with every rate, at both phases": all(
+            np.diff([f.rho(p, e, "omission") for e in later]).min() > 0 for p in phases
+        ),
+        "with task types the regression ranks lower after the shift at every rate": all(
+            f.rho(AFTER, e, "regression_typed") < f.rho(AFTER, e, "regression") for e in later
+        ),
+        "the regression's rho after the shift grows with every rate": bool(
+            np.diff([f.rho(AFTER, e, "regression") for e in later]).min() > 0
+        ),
+        "above the first rate the regression scores every memory retrieved after the shift": all(
+            f.row(e, n)["unscored_mean"] == 0 for e in above_first for n in ("regression", "regression_typed")
+        ),
+        "without omission Memory Worth over the phase ranks better than the regression": all(
+            f.rho(p, 0.0, "worth_phase") > f.rho(p, 0.0, "regression") for p in phases
+        ),
+        "before the shift the omission effect ranks above Memory Worth and the regression above the first "
+        "rate": all(
+            f.rho(BEFORE, e, "omission")
+            > max(f.rho(BEFORE, e, "worth_phase"), f.rho(BEFORE, e, "regression"))
+            for e in above_first
+        ),
+        "omission's price grows with its rate": bool((np.diff(r.success_lost.mean(axis=0)) > 0).all()),
+        "the omission effect's mean estimate of the stale memory is within 0.05 of the exact one": abs(
+            f.row(last, "omission")["stale_value_mean"] - after_effects[f.stale]
+        )
+        < 0.05,
+        "with omission, Memory Worth over the whole run ranks the stale memory lowest more often": f.row(
+            last, "worth_cumulative"
+        )["stale_lowest_share"]
+        > f.row(0.0, "worth_cumulative")["stale_lowest_share"],
+    }
+    return {claim: bool(holds) for claim, holds in claims.items()}

@@ -53,6 +53,9 @@ __all__ = [
     "RANK_DECIMALS",
     "separation_margin",
     "first_separated",
+    "pair_gaps",
+    "threshold_column",
+    "pair_values",
 ]
 
 OMISSION_STREAM = 6
@@ -292,6 +295,76 @@ def first_separated(values: FloatArray, gaps: FloatArray, z: float = SEPARATION_
         if flags[j:].all():
             return float(values[j])
     return float("nan")
+
+
+def pair_gaps(by_diversity: PairCredit, by_epsilon: PairCredit) -> dict[str, FloatArray]:
+    """The gaps (seeds, settings) the chapter compares: ``<estimator>_d`` pair-breaking at
+    ``epsilon = 0`` over ``d``, ``<estimator>_e`` omission at ``d = 0`` over ``epsilon``."""
+    return {
+        "worth_d": by_diversity.worth_gap[:, :, 0],
+        "regression_d": by_diversity.regression_gap[:, :, 0],
+        "worth_e": by_epsilon.worth_gap[:, 0, :],
+        "omission_e": by_epsilon.omission_gap[:, 0, :],
+        "regression_e": by_epsilon.regression_gap[:, 0, :],
+    }
+
+
+def threshold_column(values: FloatArray, threshold: float) -> int | None:
+    """The column of ``values`` at an estimator's threshold (:func:`first_separated`), or
+    ``None`` when it has none (NaN: it separates at no tested value). There is no fallback to
+    another column: a gap "at the threshold" of an estimator that never separates is undefined."""
+    if np.isnan(threshold):
+        return None
+    (hit,) = np.flatnonzero(np.asarray(values) == threshold)
+    return int(hit)
+
+
+def pair_values(
+    world: CoRetrievalWorld, by_diversity: PairCredit, by_epsilon: PairCredit, z: float = SEPARATION_Z
+) -> dict[str, float]:
+    """The numbers beyond-credit states about the hitchhiker and its anchor, by glue key.
+
+    ``threshold_<gap>`` and ``best_margin_<gap>`` for every gap of :func:`pair_gaps`; the
+    settings (``z``, seeds, ``k``, the pair rate, the largest ``d`` and ``epsilon``, the share of
+    pair episodes split at the largest ``epsilon``, ``2 epsilon / k``, and the true gap
+    ``effect_gap`` = (anchor utility - hitchhiker utility) / k); the mean and sd over seeds of
+    Memory Worth's and the regression's gaps at Memory Worth's threshold (``*_at``: NaN when
+    Memory Worth separates at no tested ``d``, :func:`threshold_column`); the regression's and
+    the omission effect's gaps at the largest setting; and the success lost to omission at the
+    largest ``epsilon`` and to pair-breaking at its worst ``d`` (mean over seeds).
+    """
+    gaps = pair_gaps(by_diversity, by_epsilon)
+    d_values, e_values = by_diversity.diversities, by_epsilon.epsilons
+    values: dict[str, float] = {}
+    for name, gap in gaps.items():
+        tested = d_values if name.endswith("_d") else e_values
+        values[f"threshold_{name}"] = first_separated(tested, gap, z)
+        values[f"best_margin_{name}"] = float(np.nanmax(separation_margin(gap, z)))
+    k = world.retrieved_per_episode
+    epsilon_last = float(e_values[-1])
+    values.update(
+        z=z,
+        n_seeds=by_diversity.worth_gap.shape[0],
+        n_episodes=world.n_episodes,
+        k=k,
+        n_memories=world.n_memories,
+        pair_rate=world.effective_pair_rate,
+        epsilon_last=epsilon_last,
+        d_last=float(d_values[-1]),
+        split_last=2 * epsilon_last / k,
+        effect_gap=(world.anchor_utility - world.hitchhiker_utility) / k,
+    )
+    at = threshold_column(d_values, values["threshold_worth_d"])
+    for name in ("worth", "regression"):
+        gap = gaps[f"{name}_d"]
+        values[f"{name}_gap_at"] = float("nan") if at is None else float(gap[:, at].mean())
+        values[f"{name}_sd_at"] = float("nan") if at is None else float(gap[:, at].std(ddof=1))
+    values["regression_gap_last"] = float(gaps["regression_d"][:, -1].mean())
+    values["omission_gap_last"] = float(gaps["omission_e"][:, -1].mean())
+    values["omission_sd_last"] = float(gaps["omission_e"][:, -1].std(ddof=1))
+    values["lost_omission_last"] = float(by_epsilon.success_lost[:, 0, -1].mean())
+    values["lost_breaking_max"] = float(np.abs(by_diversity.success_lost[:, :, 0].mean(axis=0)).max())
+    return values
 
 
 PAIR_ESTIMATORS = {"worth": "Memory Worth", "regression": "regression credit", "omission": "omission effect"}

@@ -44,7 +44,14 @@ from .model import (
     substream,
 )
 
-__all__ = ["FeedbackCredit", "feedback_credit", "feedback_rows", "FEEDBACK_ESTIMATORS"]
+__all__ = [
+    "FeedbackCredit",
+    "feedback_credit",
+    "feedback_rows",
+    "FEEDBACK_ESTIMATORS",
+    "feedback_values",
+    "feedback_claims",
+]
 
 FEEDBACK_ESTIMATORS = {
     "worth": "Memory Worth",
@@ -213,3 +220,94 @@ def feedback_rows(result: FeedbackCredit) -> list[dict[str, Any]]:
             row["success_lost"] = float((result.success[:, i, 0] - result.success[:, i, j]).mean())
             rows.append(row)
     return rows
+
+
+def _by_setting(result: FeedbackCredit, temperature: float) -> dict[tuple[float, float], dict[str, Any]]:
+    """The rows of :func:`feedback_rows` by ``(temperature, epsilon)``; ``ValueError`` unless the
+    run has ``epsilon = 0`` first and ``temperature`` among its temperatures."""
+    if float(result.epsilons[0]) != 0.0 or float(temperature) not in {float(t) for t in result.temperatures}:
+        raise ValueError(
+            f"the run must start at epsilon = 0 and hold temperature {temperature!r}; it has epsilons "
+            f"{result.epsilons.tolist()} and temperatures {result.temperatures.tolist()}"
+        )
+    return {(r["temperature"], r["epsilon"]): r for r in feedback_rows(result)}
+
+
+def feedback_values(result: FeedbackCredit, temperature: float) -> dict[str, Any]:
+    """The numbers beyond-credit states about the feedback loop, by glue key: at the headline
+    ``temperature`` without omission each estimator's mean rho, the omission effect's range over
+    the rates above zero and the success lost at the largest rate; the largest gap between the
+    regression's and Memory Worth's mean rho over every setting; at the coldest temperature the
+    coverage, Memory Worth's and the regression's rho without omission, the memories the omission
+    effect leaves unscored at the largest rate and the range of every estimator's mean rho where it
+    scored anything; Memory Worth's rho at the warmest temperature; and ``chance_sd``, the sd of
+    Spearman's rho between unrelated rankings of the memories, ``1 / sqrt(n - 1)``."""
+    at = _by_setting(result, temperature)
+    temperatures = [float(t) for t in result.temperatures]
+    coldest, warmest, rate_last = min(temperatures), max(temperatures), float(result.epsilons[-1])
+    headline = [r for (t, e), r in at.items() if t == temperature and e > 0]
+    n_memories = result.world.n_memories
+    cold = [at[coldest, float(e)] for e in result.epsilons]
+    cold_rhos = [
+        r[f"rho_{n}_mean"] for r in cold for n in FEEDBACK_ESTIMATORS if r["unscored_mean"] < n_memories
+    ]
+    return {
+        "feedback_seeds": int(result.rho_worth.shape[0]),
+        "feedback_temperature": float(temperature),
+        "feedback_coldest": coldest,
+        "feedback_epsilon_last": rate_last,
+        "feedback_rho_worth": at[temperature, 0.0]["rho_worth_mean"],
+        "feedback_rho_regression": at[temperature, 0.0]["rho_regression_mean"],
+        "feedback_gap_max": max(abs(r["rho_regression_mean"] - r["rho_worth_mean"]) for r in at.values()),
+        "feedback_omission_low": min(r["rho_omission_mean"] for r in headline),
+        "feedback_omission_high": max(r["rho_omission_mean"] for r in headline),
+        "feedback_lost_last": at[temperature, rate_last]["success_lost"],
+        "feedback_cold_worth": at[coldest, 0.0]["rho_worth_mean"],
+        "feedback_cold_regression": at[coldest, 0.0]["rho_regression_mean"],
+        "feedback_cold_unscored": at[coldest, rate_last]["unscored_mean"],
+        "feedback_memories": n_memories,
+        "chance_sd": float(1 / np.sqrt(n_memories - 1)),
+        "feedback_cold_min": min(cold_rhos),
+        "feedback_cold_max": max(cold_rhos),
+        "feedback_cold_coverage": at[coldest, 0.0]["coverage_mean"],
+        "feedback_warmest": warmest,
+        "feedback_warm_worth": at[warmest, 0.0]["rho_worth_mean"],
+    }
+
+
+def feedback_claims(result: FeedbackCredit, temperature: float) -> dict[str, bool]:
+    """beyond-credit's sentences on the feedback loop that are not numbers, each with whether it
+    holds for ``result`` (the chapter asserts every one at its published parameters)."""
+    at = _by_setting(result, temperature)
+    v = feedback_values(result, temperature)
+    coldest, warmest, rate_last = v["feedback_coldest"], v["feedback_warmest"], v["feedback_epsilon_last"]
+    omitted = [r for (t, e), r in at.items() if e > 0]
+    chance = v["chance_sd"]
+    return {
+        "the regression's and Memory Worth's mean rho differ by less than the spread over seeds of either, "
+        "at every setting": all(
+            abs(r["rho_regression_mean"] - r["rho_worth_mean"])
+            < min(r["rho_worth_sd"], r["rho_regression_sd"])
+            for r in at.values()
+        ),
+        "the omission effect ranks below both at every temperature but the coldest": all(
+            r["rho_omission_mean"] < min(r["rho_worth_mean"], r["rho_regression_mean"])
+            for r in omitted
+            if r["temperature"] > coldest
+        ),
+        "at the coldest temperature every mean rho is within twice chance's spread of zero": bool(
+            0 < v["feedback_cold_max"] < 2 * chance and v["feedback_cold_min"] > -2 * chance
+        ),
+        "the coldest loop stops trying some memories": at[coldest, 0.0]["coverage_mean"] < 1.0,
+        "Memory Worth's rho falls from the warmest temperature to the coldest": at[warmest, 0.0][
+            "rho_worth_mean"
+        ]
+        > at[coldest, 0.0]["rho_worth_mean"],
+        "the omission effect leaves more memories unscored at the coldest temperature": at[
+            coldest, rate_last
+        ]["unscored_mean"]
+        > at[temperature, rate_last]["unscored_mean"],
+        "omission costs success at the headline temperature": all(
+            r["success_lost"] > 0 for (t, e), r in at.items() if t == temperature and e > 0
+        ),
+    }
