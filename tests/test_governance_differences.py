@@ -169,7 +169,7 @@ def test_rule_sweep_values_name_the_ends_the_best_z_and_the_discount_floor():
     gamma_sweep = {
         0.5: summary(1.0, 0.0, math.nan, 0.36),
         0.8: summary(1.0, 0.0, math.nan, 0.36),
-        0.9: summary(0.89, 1.0, 13.8, 0.80),
+        0.9: summary(0.88, 1.0, 13.8, 0.80),
         1.0: summary(0.68, 1.0, 30.6, 0.62),
     }
     v = rule_sweep_values(z_sweep, gamma_sweep, min_evidence=5.0)

@@ -116,7 +116,9 @@ def test_no_threshold_means_no_column_not_the_last_one():
     values = np.array([0.0, 0.5, 1.0])
     assert credit.threshold_column(values, float("nan")) is None
     assert credit.threshold_column(values, 0.5) == 1
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match=r"threshold must be one of the tested values \[0.0, 0.5, 1.0\] once, got 0.25"
+    ):
         credit.threshold_column(values, 0.25)  # a threshold is always a tested value
 
 

@@ -315,8 +315,12 @@ def threshold_column(values: FloatArray, threshold: float) -> int | None:
     another column: a gap "at the threshold" of an estimator that never separates is undefined."""
     if np.isnan(threshold):
         return None
-    (hit,) = np.flatnonzero(np.asarray(values) == threshold)
-    return int(hit)
+    hits = np.flatnonzero(np.asarray(values) == threshold)
+    if len(hits) != 1:
+        raise ValueError(
+            f"threshold must be one of the tested values {list(map(float, values))} once, got {threshold}"
+        )
+    return int(hits[0])
 
 
 def pair_values(
