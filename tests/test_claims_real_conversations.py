@@ -54,7 +54,8 @@ def test_frequency_carries_information_and_recency_does_not():
     budgets = [r for r in rows("budgets") if r["budget"] <= 0.5 and r["turns_share"] == r["turns_share"]]
     lfu = [r["evidence_kept"] / r["turns_share"] for r in budgets if r["family"] == "LFU"]
     assert min(lfu) == pytest.approx(v["signal_frequency_min"]) and len(lfu) == 3
-    assert v["signal_beat_random_headline"] == "LFU"
+    assert v["signal_beat_random_headline"] == "LFU" and v["lift_max_family"] == "LFU"
+    assert v["lift_min_family"] == "Recency window"  # "the recency window keeps the least"
     assert v["signal_random_max"] < 1  # seeded random eviction keeps less than a random subset, up to half
     assert v["signal_above_min"] < 1 < v["signal_above_max"] < 1.05  # at 0.75 "the choice matters little"
 
