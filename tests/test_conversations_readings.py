@@ -154,3 +154,38 @@ def test_retrieval_values_name_every_leader_and_check_memorybank_is_last_everywh
     }
     rows[2] = row("MemoryBank, pass per day", 1, 0.35)
     assert readings.retrieval_values(rows)["bank_last_everywhere"] is False
+
+
+def test_the_credit_figure_draws_each_rule_and_omissions_price():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from forgetting.studies.conversations import presentation
+
+    def rows(rule, scored):
+        return [{"rule": rule, "epsilon": e, "mean_difference": 0.001, "scored (mean)": scored if e else 0.0,
+                 "flagged (mean)": 1.0, "low": -0.01, "high": 0.01, "train hits lost": 0.1 * e,
+                 "train hits gained": 0.05 * e} for e in (0.0, 0.5)]  # fmt: skip
+
+    credit = pd.DataFrame(rows("memory worth", 10) + rows("omission", 5) + rows("exact on train", 20))
+    rates, curves = readings.credit_curves(credit)
+    fig = presentation.credit_figure(rates, curves, 5, (6, 3))
+    left, right = fig.axes
+    assert [line.get_label() for line in left.get_lines()[:3]] == list(readings.CREDIT_RULES)
+    assert len(left.get_lines()[0].get_xdata()) == 1  # a rate that scored nothing is left out
+    assert [line.get_label() for line in right.get_lines()] == ["hits lost", "hits gained"]
+    plt.close(fig)
+
+
+def test_the_recommend_view_puts_each_interval_beside_its_value():
+    from forgetting.studies.conversations import presentation
+
+    frontier = [{"family": "Keep everything", "turns_share": 1.0, "tokens_share": 1.0, "evidence_kept": 1.0,
+                 "hit_held": 0.5}]  # fmt: skip
+    budgets = [budget_row("LFU", 0.5, 0.25, 0.4)]
+    view = presentation.recommend_view(pd.DataFrame(readings.recommendation_rows(budgets, frontier, 100, 50)))
+    assert view["rule"].tolist() == ["LFU, C = 1", "Keep everything"]
+    assert view["budget"].tolist() == ["0.5", "none"]
+    assert view["per share held"].iloc[0].startswith("1.600 (")
