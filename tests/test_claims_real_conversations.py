@@ -73,6 +73,17 @@ def test_no_setting_that_forgets_raises_or_matches_hit_at_k_and_the_settings_are
     v = values()
     assert v["n_settings_hit_above"] == 0 and v["n_settings_hit_equal"] == 0
     assert v["n_settings_forgetting"] == 847 and v["n_outcomes_forgetting"] == 620
+    sweep = pd.DataFrame(rows("sweep"))
+    forgetting = sweep[sweep["turns_share"] < 1]
+    key = ["recall_k", "min_similarity", "evidence_kept", "hit_held", "turns_share"]
+    repeats = forgetting[forgetting.duplicated(key)]
+    field = repeats["family"].str.startswith(("MemoryBank", "YourMemory"))
+    assert len(repeats) == 847 - 620 and field.sum() > len(repeats) / 2  # "mostly" the field rules
+    yours = [
+        forgetting[forgetting["family"] == f"YourMemory, pass per {p}"][key].reset_index(drop=True)
+        for p in ("session", "turn", "day")
+    ]
+    assert yours[0].equals(yours[1]) and yours[0].equals(yours[2])  # "the same outcomes throughout"
 
 
 def test_the_datas_odd_fields_as_the_chapter_states_them():
