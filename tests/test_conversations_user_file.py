@@ -334,7 +334,17 @@ def test_the_chapter_runs_on_a_small_file_into_its_run_folder_and_publishes_noth
     assert record["values"]["n_conversations"] == 1 and record["values"]["n_turns"] == 13
     assert record["values"]["n_questions_main"] == 5
     assert sorted(record["tables"]) == sorted(
-        ["dataset", "frontier", "budgets", "retrieval", "sweep", "worth-splits", "worth-sweep", "credit"]
+        [
+            "dataset",
+            "frontier",
+            "budgets",
+            "retrieval",
+            "sweep",
+            "worth-splits",
+            "worth-sweep",
+            "credit",
+            "recommend",
+        ]
     )
     for name in record["tables"]:
         assert (out / "results" / f"real-conversations-{name}.csv").is_file()

@@ -426,7 +426,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         from_zero("confounds"),
     )),
     # --- real conversations (LoCoMo) ---
-    ChapterSpec("real-conversations", "Real conversations: forgetting on LoCoMo", (
+    ChapterSpec("real-conversations", "Long conversations: forgetting on LoCoMo", (
         Param("data", LOCOMO, "file", suffixes=(".json", ".zip"), check=_conversations_file,
               recorded_at_default=False, help=_DATA_HELP),
         _p("conversations", _LOCOMO_POSITIONS, "int-list", 0, 10**6, quick=[0, 1],

@@ -12,6 +12,8 @@ Modules, in the order a reader meets them:
   embedded and token-counted (:func:`~.prepared.prepare`), what both study modules read;
 * :mod:`.study` -- the real-conversation chapter's computation in one call;
 * :mod:`.presentation` -- how that chapter shows its tables and draws its families;
+* :mod:`.readings` -- what the chapter reads off its own results: the rule to use at each
+  footprint budget, which signal carries information, what the data's odd fields are;
 * :mod:`.question_retrieval` -- the questions as retrieval episodes over the whole store
   (:class:`QuestionSet` of precomputed rounded cosines, :func:`retrieve`, :func:`hits`) and
   what each turn did in them (:func:`turn_roles`: hitchhikers, distractors);

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["budget_view", "family_style", "retrieval_view"]
+__all__ = ["budget_view", "credit_figure", "family_style", "retrieval_view"]
 
 
 def budget_view(budgets: Any, budget: float) -> Any:
@@ -63,3 +63,74 @@ def family_style(family: str) -> dict[str, Any]:
     base, _, schedule = family.partition(", pass per ")
     return {"color": _COLOURS[base], "linestyle": _DASHES.get(schedule, "-"), "marker": "o", "markersize": 2.5,
             "linewidth": 1}  # fmt: skip
+
+
+#: Colour and line style of each credit rule in the credit figure.
+_CREDIT_STYLES = {"memory worth": ("C0", "-"), "omission": ("C2", "-"), "exact on train": ("0.3", "--")}
+
+
+def credit_figure(rates: Any, curves: Any, question_k: int, size: Any) -> Any:
+    """The credit section's figure: (a) the change of held-out hit@k when each rule's flags are
+    suppressed, against the omission rate, with the 2.5-97.5 % band of the splits; (b) omission's
+    training hits lost and gained per 100 training questions. ``rates`` and ``curves`` are
+    :func:`~.readings.credit_curves`' (rows of a rule that scored nothing at a rate are left out)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=size)
+    for rule in ("memory worth", "omission", "exact on train"):
+        color, style = _CREDIT_STYLES[rule]
+        rows = curves[rule]
+        rows = rows[rows["scored (mean)"] > 0]  # omission has no estimate without omission
+        percent = 100 * np.array(rows.index)
+        left.plot(
+            percent, 100 * rows["mean_difference"], color=color, ls=style, marker="o", ms=3, lw=1, label=rule
+        )
+        left.fill_between(percent, 100 * rows["low"], 100 * rows["high"], color=color, alpha=0.12, lw=0)
+    left.axhline(0, color="black", lw=0.6)
+    left.set_xlabel(r"training questions withholding a turn, $\varepsilon$ (%)")
+    left.set_ylabel(f"held-out hit@{question_k} change (points)")
+    left.set_title("(a) suppressing the flags")
+    omission = curves["omission"]
+    right.plot(100 * np.array(rates), 100 * omission["train hits lost"], color="black", marker="o", ms=3, lw=1,
+               label="hits lost")  # fmt: skip
+    right.plot(100 * np.array(rates), 100 * omission["train hits gained"], color="0.5", marker="s", ms=3, lw=1,
+               ls=":", label="hits gained")  # fmt: skip
+    right.set_xlabel(r"$\varepsilon$ (%)")
+    right.set_ylabel("per 100 training questions")
+    right.set_title("(b) the price of omission")
+    handles = left.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+    labels = left.get_legend_handles_labels()[1] + right.get_legend_handles_labels()[1]
+    fig.legend(
+        handles, labels, loc="lower center", ncol=5, frameon=False, bbox_to_anchor=(0.5, -0.02), fontsize=6
+    )
+    fig.subplots_adjust(bottom=0.27, wspace=0.35)
+    return fig
+
+
+def recommend_view(recommend: Any) -> Any:
+    """The recommendation table as the page shows it: each measure with its 95 % interval in one
+    cell (three decimals), the rule's setting beside it, the most evidence within the budget with
+    the rule that keeps it."""
+
+    def interval(row: Any, value: str, low: str, high: str) -> str:
+        return f"{row[value]:.3f} ({row[low]:.3f}-{row[high]:.3f})"
+
+    rows = []
+    for _, row in recommend.iterrows():
+        rows.append(
+            {
+                "budget": "none" if row["rule"] == "Keep everything" else f"{row['budget']:g}",
+                "rule": f"{row['rule']}, {row['setting']}"
+                if isinstance(row["setting"], str) and row["setting"]
+                else row["rule"],
+                "turns held": f"{row['turns held']:.3f}",
+                "evidence kept": interval(row, "evidence kept", "evidence low", "evidence high"),
+                "hit@k held": interval(row, "hit@k held", "hit low", "hit high"),
+                "per share held": interval(row, "evidence per share held", "per share low", "per share high"),
+                "most evidence within": f"{row['most evidence within']:.3f} ({row['kept by']})",
+            }
+        )
+    import pandas as pd
+
+    return pd.DataFrame(rows)

@@ -21,6 +21,18 @@ from .embeddings import fragile_pairs
 from .prepared import Prepared, prepare
 from .question_study import TABLES as QUESTION_TABLES
 from .question_study import question_results
+from .readings import (
+    PASS_FAMILIES,
+    family_list,
+    image_values,
+    recommendation_rows,
+    reference_values,
+    retrieval_values,
+    scored_counts,
+    signal_values,
+    sweep_values,
+    worth_sweep_values,
+)
 from .sweep import best_within, policy_grid, run_sweep
 
 __all__ = [
@@ -31,13 +43,11 @@ __all__ = [
     "dataset_rows",
     "family_list",
     "headline_values",
+    "image_counts",
     "prepare",
     "run_benchmark",
     "small_data",
 ]
-
-#: The forgetting-pass schedules each field rule is run with (when a pass runs is left open).
-PASS_FAMILIES = ("session", "turn", "day")
 
 
 def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -141,7 +151,7 @@ def run_benchmark(
 
 
 #: The tables the chapter shows, by name (each is ``data/results/real-conversations-<name>.csv``).
-TABLES = ("dataset", "frontier", "budgets", "retrieval", "sweep", *QUESTION_TABLES)
+TABLES = ("dataset", "frontier", "budgets", "retrieval", "sweep", *QUESTION_TABLES, "recommend")
 #: The families whose rule never reads a recall: their rows cannot depend on the retrieval setting.
 RECALL_BLIND = ("Keep everything", "FIFO", "Random eviction")
 #: The budget-table families the prose reads, by the glued key's suffix.
@@ -163,22 +173,6 @@ _MEASURES = (
     "adv_evidence_kept",
     "adv_hit_held",
 )
-
-
-def family_list(families: Sequence[str]) -> str:
-    """Families for a sentence: a rule with all of :data:`PASS_FAMILIES` named once.
-
-    >>> family_list(["LFU", "YourMemory, pass per session", "YourMemory, pass per turn", "YourMemory, pass per day"])
-    'LFU and YourMemory with every pass schedule'
-    """
-    names: list[str] = []
-    for family in families:
-        base, _, schedule = family.partition(", pass per ")
-        whole = all(f"{base}, pass per {p}" in families for p in PASS_FAMILIES)
-        name = f"{base} with every pass schedule" if schedule and whole else family
-        if name not in names:
-            names.append(name)
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _label(row: Mapping[str, Any]) -> str:
@@ -298,6 +292,17 @@ def small_data(prepared: Prepared) -> dict[str, str]:
     return why
 
 
+def image_counts(path: Any, own: bool, positions: Sequence[int] | None) -> dict[str, int]:
+    """:func:`~.readings.image_values` of the chapter's file: LoCoMo's members at ``positions``,
+    or a file of one's own (``own``) at ``positions`` of it (``None``: all)."""
+    from ...conversations.source import LOCOMO_MEMBERS
+
+    if own:
+        return image_values(path, None, positions)
+    members = list(LOCOMO_MEMBERS)
+    return image_values(path, members, positions)
+
+
 def chapter_results(
     prepared: Prepared, params: Mapping[str, Any], executor: Executor
 ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
@@ -306,14 +311,26 @@ def chapter_results(
 
     skipped = small_data(prepared)
     values, dataset = dataset_rows(prepared)
+    values.update(scored_counts(prepared.conversations))
+    values.update(reference_values(prepared.conversations))
     tables: dict[str, list[dict[str, Any]]] = {"dataset": dataset}
     if "benchmark" not in skipped:
         tables.update(run_benchmark(prepared, params, executor))
         values.update(headline_values(tables, params))
+        values.update(sweep_values(tables["sweep"], params["recall_k"]))
+        values.update(signal_values(tables["budgets"], params["headline_budget"]))
+        values.update(retrieval_values(tables["retrieval"]))
     if "questions" not in skipped:
         worth_values, worth_tables = question_results(prepared, params)
         values.update(worth_values)
         tables.update(worth_tables)
+        values.update(
+            worth_sweep_values(tables["worth-sweep"], params["mw_min_evidence"], params["mw_low_threshold"])
+        )
+    if "benchmark" not in skipped:  # last: the published CSVs keep the order they had
+        tables["recommend"] = recommendation_rows(
+            tables["budgets"], tables["frontier"], values["n_evidence_scored"], values["n_questions_scored"]
+        )
     values["cosine_decimals"] = COSINE_DECIMALS
     values.update(kth_cosine_quantiles(prepared, params["recall_k"]))
     for name in (
