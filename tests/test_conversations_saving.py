@@ -36,6 +36,10 @@ POLICIES = [
     YourMemory(),
     YourMemory(importance=0.5, forget_at="session"),
     YourMemory(importance=0.1, base_rate=1.5, forget_at="day"),
+    MemoryBank(seed=3, code="head"),
+    MemoryBank(seed=4, code="intent", forget_at="turn"),
+    YourMemory(clock="active"),
+    YourMemory(importance=0.1, base_rate=1.5, forget_at="session", clock="active"),
 ]
 
 

@@ -626,9 +626,14 @@ def yourmemory_reinforced(
     >>> yourmemory_reinforced([("a", 0.9), ("b", 0.75), ("c", 0.74)])
     ('a', 'b')
     """
-    raise_problems([real_problem("threshold", threshold, -1.0, 1.0)])
-    pairs = [read_row(pair, 2, "ranking entry") for pair in ranking]
-    raise_problems([real_problem(f"score of {shown(mem_id)}", score) for mem_id, score in pairs])
+    pairs = list(ranking)
+    problems = [real_problem("threshold", threshold, -1.0, 1.0)]
+    for pair in pairs:
+        if isinstance(pair, tuple | list) and len(pair) == 2:
+            problems.append(real_problem(f"score of {shown(pair[0])}", pair[1]))
+        else:
+            problems.append(f"ranking entry must be an (id, score) pair, got {shown(pair)}")
+    raise_problems(problems)
     return tuple(mem_id for mem_id, score in pairs if score >= threshold)
 
 
