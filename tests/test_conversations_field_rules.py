@@ -492,3 +492,28 @@ def test_the_default_rules_replay_a_fixed_stream_as_before_the_new_options():
         assert replay(explicit, events) == result
     assert MemoryBank(seed=0, code="v0") == MemoryBank(seed=0)
     assert YourMemory(clock="calendar") == YourMemory()
+
+
+@settings(max_examples=100, deadline=None)
+@given(second_streams(), st.integers(1, 4), st.data())
+def test_filtering_a_scored_ranking_then_top_k_is_the_sources_top_k_then_threshold(events, k, data):
+    """retrieve.py: the top k of what the store holds, then reinforce those with similarity >= 0.75."""
+    scored = []  # per event: every earlier memory with a score, best first
+    for event in events:
+        scores = [data.draw(st.sampled_from([0.2, 0.6, 0.75, 0.8, 0.95])) for _ in range(event.turn)]
+        scored.append(
+            sorted(zip((f"m{j}" for j in range(event.turn)), scores, strict=True), key=lambda p: -p[1])
+        )
+    filtered = [e._replace(recalled=yourmemory_reinforced(r)) for e, r in zip(events, scored, strict=True)]
+    result = replay(YourMemory(importance=0.5), filtered, k)
+    held, dropped = {}, {}  # id -> [recalls, time]
+    for event, ranking in zip(events, scored, strict=True):
+        for mem_id, (recalls, since) in list(held.items()):
+            if yourmemory_strength(int((event.time - since).total_seconds()), recalls, 0.5, 0.16) < 0.05:
+                del held[mem_id]
+                dropped[mem_id] = event.turn
+        top = [(mem_id, score) for mem_id, score in ranking if mem_id in held][:k]
+        for mem_id in (mem_id for mem_id, score in top if score >= YOURMEMORY_REINFORCE):
+            held[mem_id] = [held[mem_id][0] + 1, event.time]
+        held[event.stored] = [0, event.time]
+    assert (result.dropped, result.held) == (dropped, tuple(held))

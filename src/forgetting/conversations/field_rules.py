@@ -353,10 +353,14 @@ class MemoryBank(SavingPolicy):
     date, lines 63, 97-108) up, not the memory retrieved. Which pass a later chat sees also
     depends on the vector index: an index already at ``vs_path`` is loaded and the surviving
     memories are *added* to it (lines 359-362), so a memory dropped at a load stays retrievable
-    from the older index. That is the source's storage plumbing, not a forgetting rule, and it
-    has no reading on a replay in which the retriever sees the held memories; so v0 here is the
-    rule its functions state (``forget_memory`` and ``update_memory_when_searched`` on one bank
-    that persists), with recalls by id.
+    from the older index. Modelled literally, a reload before each pass would bring every memory
+    stored so far back at level 0 (recalls would then change nothing: levels and dates are
+    reset before the only pass that reads them), and a memory dropped at one pass could be held
+    at the next; a :class:`~.policies.Replay` records a drop once, for good
+    (:func:`~.policies.record_drops`), and which older index a chat searches is a deployment
+    choice (``vs_path``), not in the file. So v0 here is the rule its functions state
+    (``forget_memory`` and ``update_memory_when_searched`` on one bank that persists), with
+    recalls by id.
 
     **3869efc** (``code`` "head"; :attr:`MemoryBankCode.HEAD`): a pass
     (``initial_load_forget_and_save``, lines 83-148) keeps each memory unless ``u > R`` with
@@ -621,6 +625,11 @@ def yourmemory_reinforced(
     :class:`Event` ``.recalled`` holds ids, not scores, so no policy can apply the threshold
     to it: apply this to the retriever's top ``k`` and its cosine similarities *before* they
     become ``recalled``. The source compares the cosine, not the hybrid score it ranks by.
+    With :func:`~.policies.replay`'s ``k`` (a ranking of every earlier memory, the first ``k``
+    held ones recalled), filtering a ranking sorted by the same score first recalls exactly the
+    source's "top ``k`` held, then those ``>= threshold``" (both are the held memories at or
+    above it, the first ``k`` of them); ``missed_recalls`` then counts only dropped memories at
+    or above the threshold.
     ``ValueError`` for a threshold outside ``[-1, 1]`` or a score that is not a finite real.
 
     >>> yourmemory_reinforced([("a", 0.9), ("b", 0.75), ("c", 0.74)])
