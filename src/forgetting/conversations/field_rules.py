@@ -32,7 +32,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -394,6 +394,8 @@ class MemoryBank(SavingPolicy):
     max_days: int = MEMORYBANK_DAYS
     forget_at: PassTime | str = PassTime.SESSION
     code: MemoryBankCode | str = MemoryBankCode.V0
+    #: Added after format 1 was first written: saved only when not v0, absent reads as v0.
+    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("code",)
 
     def __post_init__(self) -> None:
         raise_problems(
@@ -817,6 +819,8 @@ class YourMemory(SavingPolicy):
     prune_threshold: float = YOURMEMORY_PRUNE
     forget_at: PassTime | str = PassTime.TURN
     clock: YourMemoryClock | str = YourMemoryClock.CALENDAR
+    #: Added after format 1 was first written: saved only when not calendar, absent reads as calendar.
+    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("clock",)
 
     def __post_init__(self) -> None:
         raise_problems(
