@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 from conversation_streams import START, stream, streams
 from forgetting.conversations import load_locomo
 from forgetting.conversations.capacity import CAPACITY_RULES, Capacity, CapacityRule, RandomEviction
-from forgetting.conversations.field_rules import PASS_TIMES, MemoryBank, PassTime, YourMemory
+from forgetting.conversations.field_rules import (
+    PASS_TIMES,
+    MemoryBank,
+    MemoryBankCode,
+    PassTime,
+    YourMemory,
+    YourMemoryClock,
+)
 from forgetting.conversations.policies import (
     DECAY_CLOCKS,
     DecayClock,
@@ -343,6 +350,8 @@ def test_labels_are_the_published_strings_however_they_are_shown():
         (lambda value: Capacity(capacity=2, rule=value), "rule", CapacityRule.LFU),
         (lambda value: MemoryBank(seed=0, forget_at=value), "forget_at", PassTime.DAY),
         (lambda value: YourMemory(forget_at=value), "forget_at", PassTime.SESSION),
+        (lambda value: MemoryBank(seed=0, code=value), "code", MemoryBankCode.HEAD),
+        (lambda value: YourMemory(clock=value), "clock", YourMemoryClock.ACTIVE),
     ],
 )
 def test_a_closed_set_is_an_enum_given_as_the_member_or_its_string(make, name, member):

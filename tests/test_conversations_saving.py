@@ -36,6 +36,10 @@ POLICIES = [
     YourMemory(),
     YourMemory(importance=0.5, forget_at="session"),
     YourMemory(importance=0.1, base_rate=1.5, forget_at="day"),
+    MemoryBank(seed=3, code="head"),
+    MemoryBank(seed=4, code="intent", forget_at="turn"),
+    YourMemory(clock="active"),
+    YourMemory(importance=0.1, base_rate=1.5, forget_at="session", clock="active"),
 ]
 
 
@@ -368,3 +372,27 @@ def test_a_run_stopped_by_its_policys_error_is_not_used_again():
                 )()
 
         ReplayRun(Recorder()).feed(EVENTS).to_dict()
+
+
+def test_a_policy_saved_before_its_later_fields_existed_reads_as_their_default():
+    """MemoryBank's ``code`` and YourMemory's ``clock`` came after format 1: a default policy
+    writes neither (its dict is what it always was), and a dict without them reads as the default."""
+    from forgetting.conversations import MemoryBank, YourMemory
+
+    old_bank = {
+        "format": "forgetting.MemoryBank",
+        "version": 1,
+        "seed": 3,
+        "max_strength": 3,
+        "max_days": 30,
+        "forget_at": "session",
+    }
+    assert MemoryBank.from_dict(old_bank) == MemoryBank(seed=3) and MemoryBank(seed=3).to_dict() == old_bank
+    head = MemoryBank(seed=3, code="head")
+    assert head.to_dict()["code"] == "head" and MemoryBank.from_dict(head.to_dict()) == head
+    calendar = YourMemory().to_dict()
+    assert "clock" not in calendar and YourMemory.from_dict(calendar) == YourMemory()
+    active = YourMemory(clock="active")
+    assert YourMemory.from_dict(active.to_dict()) == active
+    with pytest.raises(ValueError, match=r"missing entries \['seed'\], unknown entries \[\]"):
+        MemoryBank.from_dict({k: v for k, v in old_bank.items() if k != "seed"})

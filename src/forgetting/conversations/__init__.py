@@ -6,7 +6,8 @@ Modules, in the order a reader meets them:
   replay driver (:func:`replay`), keep-everything, Ebbinghaus decay on turns or days, the recency
   window, and a conversation's turns as an event stream (:func:`conversation_events`);
 * :mod:`.capacity` -- LRU, FIFO, LFU and seeded random eviction at a capacity;
-* :mod:`.field_rules` -- the forgetting rules of MemoryBank and YourMemory, read from their code;
+* :mod:`.field_rules` -- the forgetting rules of MemoryBank (at two commits) and YourMemory (its
+  calendar and active-day clocks), read from their code;
 * :mod:`.source` -- where the LoCoMo zip comes from (a given path, ``$FORGETTING_LOCOMO``, the
   git-ignored cache, a download pinned to the upstream commit, the copy beside the project)
   and the checks every copy passes (:func:`locomo_zip`);
@@ -23,7 +24,14 @@ repository states no licence); only results computed from it are.
 """
 
 from .capacity import Capacity, CapacityRule, RandomEviction
-from .field_rules import MemoryBank, PassTime, YourMemory
+from .field_rules import (
+    MemoryBank,
+    MemoryBankCode,
+    PassTime,
+    YourMemory,
+    YourMemoryClock,
+    yourmemory_reinforced,
+)
 from .locomo import load_locomo
 from .policies import (
     DecayClock,
@@ -67,6 +75,7 @@ __all__ = [
     "Evidence",
     "KeepAll",
     "MemoryBank",
+    "MemoryBankCode",
     "PassTime",
     "Question",
     "RandomEviction",
@@ -75,6 +84,7 @@ __all__ = [
     "Turn",
     "Window",
     "YourMemory",
+    "YourMemoryClock",
     "conversation_events",
     "counts",
     "load_locomo",
@@ -83,4 +93,5 @@ __all__ = [
     "replay",
     "resolve_evidence",
     "verify_zip",
+    "yourmemory_reinforced",
 ]

@@ -460,9 +460,10 @@ def saved(kind: str, **entries: Any) -> dict[str, Any]:
     return {"format": f"forgetting.{kind}", "version": FORMAT_VERSION, **entries}
 
 
-def read_saved(data: Any, kind: str, entries: Sequence[str]) -> dict[str, Any]:
+def read_saved(data: Any, kind: str, entries: Sequence[str], optional: Sequence[str] = ()) -> dict[str, Any]:
     """The entries of ``data`` if it is what :func:`saved` wrote for ``kind`` with exactly these
-    ``entries``, else ``ValueError`` saying what it got and what it reads."""
+    ``entries`` (those of ``optional`` may be absent, and are then absent from the result), else
+    ``ValueError`` saying what it got and what it reads."""
     name = f"forgetting.{kind}"
     if not isinstance(data, Mapping):
         raise ValueError(f"data must be a dict with format {name!r}, got {shown(data)}")
@@ -474,12 +475,15 @@ def read_saved(data: Any, kind: str, entries: Sequence[str]) -> dict[str, Any]:
             f"data of format {name!r} has version {shown(version)}; this library reads version {FORMAT_VERSION}"
         )
     expected = {"format", "version", *entries}
-    if set(data) != expected:
-        missing, unknown = sorted(expected - set(data)), sorted(map(str, set(data) - expected))
+    if set(data) != expected and not (set(data) <= expected and expected - set(data) <= set(optional)):
+        missing, unknown = (
+            sorted(expected - set(data) - set(optional)),
+            sorted(map(str, set(data) - expected)),
+        )
         raise ValueError(
             f"data of format {name!r} is damaged: missing entries {missing}, unknown entries {unknown}"
         )
-    return {key: data[key] for key in entries}
+    return {key: data[key] for key in entries if key in data}
 
 
 def saved_id(mem_id: Hashable) -> str | int:
@@ -563,16 +567,31 @@ def _plain_value(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _later(cls: type[Any]) -> tuple[str, ...]:
+    """The fields ``cls`` gained after version 1 of its format was first written (its
+    ``LATER_FIELDS``): saved only when they differ from their default, read as the default when
+    absent, so every dict saved before they existed reads back as the policy it was."""
+    later: tuple[str, ...] = getattr(cls, "LATER_FIELDS", ())
+    return later
+
+
 def policy_to_dict(policy: Any) -> dict[str, Any]:
-    """``{"format": "forgetting.<class>", "version": 1, <each field of the dataclass>}``."""
+    """``{"format": "forgetting.<class>", "version": 1, <each field of the dataclass>}`` (a field
+    of :func:`_later` only when it is not at its default)."""
+    later = _later(type(policy))
     return saved(
-        type(policy).__name__, **{f.name: _plain_value(getattr(policy, f.name)) for f in fields(policy)}
+        type(policy).__name__,
+        **{
+            f.name: _plain_value(getattr(policy, f.name))
+            for f in fields(policy)
+            if f.name not in later or getattr(policy, f.name) != f.default
+        },
     )
 
 
 def policy_from_dict(cls: type[Any], data: Any) -> Any:
     """The policy of class ``cls`` :func:`policy_to_dict` wrote; ``ValueError`` otherwise."""
-    return cls(**read_saved(data, cls.__name__, [f.name for f in fields(cls)]))
+    return cls(**read_saved(data, cls.__name__, [f.name for f in fields(cls)], optional=_later(cls)))
 
 
 def resume_state(policy: Any, data: Any, holder: Any) -> Any:
