@@ -72,8 +72,7 @@ Promise.all([loaded, typeset, faces]).then(() => document.fonts.ready)
     .then(() => done(true), error => done(String(error)));
 """
 
-# Paper does not scroll: long code lines wrap instead of being cut at the right margin, and
-# folds are printed open.
+# Paper does not scroll: long code lines wrap instead of being cut at the right margin.
 PRINT_STYLE = """
 const style = document.createElement('style');
 style.textContent = `@media print {
@@ -81,9 +80,12 @@ style.textContent = `@media print {
   div.highlight, div.highlight pre, div.cell_output, .output { overflow: visible !important; }
 }`;
 document.head.appendChild(style);
-// a folded block ("How this was checked") is printed open: paper has no fold to click
-document.querySelectorAll('details').forEach(node => { node.open = true; });
 """
+
+# A folded block ("How this was checked") is printed open: paper has no fold to click. Opened
+# before the page settles, so that what a fold holds (figures, math, fonts) is waited for too.
+OPEN_FOLDS = "document.querySelectorAll('details').forEach(node => { node.open = true; });"
+
 
 PAGE_TITLE = """
 const heading = document.querySelector('main h1, article h1, h1');
@@ -163,6 +165,7 @@ def print_page(driver: Any, html: Path) -> tuple[str, bytes]:
         if time.monotonic() > deadline:
             raise PdfFailed(f"{html.name} did not finish loading in {PAGE_TIMEOUT:.0f} s")
         time.sleep(0.05)
+    driver.execute_script(OPEN_FOLDS)
     settled = driver.execute_async_script(SETTLE_PAGE)
     if settled is not True:
         raise PdfFailed(f"{html.name} did not render: {settled}")
