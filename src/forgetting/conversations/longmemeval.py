@@ -344,11 +344,12 @@ class _Parser:
             self.problems.append(
                 f"{self.name}: answer_session_ids names {stray!r}, not a haystack session id"
             )
-        parsed = []
+        parsed: list[tuple[datetime, int, str, list[tuple[Role, str, bool]]]] = []
         for position, (session_id, date, item) in enumerate(zip(ids, dates, items)):
             time = self.date(f"haystack_dates[{position}]", date)
             turns = self.turns(f"haystack_sessions[{position}]", item)
-            parsed.append((time, position, session_id, turns))
+            if time is not None and turns is not None:
+                parsed.append((time, position, session_id, turns))
         if self.problems:
             return None
         parsed.sort(key=lambda entry: (entry[0], entry[1]))  # by date; ties keep the file's order
@@ -356,7 +357,7 @@ class _Parser:
         index = 0
         for number, (time, position, session_id, turns) in enumerate(parsed, start=1):
             made = []
-            for place, (role, content, has_answer) in enumerate(turns or [], start=1):
+            for place, (role, content, has_answer) in enumerate(turns, start=1):
                 made.append(LmeTurn(number, place, index, role, content, has_answer, time))
                 index += 1
             sessions.append(
