@@ -555,3 +555,32 @@ def test_the_real_knowledge_updates_as_the_data_says(real):
             if [s.session_id for s in q.answer_sessions] != list(q.answer_session_ids)
         )
         assert listed_later_first == ([] if setting is Setting.ORACLE else ["618f13b2"])
+
+
+def test_the_real_stale_value_comes_after_the_update_in_one_s_history(real):
+    """In the S file of 618f13b2 the old value ("four times", ``answer_caf5b52e_1``) is dated
+    22:16 and the update ("six times", ``answer_caf5b52e_2``) 17:45 of the same day: replayed in
+    date order, the stale value is the newer memory (in the oracle file it is the older)."""
+    (oracle,) = [q for q in real[Setting.ORACLE] if q.question_id == "618f13b2"]
+    (s,) = [q for q in real[Setting.S] if q.question_id == "618f13b2"]
+    assert [x.session_id for x in oracle.answer_sessions] == ["answer_caf5b52e_1", "answer_caf5b52e_2"]
+    assert [x.session_id for x in s.answer_sessions] == ["answer_caf5b52e_2", "answer_caf5b52e_1"]
+    assert any("six times" in t.content for t in s.answer_sessions[0].turns if t.has_answer)
+    assert any("four times" in t.content for t in s.answer_sessions[1].turns if t.has_answer)
+
+
+def test_some_real_sessions_are_dated_after_their_question(real):
+    """Kept as written (the loader drops nothing): sessions dated after the question's date."""
+    for setting, questions, sessions, updates in [
+        (Setting.ORACLE, 43, 65, ["2133c1b5", "7a87bd0c", "e61a7584"]),
+        (Setting.S, 16, 58, ["2133c1b5"]),
+    ]:
+        late = [q for q in real[setting] if q.question_date < q.sessions[-1].time]
+        assert len(late) == questions
+        assert sum(x.time > q.question_date for q in real[setting] for x in q.sessions) == sessions
+        assert [
+            q.question_id
+            for q in late
+            if q.question_type is QuestionType.KNOWLEDGE_UPDATE
+            and any(x.time > q.question_date for x in q.answer_sessions)
+        ] == updates
