@@ -77,7 +77,9 @@ def test_every_declared_data_set_is_registered_and_no_chapter_needs_one_by_defau
     assert spec("decay-retention").data == ()
     for chapter in CHAPTERS.values():
         assert set(chapter.data) <= set(data.DATA_SETS), chapter.name
-    with pytest.raises(ValueError, match=r"data set name='imagenet' is unknown; allowed: \['locomo'\]"):
+    with pytest.raises(
+        ValueError, match=r"data set name='imagenet' is unknown; allowed: \['locomo', 'longmemeval'\]"
+    ):
         data.locate("imagenet")
 
 

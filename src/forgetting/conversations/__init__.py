@@ -16,7 +16,14 @@ Modules, in the order a reader meets them:
 * :mod:`.user_file` -- a file of the reader's own in LoCoMo's layout (a ``.json`` as
   ``data/locomo10.json``, or a ``.zip`` of conversation files), checked and loaded
   (:func:`~.user_file.load_user_file`), for ``forgetting run real-conversations -p data PATH``;
-* :mod:`.records` -- :class:`Conversation`, :class:`Turn`, :class:`Question`, evidence and counts.
+* :mod:`.records` -- :class:`Conversation`, :class:`Turn`, :class:`Question`, evidence and counts;
+* :mod:`.longmemeval_source` -- where LongMemEval's per-question files come from (a given zip or
+  folder, ``$FORGETTING_LONGMEMEVAL``, the git-ignored cache, downloads pinned to the upstream
+  commit, the zip beside the project), each checked against the committed manifest
+  (:func:`longmemeval_copy`);
+* :mod:`.longmemeval` -- its questions checked and parsed (:func:`load_longmemeval`) into
+  :class:`LmeQuestion`, :class:`LmeSession`, :class:`LmeTurn` (sessions in date order), counted
+  (:func:`lme_counts`) and turned into replay events (:func:`question_events`).
 
 The real-conversation chapter's study (embeddings, the benchmark, sweeps, questions) is in
 :mod:`forgetting.studies.conversations`. The data is never committed to the project (its
@@ -33,6 +40,19 @@ from .field_rules import (
     yourmemory_reinforced,
 )
 from .locomo import load_locomo
+from .longmemeval import (
+    LmeCounts,
+    LmeQuestion,
+    LmeSession,
+    LmeTurn,
+    QuestionType,
+    Role,
+    lme_counts,
+    load_longmemeval,
+    parse_lme_date,
+    question_events,
+)
+from .longmemeval_source import LME_ENV, longmemeval_copy
 from .policies import (
     DecayClock,
     Ebbinghaus,
@@ -60,6 +80,7 @@ from .source import (
 __all__ = [
     "CACHE_DIR",
     "CATEGORIES",
+    "LME_ENV",
     "LOCOMO_ENV",
     "LOCOMO_MEMBERS",
     "LOCOMO_SHA256",
@@ -74,22 +95,33 @@ __all__ = [
     "Event",
     "Evidence",
     "KeepAll",
+    "LmeCounts",
+    "LmeQuestion",
+    "LmeSession",
+    "LmeTurn",
     "MemoryBank",
     "MemoryBankCode",
     "PassTime",
     "Question",
+    "QuestionType",
     "RandomEviction",
     "Replay",
     "ReplayRun",
+    "Role",
     "Turn",
     "Window",
     "YourMemory",
     "YourMemoryClock",
     "conversation_events",
     "counts",
+    "lme_counts",
     "load_locomo",
+    "load_longmemeval",
     "locomo_zip",
+    "longmemeval_copy",
+    "parse_lme_date",
     "parse_session_time",
+    "question_events",
     "replay",
     "resolve_evidence",
     "verify_zip",

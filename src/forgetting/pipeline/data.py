@@ -32,8 +32,16 @@ def _locomo() -> Path:
     return locomo_zip()
 
 
-#: Each data set's name and the function that returns its verified path.
-DATA_SETS: dict[str, Callable[[], Path]] = {"locomo": _locomo}
+def _longmemeval() -> Path:
+    from ..conversations.longmemeval_source import longmemeval_copy
+
+    return longmemeval_copy()
+
+
+#: Each data set's name and the function that returns its verified path: ``locomo``, the LoCoMo
+#: zip; ``longmemeval``, a zip or folder holding every LongMemEval file of the committed manifest
+#: (read it with :func:`forgetting.conversations.longmemeval.load_longmemeval`).
+DATA_SETS: dict[str, Callable[[], Path]] = {"locomo": _locomo, "longmemeval": _longmemeval}
 
 
 def unavailable() -> type[FileNotFoundError]:
