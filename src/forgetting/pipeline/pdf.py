@@ -83,8 +83,15 @@ document.head.appendChild(style);
 """
 
 # A folded block ("How this was checked") is printed open: paper has no fold to click. Opened
-# before the page settles, so that what a fold holds (figures, math, fonts) is waited for too.
-OPEN_FOLDS = "document.querySelectorAll('details').forEach(node => { node.open = true; });"
+# before the page settles, so that what a fold holds (figures, math, fonts) is waited for too,
+# and with transitions and animations off first: a fold's chevron turns in a 0.25 s transition
+# (sphinx-design), and a print taken mid-turn, as on a loaded machine, gave other bytes.
+OPEN_FOLDS = """
+const still = document.createElement('style');
+still.textContent = '*, *::before, *::after { transition: none !important; animation: none !important; }';
+document.head.appendChild(still);
+document.querySelectorAll('details').forEach(node => { node.open = true; });
+"""
 
 
 PAGE_TITLE = """
