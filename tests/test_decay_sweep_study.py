@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from forgetting.studies import stats
 from forgetting.studies.decay import frontier, metrics, sweep_study
 from forgetting.studies.decay.capacity import CapacityDecay, CapacityWindow
+from forgetting.studies.decay.policies import EngineKind
 from forgetting.studies.decay.sessions import SessionConfig, generate_session, recall_schedules
 from forgetting.studies.decay.simulation import simulate
 from forgetting.studies.decay.study import DecayPolicy, WindowPolicy
@@ -52,8 +53,11 @@ def test_the_capacity_sweep_refuses_bad_input():
         sweep_study.capacity_sweep(CONFIG, [1], [4], 0, 0.2, 15)
     with pytest.raises(ValueError, match="oldest_first must be"):
         sweep_study.capacity_sweep(CONFIG, [1], [4], 2, 0.2, 15, oldest_first="yes")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="kind must be 'decay' or 'window'"):
-        sweep_study.CapacityPolicy("lru", 4).engine()
+    with pytest.raises(ValueError, match="kind must be one of 'decay', 'window', got 'lru'"):
+        sweep_study.CapacityPolicy("lru", 4)  # refused when made, not when its engine is built
+    with pytest.raises(ValueError, match="kind must be one of 'decay', 'window', got .*'power'"):
+        sweep_study.CapacityPolicy(EngineKind.POWER, 4)
+    assert sweep_study.CapacityPolicy("window", 4).kind is EngineKind.WINDOW
 
 
 def _row(noise, budget, policy, rule, frr, footprint=0.5, peak=1):

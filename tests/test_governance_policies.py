@@ -19,10 +19,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgetting.decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine, decay_eviction_delay
+from forgetting.governed import DeprecationRule
 from forgetting.studies.governance.batch import run_governance_seeds
 from forgetting.studies.governance.policies import (
+    ALL_POLICIES,
+    EVIDENCE_POLICIES,
     POLICIES,
+    SEQUENTIAL,
+    GovernancePolicy,
     GovernanceRun,
+    NeverEvicting,
+    _play,
     decay_fact_states,
     noise_present,
     run_governance,
@@ -357,3 +364,56 @@ def test_noise_is_counted_as_the_engine_would_hold_it(theta: float, per_turn: in
         engine.step(turn)
         assert engine.working_set_size() == noise_present(turn, per_turn, delay, stepped=True)
         assert per_turn * turn == noise_present(turn, per_turn, None, stepped=True)
+
+
+def test_the_policy_names_are_one_enum_whose_values_are_the_published_strings():
+    assert [str(p) for p in GovernancePolicy] == [
+        "decay",
+        "worth",
+        "combined",
+        "newest",
+        "discounted",
+        "effect",
+        "sequential",
+    ]
+    assert (*POLICIES, *EVIDENCE_POLICIES, SEQUENTIAL) == ALL_POLICIES == tuple(GovernancePolicy)
+    assert [p for p in GovernancePolicy if not p.evicts] == [GovernancePolicy.WORTH]
+
+
+def test_each_library_rule_is_played_by_one_policy_and_back():
+    assert {rule: GovernancePolicy.of_rule(rule) for rule in DeprecationRule} == {
+        DeprecationRule.WORTH: GovernancePolicy.COMBINED,
+        DeprecationRule.DISCOUNTED: GovernancePolicy.DISCOUNTED,
+        DeprecationRule.EFFECT: GovernancePolicy.EFFECT,
+        DeprecationRule.SEQUENTIAL: GovernancePolicy.SEQUENTIAL,
+    }
+    assert all(GovernancePolicy.of_rule(rule).rule is rule for rule in DeprecationRule)
+    assert [p for p in GovernancePolicy if p.rule is None] == [
+        GovernancePolicy.DECAY,
+        GovernancePolicy.WORTH,
+        GovernancePolicy.NEWEST,
+    ]
+    assert GovernancePolicy.of_rule("effect") is GovernancePolicy.EFFECT
+    with pytest.raises(ValueError, match="rule must be one of 'worth', .*got 'combined'"):
+        GovernancePolicy.of_rule("combined")  # a policy's name, not a rule's
+
+
+def test_a_policy_is_given_as_the_member_or_its_string_and_the_run_carries_the_member():
+    session = generate_governance_session(GovernanceWorld(), 3)
+    by_name, by_member = (
+        run_governance(session, "combined"),
+        run_governance(session, GovernancePolicy.COMBINED),
+    )
+    assert by_name == by_member and by_name.policy is GovernancePolicy.COMBINED
+    with pytest.raises(ValueError, match="policy must be one of 'decay', 'worth', .*got 'oracle'"):
+        run_governance(session, "oracle")
+
+
+def test_the_worth_policy_s_store_is_an_engine_that_never_evicts():
+    store = NeverEvicting()
+    store.register("a", "", 1)
+    store.recall("a", 5)
+    assert store.step(10**6) == [] and store.is_present("a") and store.untouched_delay() is None
+    rules = (DEFAULT_EVICTION_THRESHOLD, 3.0, 0.3, 1.0, 1.96, 0.05)
+    _, engine = _play(generate_governance_session(GovernanceWorld(), 0), "worth", rules)
+    assert isinstance(engine, NeverEvicting) and engine.present_ids() == [STALE, TRUE]

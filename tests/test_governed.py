@@ -18,7 +18,13 @@ from hypothesis import strategies as st
 
 from forgetting import DeprecationRule, GovernedMemory, MemoryStatus
 from forgetting.pipeline.chapters import CHAPTERS
-from forgetting.studies.governance.policies import DEPLOYMENT_FACTS, _play, noise_present, run_governance
+from forgetting.studies.governance.policies import (
+    DEPLOYMENT_FACTS,
+    GovernancePolicy,
+    _play,
+    noise_present,
+    run_governance,
+)
 from forgetting.studies.governance.runs import GovernanceRun
 from forgetting.studies.governance.world import (
     STALE,
@@ -31,13 +37,6 @@ from forgetting.studies.governance.world import (
 from forgetting.worth import DiscountedMemoryWorth, EffectArms, HarmTest
 
 HELD = MemoryStatus.HELD
-POLICY = {
-    DeprecationRule.WORTH: "combined",
-    DeprecationRule.DISCOUNTED: "discounted",
-    DeprecationRule.EFFECT: "effect",
-    DeprecationRule.SEQUENTIAL: "sequential",
-}
-"""The chapter's policy each rule plays as."""
 RULE_SETTING = {
     DeprecationRule.WORTH: None,
     DeprecationRule.DISCOUNTED: "discount",
@@ -137,7 +136,7 @@ def drive(
         sizes.append(len(memory))
     reads_worth = rule in (DeprecationRule.WORTH, DeprecationRule.DISCOUNTED)
     run = GovernanceRun(
-        POLICY[rule],
+        GovernancePolicy.of_rule(rule),
         session.seed,
         world.shift_turn,
         session.task_turns,
@@ -182,7 +181,7 @@ def assert_same_as_policy(
     arms, tests), its deprecations and the engine's facts at the end."""
     setting = dict(setting or {})
     run, memory = drive(session, rules, rule, setting)
-    policy = POLICY[rule]
+    policy = GovernancePolicy.of_rule(rule)
     expected = run_governance(session, policy, **rules, **setting)
     assert run == expected
     world = session.world

@@ -25,6 +25,7 @@ from ...curves.power_engine import PowerLawEngine
 from ...decay.curves import DEFAULT_BASELINE_STABILITY, DEFAULT_EVICTION_THRESHOLD, stability_after_recalls
 from ...decay.engines import Engine
 from ..decay import batch
+from ..decay.policies import EngineKind
 from ..decay.sessions import SessionConfig, generate_session
 from ..decay.simulation import Trace, simulate
 from ..decay.study import DecayPolicy, run_seeds, summarize_runs
@@ -68,7 +69,7 @@ class PowerPolicy:
     eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD
     match_threshold: float = DEFAULT_EVICTION_THRESHOLD
     exponential_stability: float = DEFAULT_BASELINE_STABILITY
-    kind: ClassVar[str] = "power"
+    kind: ClassVar[EngineKind] = EngineKind.POWER
 
     def engine(self) -> PowerLawEngine:
         """A fresh matched :class:`~forgetting.curves.power_engine.PowerLawEngine`."""

@@ -19,6 +19,7 @@ from ..._validate import require_int, require_real
 from .. import stats
 from ..executor import Executor
 from . import batch
+from .policies import EngineKind
 from .sessions import SessionConfig, latest_last_recall
 from .study import DecayPolicy, Policy, WindowPolicy, run_policies
 
@@ -174,8 +175,8 @@ def advantage_matrix(
     FRR(theta_i) - FRR(W_j)`` (means over seeds): decay depends only on ``theta`` and the
     window only on ``W``, so the grid is the difference of the two lists.
     """
-    decay = [r for r in rows if r["policy"] == "decay"]
-    window = [r for r in rows if r["policy"] == "window"]
+    decay = [r for r in rows if r["policy"] == EngineKind.DECAY]
+    window = [r for r in rows if r["policy"] == EngineKind.WINDOW]
     advantage = np.subtract.outer(
         np.array([r["terminal_frr_mean"] for r in decay]), np.array([r["terminal_frr_mean"] for r in window])
     )

@@ -1,8 +1,12 @@
 """Seeded synthetic agent sessions: a few foundational facts amid never-recalled noise.
 
-A session is a list of events ``(turn, action, mem_id, is_foundational)`` with
-``action`` either ``"register"`` or ``"recall"``, sorted by turn (stable within a
-turn: foundational registrations, then recalls, then noise).
+A session is a list of :data:`SessionEvent` s ``(turn, action, mem_id, is_foundational)`` with
+``action`` an :class:`Action` (``"register"`` or ``"recall"``), sorted by turn (stable within a
+turn: foundational registrations, then recalls, then noise). It is the article's session, not the
+library's event stream (:class:`~forgetting.conversations.policies.Event`, one stored memory per
+event): a turn registers several items or none, and its replay steps the engine after the turn's
+recalls (:func:`~forgetting.studies.decay.simulation.simulate`; why the library's driver does
+not replay it is in CONTRIBUTING.md, "The article's replay and the library's driver").
 
 Rules (the decay-engine article's generator, stated so its sessions come out exactly):
 
@@ -23,6 +27,7 @@ Rules (the decay-engine article's generator, stated so its sessions come out exa
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import random
 from collections.abc import Callable, Mapping
@@ -34,7 +39,8 @@ from ..._validate import is_real as _is_real
 from ..._validate import shown
 
 __all__ = [
-    "Event",
+    "Action",
+    "SessionEvent",
     "Schedule",
     "RECALL_BASE_OFFSETS",
     "RECALL_JITTER",
@@ -51,8 +57,18 @@ __all__ = [
     "generate_session",
 ]
 
-Event = tuple[int, str, str, bool]
-"""``(turn, action, mem_id, is_foundational)`` with ``action`` ``"register"`` or ``"recall"``."""
+
+class Action(enum.StrEnum):
+    """What a :data:`SessionEvent` does to its item (a member is its string)."""
+
+    REGISTER = "register"
+    """The item is registered (stored) at the event's turn."""
+    RECALL = "recall"
+    """The item is recalled at the event's turn."""
+
+
+SessionEvent = tuple[int, Action, str, bool]
+"""``(turn, action, mem_id, is_foundational)``: one action of the article's session."""
 Schedule = Literal["spaced", "uniform"]
 """How recall turns are placed: the article's spaced schedule or its first draft's uniform one."""
 
@@ -212,12 +228,12 @@ class Session:
     """One generated session: its config, its events sorted by turn, its foundational ids."""
 
     config: SessionConfig
-    events: list[Event]
+    events: list[SessionEvent]
     foundational_ids: list[str]
 
     def recall_turns(self, mem_id: str) -> list[int]:
         """Turns at which ``mem_id`` is recalled, ascending."""
-        return [turn for turn, action, eid, _ in self.events if action == "recall" and eid == mem_id]
+        return [turn for turn, action, eid, _ in self.events if action == Action.RECALL and eid == mem_id]
 
 
 def spaced_recall_turns(rng: random.Random, config: SessionConfig) -> list[int]:
@@ -312,13 +328,13 @@ def recall_schedules(config: SessionConfig) -> list[list[int]]:
 def generate_session(config: SessionConfig) -> Session:
     """The session ``config`` describes; the same config always gives the same events."""
     foundational_ids = [f"foundational_{i}" for i in range(config.num_foundational)]
-    events: list[Event] = [(1, "register", fid, True) for fid in foundational_ids]
+    events: list[SessionEvent] = [(1, Action.REGISTER, fid, True) for fid in foundational_ids]
     for fid, turns in zip(foundational_ids, recall_schedules(config)):
-        events.extend((turn, "recall", fid, True) for turn in turns)
+        events.extend((turn, Action.RECALL, fid, True) for turn in turns)
     noise_index = 0
     for turn in range(1, config.session_length + 1):
         for _ in range(config.noise_per_turn):
-            events.append((turn, "register", f"noise_{turn}_{noise_index}", False))
+            events.append((turn, Action.REGISTER, f"noise_{turn}_{noise_index}", False))
             noise_index += 1
     events.sort(key=lambda event: event[0])
     return Session(config, events, foundational_ids)

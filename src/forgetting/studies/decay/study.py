@@ -32,7 +32,7 @@ from .. import stats
 from ..executor import Executor, map_seeds
 from . import batch, metrics
 from .policies import DECAY, WINDOW, DecayPolicy, Policy, ScheduledPolicy, WindowPolicy
-from .sessions import Session, SessionConfig, generate_session, latest_last_recall
+from .sessions import Action, Session, SessionConfig, generate_session, latest_last_recall
 from .simulation import Trace, simulate
 
 __all__ = [
@@ -372,7 +372,7 @@ def first_recall_reached(session: Session, policy: Policy) -> list[bool]:
     turn 1 and nothing else touches them before their first recall, so the answer depends
     only on that gap and the policy's grace period (:func:`reaches_first_recall`).
     """
-    registered = {mem_id: turn for turn, action, mem_id, _ in session.events if action == "register"}
+    registered = {mem_id: turn for turn, action, mem_id, _ in session.events if action == Action.REGISTER}
     reached = []
     for fid in session.foundational_ids:
         turns = session.recall_turns(fid)

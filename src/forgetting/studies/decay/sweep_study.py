@@ -23,12 +23,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ..._validate import bool_problem, raise_problems, require_int
+from ...conversations.policies import choice_problem
 from ...decay.curves import DEFAULT_BASELINE_STABILITY
 from .. import stats
 from ..executor import Executor, map_seeds
 from . import frontier, metrics
 from .capacity import CapacityDecay, CapacityWindow
 from .capacity_batch import capped_outcome
+from .policies import EngineKind
 from .sessions import SessionConfig, generate_session
 from .simulation import simulate
 from .study import DecayPolicy, WindowPolicy
@@ -53,24 +55,29 @@ __all__ = [
 class CapacityPolicy:
     """An engine with a budget of ``capacity`` items; ``time_rule`` its ``theta`` or ``W`` (``None``: none).
 
-    ``kind`` is ``"decay"`` (evict the lowest retention) or ``"window"`` (the least recently touched).
+    ``kind`` is :attr:`EngineKind.DECAY <.policies.EngineKind.DECAY>` (evict the lowest
+    retention) or :attr:`EngineKind.WINDOW <.policies.EngineKind.WINDOW>` (the least recently
+    touched), given as the member or its value; another is a ``ValueError``.
     """
 
-    kind: str
+    kind: EngineKind
     capacity: int
     time_rule: float | int | None = None
     oldest_first: bool = True
     baseline_stability: float = DEFAULT_BASELINE_STABILITY
 
+    def __post_init__(self) -> None:
+        allowed = (EngineKind.DECAY, EngineKind.WINDOW)
+        raise_problems([choice_problem("kind", self.kind, [str(k) for k in allowed])])
+        object.__setattr__(self, "kind", EngineKind(self.kind))
+
     def engine(self) -> CapacityDecay | CapacityWindow:
         """A fresh :class:`~.capacity.CapacityDecay` or :class:`~.capacity.CapacityWindow`."""
-        if self.kind == "decay":
+        if self.kind is EngineKind.DECAY:
             theta = None if self.time_rule is None else float(self.time_rule)
             return CapacityDecay(self.capacity, theta, self.baseline_stability, self.oldest_first)
-        if self.kind == "window":
-            window = None if self.time_rule is None else int(self.time_rule)
-            return CapacityWindow(self.capacity, window, self.oldest_first)
-        raise ValueError(f"kind must be 'decay' or 'window', got {self.kind!r}")
+        window = None if self.time_rule is None else int(self.time_rule)
+        return CapacityWindow(self.capacity, window, self.oldest_first)
 
     @property
     def rule(self) -> str:
@@ -79,7 +86,7 @@ class CapacityPolicy:
             return "budget only"
         return (
             f"budget and θ = {self.time_rule:g}"
-            if self.kind == "decay"
+            if self.kind is EngineKind.DECAY
             else f"budget and W = {self.time_rule}"
         )
 
@@ -103,10 +110,10 @@ def capacity_policies(
 ) -> list[CapacityPolicy]:
     """Both policies at ``budget``: decay and the window with the budget alone, then each with its time rule."""
     return [
-        CapacityPolicy("decay", budget, None, oldest_first),
-        CapacityPolicy("window", budget, None, oldest_first),
-        CapacityPolicy("decay", budget, eviction_threshold, oldest_first),
-        CapacityPolicy("window", budget, window_size, oldest_first),
+        CapacityPolicy(EngineKind.DECAY, budget, None, oldest_first),
+        CapacityPolicy(EngineKind.WINDOW, budget, None, oldest_first),
+        CapacityPolicy(EngineKind.DECAY, budget, eviction_threshold, oldest_first),
+        CapacityPolicy(EngineKind.WINDOW, budget, window_size, oldest_first),
     ]
 
 
@@ -201,7 +208,7 @@ def capacity_points(
 
 def capacity_label(policy: str, budget_only: bool) -> str:
     """The legend entry of a :func:`capacity_points` line."""
-    engine = "Ebbinghaus decay" if policy == "decay" else "recency window"
+    engine = "Ebbinghaus decay" if policy == EngineKind.DECAY else "recency window"
     return engine + (", budget only" if budget_only else ", budget and time rule")
 
 
@@ -255,7 +262,7 @@ def frontier_summary(
     rows = frontier.frontier(config, n_seeds, thresholds, windows, executor=executor)
     min_w = frontier.window_min_full_recall(config, n_seeds)
     min_w_point = frontier.frontier_point(WindowPolicy(min_w), config, n_seeds) if min_w else None
-    decay_full = [r for r in rows if r["policy"] == "decay" and r["terminal_frr_mean"] == 1.0]
+    decay_full = [r for r in rows if r["policy"] == EngineKind.DECAY and r["terminal_frr_mean"] == 1.0]
     default_point = frontier.frontier_point(default, config, n_seeds)
     window_footprint = min_w_point["footprint_reduction_mean"] if min_w_point else 0.0
     values = {
@@ -298,8 +305,8 @@ def fine_summary(
     rows = frontier.frontier_with_intervals(config, n_seeds, thresholds, windows)
     theta, w, advantage = frontier.advantage_matrix(rows)
     min_w = frontier.window_min_full_recall(config, n_seeds)
-    decay = [r for r in rows if r["policy"] == "decay"]
-    window = [r for r in rows if r["policy"] == "window"]
+    decay = [r for r in rows if r["policy"] == EngineKind.DECAY]
+    window = [r for r in rows if r["policy"] == EngineKind.WINDOW]
     decay_full = [r for r in decay if r["full_recall_share"] == 1.0]
     named_rows = frontier.frontier_with_intervals(
         config, n_seeds, [eviction_threshold], [window_size] + ([min_w] if min_w else [])
@@ -307,14 +314,20 @@ def fine_summary(
     min_w_point = named_rows[2] if min_w else None
     widest = {
         kind: max(part, key=itemgetter("terminal_frr_ci95"))
-        for kind, part in (("decay", decay), ("window", window))
+        for kind, part in ((EngineKind.DECAY, decay), (EngineKind.WINDOW, window))
     }
     last_full = decay_full[-1] if decay_full else None
     named: list[tuple[str, dict[str, Any]]] = [
         (f"decay, θ = {eviction_threshold:g} (default)", named_rows[0]),
         (f"window, W = {window_size}", named_rows[1]),
-        (f"decay, widest FRR interval (θ = {widest['decay']['parameter']:g})", widest["decay"]),
-        (f"window, widest FRR interval (W = {widest['window']['parameter']})", widest["window"]),
+        (
+            f"decay, widest FRR interval (θ = {widest[EngineKind.DECAY]['parameter']:g})",
+            widest[EngineKind.DECAY],
+        ),
+        (
+            f"window, widest FRR interval (W = {widest[EngineKind.WINDOW]['parameter']})",
+            widest[EngineKind.WINDOW],
+        ),
     ]
     if last_full:
         named.append(
@@ -339,10 +352,10 @@ def fine_summary(
         "fine_decay_full_recall_footprint_ci": last_full["footprint_reduction_ci95"] if last_full else 0.0,
         "fine_default_frr": named_rows[0]["terminal_frr_mean"],
         "fine_default_frr_ci": named_rows[0]["terminal_frr_ci95"],
-        "fine_decay_widest_ci": widest["decay"]["terminal_frr_ci95"],
-        "fine_decay_widest_ci_at": widest["decay"]["parameter"],
-        "fine_window_widest_ci": widest["window"]["terminal_frr_ci95"],
-        "fine_window_widest_ci_at": widest["window"]["parameter"],
+        "fine_decay_widest_ci": widest[EngineKind.DECAY]["terminal_frr_ci95"],
+        "fine_decay_widest_ci_at": widest[EngineKind.DECAY]["parameter"],
+        "fine_window_widest_ci": widest[EngineKind.WINDOW]["terminal_frr_ci95"],
+        "fine_window_widest_ci_at": widest[EngineKind.WINDOW]["parameter"],
     }
     table = [{"setting": label, **{k: r[k] for k in frontier.INTERVAL_COLUMNS[2:]}} for label, r in named]
     advantage_array: npt.NDArray[np.float64] = advantage
@@ -386,13 +399,13 @@ def capacity_summary(rows: Sequence[dict[str, Any]], none_text: str = "none of t
     for row in rows:
         cell = cells.setdefault((row["noise_per_turn"], row["budget"]), {})
         cell[row["policy"], row["rule"] == "budget only"] = row
-    alone = [(c["decay", True], c["window", True]) for c in cells.values()]
+    alone = [(c[EngineKind.DECAY, True], c[EngineKind.WINDOW, True]) for c in cells.values()]
     smallest = {
         (r["policy"], r["rule"] == "budget only", r["noise_per_turn"]): r["budget"]
         for r in smallest_full_recall_budget(rows)
     }
     levels = sorted({row["noise_per_turn"] for row in rows})
-    window_none = sum(smallest["window", True, n] is None for n in levels)
+    window_none = sum(smallest[EngineKind.WINDOW, True, n] is None for n in levels)
 
     def shown(value: int | None) -> int | str:
         return none_text if value is None else value
@@ -407,16 +420,18 @@ def capacity_summary(rows: Sequence[dict[str, Any]], none_text: str = "none of t
         "capacity_decay_ahead_cells": sum(d["terminal_frr_mean"] > w["terminal_frr_mean"] for d, w in alone),
         "capacity_window_ahead_cells": sum(d["terminal_frr_mean"] < w["terminal_frr_mean"] for d, w in alone),
         "capacity_timed_decay_same_cells": sum(
-            c["decay", False]["terminal_frr_mean"] == c["decay", True]["terminal_frr_mean"]
+            c[EngineKind.DECAY, False]["terminal_frr_mean"] == c[EngineKind.DECAY, True]["terminal_frr_mean"]
             for c in cells.values()
         ),
-        "capacity_timed_window_frr_max": max(c["window", False]["terminal_frr_mean"] for c in cells.values()),
+        "capacity_timed_window_frr_max": max(
+            c[EngineKind.WINDOW, False]["terminal_frr_mean"] for c in cells.values()
+        ),
         "capacity_within_budget": all(r["peak_working_set"] <= r["budget"] for r in rows),
         "capacity_noise_low": levels[0],
         "capacity_noise_high": levels[-1],
-        "capacity_decay_budget_low_noise": shown(smallest["decay", True, levels[0]]),
-        "capacity_decay_budget_high_noise": shown(smallest["decay", True, levels[-1]]),
-        "capacity_window_budget_low_noise": shown(smallest["window", True, levels[0]]),
+        "capacity_decay_budget_low_noise": shown(smallest[EngineKind.DECAY, True, levels[0]]),
+        "capacity_decay_budget_high_noise": shown(smallest[EngineKind.DECAY, True, levels[-1]]),
+        "capacity_window_budget_low_noise": shown(smallest[EngineKind.WINDOW, True, levels[0]]),
         "capacity_window_none_levels": window_none,
         "capacity_n_noise_levels": len(levels),
     }

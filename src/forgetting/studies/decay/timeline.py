@@ -32,7 +32,7 @@ from ...decay.curves import DEFAULT_BASELINE_STABILITY, retention, stability_aft
 from ..executor import Executor, map_seeds
 from . import batch, metrics
 from .frontier import frontier_point, window_certain_loss_below, window_min_full_recall
-from .policies import DecayPolicy, WindowPolicy
+from .policies import DecayPolicy, EngineKind, WindowPolicy
 from .sessions import SessionConfig, latest_last_recall
 from .simulation import Trace
 from .study import reaches_first_recall, recall_outcomes, trace_session
@@ -434,22 +434,22 @@ def trace_values(
     trace's lowest retention while held (:func:`lowest_in_trace` at ``policy``'s ``S0``): its
     turn, turns since the last touch, value (3 decimals) and ratio to ``policy``'s threshold.
     """
-    split = recalls_around_eviction(traces["window"], fact)
+    split = recalls_around_eviction(traces[EngineKind.WINDOW], fact)
     found = {kind: dict(_recalls(trace, fact)) for kind, trace in traces.items()}
-    lowest = lowest_in_trace(traces["decay"], fact, policy.baseline_stability)
-    end = traces["decay"].session_length
+    lowest = lowest_in_trace(traces[EngineKind.DECAY], fact, policy.baseline_stability)
+    end = traces[EngineKind.DECAY].session_length
     return {
         "early_recalls": ", ".join(map(str, split.before)),
         "last_early_recall": split.last_touch,
-        "frr_checkpoint_decay": metrics.frr(traces["decay"], checkpoint_turn),
-        "frr_checkpoint_window": metrics.frr(traces["window"], checkpoint_turn),
+        "frr_checkpoint_decay": metrics.frr(traces[EngineKind.DECAY], checkpoint_turn),
+        "frr_checkpoint_window": metrics.frr(traces[EngineKind.WINDOW], checkpoint_turn),
         "window_eviction_turn": split.evicted_turn,
         "window_gap": split.gap,
         "late_recall": split.first_after,
-        "late_recall_window": found["window"][split.first_after],
-        "late_recall_decay": found["decay"][split.first_after],
-        "present_at_end_decay": traces["decay"].is_present_after(fact, end),
-        "present_at_end_window": traces["window"].is_present_after(fact, end),
+        "late_recall_window": found[EngineKind.WINDOW][split.first_after],
+        "late_recall_decay": found[EngineKind.DECAY][split.first_after],
+        "present_at_end_decay": traces[EngineKind.DECAY].is_present_after(fact, end),
+        "present_at_end_window": traces[EngineKind.WINDOW].is_present_after(fact, end),
         "lowest_retention": round(lowest.retention, 3),
         "lowest_turn": lowest.turn,
         "lowest_elapsed": lowest.elapsed,
@@ -470,21 +470,25 @@ def article_trace_checks(traces: Mapping[str, Trace], fact: str) -> list[tuple[s
     the fact under the window (the article: it returns ``False``) and under decay, and whether
     decay holds it at the session's end (``True`` counts as 1).
     """
-    split = recalls_around_eviction(traces["window"], fact)
+    split = recalls_around_eviction(traces[EngineKind.WINDOW], fact)
     found = {kind: dict(_recalls(trace, fact)) for kind, trace in traces.items()}
-    end = traces["decay"].session_length
+    end = traces[EngineKind.DECAY].session_length
     checks: list[tuple[str, str, int | bool]] = [
         ("recalls before the window's eviction", "recalls_before_eviction", len(split.before))
     ]
     for index, turn in zip(range(1, ARTICLE_TRACE_RECALLS + 1), split.before, strict=False):
         checks.append((f"recall {index} before the eviction", f"recall_{index}", turn))
     checks += [
-        ("late recall found by the window", "late_recall_found_window", found["window"][split.first_after]),
-        ("late recall found by decay", "late_recall_found_decay", found["decay"][split.first_after]),
+        (
+            "late recall found by the window",
+            "late_recall_found_window",
+            found[EngineKind.WINDOW][split.first_after],
+        ),
+        ("late recall found by decay", "late_recall_found_decay", found[EngineKind.DECAY][split.first_after]),
         (
             "fact held by decay at the end",
             "present_at_end_decay",
-            traces["decay"].is_present_after(fact, end),
+            traces[EngineKind.DECAY].is_present_after(fact, end),
         ),
     ]
     return checks

@@ -57,7 +57,7 @@ from ...worth.evidence import (
     retrieval_chance,
 )
 from ..executor import Executor, map_seeds
-from .policies import POLICIES, SEQUENTIAL, Rules, _check_rules, noise_present
+from .policies import POLICIES, SEQUENTIAL, GovernancePolicy, Rules, _check_rules, noise_present
 from .runs import GovernanceRun
 from .world import (
     _CROWD_MARGIN,
@@ -279,7 +279,9 @@ class _Batch:
         return self.has & _crowded(self.crowd_draws, world.crowding, np.array(noise)[:, None])
 
 
-def play_batch(sessions: Sequence[GovernanceSession], policy: str, rules: Rules) -> list[GovernanceRun]:
+def play_batch(
+    sessions: Sequence[GovernanceSession], policy: GovernancePolicy | str, rules: Rules
+) -> list[GovernanceRun]:
     """Play ``policy`` (one of :data:`~.policies.ALL_POLICIES`) on every session of ``sessions`` (one world).
 
     ``rules`` is :data:`~.policies.Rules`, as :func:`~.policies.run_governance` takes them.
@@ -287,7 +289,7 @@ def play_batch(sessions: Sequence[GovernanceSession], policy: str, rules: Rules)
     """
     if not sessions:
         return []
-    _check_rules(sessions[0], policy, rules)
+    policy = _check_rules(sessions[0], policy, rules)
     world = sessions[0].world
     if any(not isinstance(s, GovernanceSession) or s.world != world for s in sessions):
         raise ValueError("sessions must all be GovernanceSessions of one world")
@@ -295,7 +297,7 @@ def play_batch(sessions: Sequence[GovernanceSession], policy: str, rules: Rules)
 
 
 def play_seeds(
-    world: GovernanceWorld, seeds: Sequence[int], policies: Sequence[str], rules: Rules
+    world: GovernanceWorld, seeds: Sequence[int], policies: Sequence[GovernancePolicy | str], rules: Rules
 ) -> list[list[GovernanceRun]]:
     """Each seed's runs of every policy of ``policies``, in that order: :func:`play_batch` of each
     policy on the sessions :func:`~.world.generate_governance_session` draws for ``seeds`` (ints
@@ -303,10 +305,9 @@ def play_seeds(
     if not seeds:
         return []
     first = generate_governance_session(world, seeds[0])  # checks world and seed
-    for policy in policies:
-        _check_rules(first, policy, rules)
+    members = [_check_rules(first, policy, rules) for policy in policies]
     batch = _Batch.of_seeds(world, [require_int("seed", seed, 0, allow_numpy=True) for seed in seeds])
-    return [list(runs) for runs in zip(*(_play(batch, p, rules) for p in policies))]
+    return [list(runs) for runs in zip(*(_play(batch, p, rules) for p in members))]
 
 
 def run_governance_seeds(
@@ -316,7 +317,7 @@ def run_governance_seeds(
     eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
     min_evidence: float = DEFAULT_MIN_EVIDENCE,
     low_threshold: float = DEFAULT_LOW_THRESHOLD,
-    policies: Sequence[str] = POLICIES,
+    policies: Sequence[GovernancePolicy | str] = POLICIES,
     executor: Executor | None = None,
     discount: float = 1.0,
     effect_z: float = DEFAULT_EFFECT_Z,
@@ -346,14 +347,14 @@ with 500); 500 keeps the published 1000 seeds in two chunks, one per worker of `
 
 
 def _governance_chunk(
-    world: GovernanceWorld, policies: tuple[str, ...], rules: Rules, seeds: Sequence[int]
+    world: GovernanceWorld, policies: tuple[GovernancePolicy | str, ...], rules: Rules, seeds: Sequence[int]
 ) -> list[list[GovernanceRun]]:
     """Each seed's runs of every policy, :func:`play_seeds` on the chunk's sessions (the runs
     :func:`~.policies.run_governance` gives, field for field)."""
     return play_seeds(world, seeds, policies, rules)
 
 
-def _play(batch: _Batch, policy: str, rules: Rules) -> list[GovernanceRun]:
+def _play(batch: _Batch, policy: GovernancePolicy, rules: Rules) -> list[GovernanceRun]:
     """:func:`play_batch` of ``policy`` on the checked sessions of ``batch``.
 
     The state of both facts is one array each, fact by row (stale 0, true 1) and session by
@@ -363,7 +364,7 @@ def _play(batch: _Batch, policy: str, rules: Rules) -> list[GovernanceRun]:
     eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha = rules
     world = batch.world
     size, length, shift = len(batch.seeds), world.session_length, world.shift_turn
-    evicts = policy != "worth"
+    evicts = policy.evicts
     delays = delay_table(float(eviction_threshold), length + 2) if evicts else np.full(length + 3, NEVER)
     noise_delay = None if delays[1] == NEVER else int(delays[1])
     out = batch.crowded(noise_delay)
@@ -375,22 +376,22 @@ def _play(batch: _Batch, policy: str, rules: Rules) -> list[GovernanceRun]:
     deprecated = np.zeros((2, size), dtype=bool)
     alive = np.zeros((length + 1, 2, size), dtype=bool)
     worth: MemoryWorth | None = None
-    if policy in ("worth", "combined"):
+    if policy in (GovernancePolicy.WORTH, GovernancePolicy.COMBINED):
         worth = MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
-    elif policy == "discounted":
+    elif policy is GovernancePolicy.DISCOUNTED:
         worth = DiscountedMemoryWorth(
             discount=discount, min_evidence=min_evidence, low_threshold=low_threshold
         )
         decay = discount**1  # formulas.decayed(scale, discount), one episode
     if worth is not None:
         reading = (worth.prior, worth.min_evidence, worth.high_threshold, worth.low_threshold)
-        if policy != "discounted":  # whole counters: h+ + h- <= a fact's tasks <= length
+        if policy is not GovernancePolicy.DISCOUNTED:  # whole counters: h+ + h- <= a fact's tasks <= length
             rates, lows = _whole_readings(length, reading)
     scale = np.ones(size)  # the discounted store's scale; its counters are stored / scale
     positive, negative = np.zeros((2, size)), np.zeros((2, size))  # discounted: h+, h- stored
     counted = np.zeros((2, size), dtype=np.int64)  # the others: h+ * (length + 1) + h-
     arms = [np.zeros((2, size), dtype=np.int64) for _ in range(4)]
-    test = _Test((2, size), world.co_retrieval, alpha) if policy == SEQUENTIAL else None
+    test = _Test((2, size), world.co_retrieval, alpha) if policy is SEQUENTIAL else None
     successes = np.zeros((length + 1, size), dtype=bool)
     codes = np.zeros((length + 1, size), dtype=np.int64)
     trace = np.zeros((length + 1, 2, size))  # the worth after each task (discounted)
@@ -401,14 +402,14 @@ def _play(batch: _Batch, policy: str, rules: Rules) -> list[GovernanceRun]:
         for fact, born in ((0, 1), (1, shift)):
             if turn == born:
                 present[fact], touches[fact], evict[fact] = True, 1, turn + delays[1]
-        if turn == shift and policy == "newest":
+        if turn == shift and policy is GovernancePolicy.NEWEST:
             deprecated[0] = True
         if turn in batch.busy:
             live = present & ~deprecated
             got = reach[turn] & live & ~(live[::-1] & batch.dropped[turn])
             code = got[0] + 2 * got[1]
             success = batch.succeeds[turn, code, columns]
-            if turn >= shift and policy == "effect":
+            if turn >= shift and policy is GovernancePolicy.EFFECT:
                 contrast = batch.has[turn] & live[0] & live[1]
                 if contrast.any():  # no contrast task: no arm and no decision changes
                     _add(arms, contrast, got, success)
@@ -421,7 +422,9 @@ def _play(batch: _Batch, policy: str, rules: Rules) -> list[GovernanceRun]:
             touches += got
             evict = np.where(got, turn + delays[touches], evict)
             if worth is not None:
-                if policy == "discounted":  # DiscountedMemoryWorth._add: decay, rescale, add 1 / scale
+                if (
+                    policy is GovernancePolicy.DISCOUNTED
+                ):  # DiscountedMemoryWorth._add: decay, rescale, add 1 / scale
                     updated = got[0] | got[1]
                     scale = np.where(updated, scale * decay, scale)
                     rescaled = updated & (scale < _RESCALE_BELOW)
@@ -455,7 +458,7 @@ def _play(batch: _Batch, policy: str, rules: Rules) -> list[GovernanceRun]:
     crowded = tuple(out[tasks].tolist())
     traced = None
     if worth is not None:
-        if policy != "discounted":
+        if policy is not GovernancePolicy.DISCOUNTED:
             trace = rates[keys]
         traced = tuple(zip(trace[tasks[0], 0, tasks[1]].tolist(), trace[tasks[0], 1, tasks[1]].tolist()))
     runs = []

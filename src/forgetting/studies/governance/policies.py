@@ -1,6 +1,10 @@
 """The governance policies, played turn by turn on a :class:`GovernanceSession`.
 
-The three of the chapter's first part (:data:`POLICIES`):
+Each policy is a member of :class:`GovernancePolicy` (a ``StrEnum``: a member is its string, in
+tables and files); the four that deprecate a memory on outcome evidence over the engine's working
+set are the library's :class:`~forgetting.governed.DeprecationRule` s
+(:attr:`GovernancePolicy.rule`), which :class:`~forgetting.governed.GovernedMemory` plays for any
+memories. The three of the chapter's first part (:data:`POLICIES`):
 
 * ``decay``: the Ebbinghaus engine alone (no outcome signal);
 * ``worth``: Memory Worth deprecation over a store that never evicts;
@@ -29,11 +33,14 @@ deprecated fact is never retrieved again and no longer counts in the working set
 
 from __future__ import annotations
 
+import enum
 import math
-from typing import Protocol
 
 from ..._validate import raise_problems, real_problem
+from ...conversations.policies import choice_problem
 from ...decay import DEFAULT_EVICTION_THRESHOLD, EbbinghausEngine
+from ...decay.engines import MemoryItem, ScheduledEngine
+from ...governed import DeprecationRule
 from ...worth import (
     DEFAULT_LOW_THRESHOLD,
     DEFAULT_MIN_EVIDENCE,
@@ -65,6 +72,8 @@ from .world import (
 )
 
 __all__ = [
+    "GovernancePolicy",
+    "NeverEvicting",
     "POLICIES",
     "EVIDENCE_POLICIES",
     "SEQUENTIAL",
@@ -76,53 +85,91 @@ __all__ = [
     "decay_fact_states",
 ]
 
-POLICIES = ("decay", "worth", "combined")
+
+class GovernancePolicy(enum.StrEnum):
+    """The governance chapter's policies (module docstring); each member is its string value."""
+
+    DECAY = "decay"
+    """The Ebbinghaus engine alone (no outcome signal)."""
+    WORTH = "worth"
+    """Memory Worth deprecation over a store that never evicts (:class:`NeverEvicting`)."""
+    COMBINED = "combined"
+    """The Ebbinghaus engine plus Memory Worth deprecation (:attr:`DeprecationRule.WORTH
+    <forgetting.governed.DeprecationRule.WORTH>`)."""
+    NEWEST = "newest"
+    """The engine, and the newest of two contradicting facts wins."""
+    DISCOUNTED = "discounted"
+    """``combined`` with discounted Memory Worth (:attr:`DeprecationRule.DISCOUNTED
+    <forgetting.governed.DeprecationRule.DISCOUNTED>`)."""
+    EFFECT = "effect"
+    """The engine, and deprecation on an interval of the fact's effect (:attr:`DeprecationRule.EFFECT
+    <forgetting.governed.DeprecationRule.EFFECT>`)."""
+    SEQUENTIAL = "sequential"
+    """The engine, and deprecation on a sequential test of the fact's effect
+    (:attr:`DeprecationRule.SEQUENTIAL <forgetting.governed.DeprecationRule.SEQUENTIAL>`)."""
+
+    @property
+    def evicts(self) -> bool:
+        """Whether the policy's store is the decay engine (every policy but ``worth``)."""
+        return self is not GovernancePolicy.WORTH
+
+    @property
+    def rule(self) -> DeprecationRule | None:
+        """The library's rule this policy plays over the engine's working set (``None``: the
+        policy is no :class:`~forgetting.governed.GovernedMemory` rule)."""
+        return _RULES.get(self)
+
+    @classmethod
+    def of_rule(cls, rule: DeprecationRule | str) -> GovernancePolicy:
+        """The policy that plays ``rule`` (a :class:`~forgetting.governed.DeprecationRule` or its
+        value); ``ValueError`` for another value."""
+        raise_problems([choice_problem("rule", rule, [str(r) for r in DeprecationRule])])
+        return _POLICY_OF_RULE[DeprecationRule(rule)]
+
+
+_RULES = {
+    GovernancePolicy.COMBINED: DeprecationRule.WORTH,
+    GovernancePolicy.DISCOUNTED: DeprecationRule.DISCOUNTED,
+    GovernancePolicy.EFFECT: DeprecationRule.EFFECT,
+    GovernancePolicy.SEQUENTIAL: DeprecationRule.SEQUENTIAL,
+}
+_POLICY_OF_RULE = {rule: policy for policy, rule in _RULES.items()}
+
+POLICIES = (GovernancePolicy.DECAY, GovernancePolicy.WORTH, GovernancePolicy.COMBINED)
 """``decay``: Ebbinghaus engine alone; ``worth``: Memory Worth deprecation over a store that
 never evicts; ``combined``: the Ebbinghaus engine for the working set plus Memory Worth
 deprecation."""
-EVIDENCE_POLICIES = ("newest", "discounted", "effect")
+EVIDENCE_POLICIES = (GovernancePolicy.NEWEST, GovernancePolicy.DISCOUNTED, GovernancePolicy.EFFECT)
 """The baseline and the two estimators the chapter measures against the first three (module
 docstring)."""
-SEQUENTIAL = "sequential"
+SEQUENTIAL = GovernancePolicy.SEQUENTIAL
 """The policy that deprecates on a sequential test of the fact's effect (module docstring)."""
-ALL_POLICIES = (*POLICIES, *EVIDENCE_POLICIES, SEQUENTIAL)
-"""Every policy :func:`run_governance` plays."""
+ALL_POLICIES = tuple(GovernancePolicy)
+"""Every policy :func:`run_governance` plays, in :class:`GovernancePolicy` 's order."""
 DEPLOYMENT_FACTS = {STALE: "deploy with tool X", TRUE: "deploy with tool Y"}
 """The two contradicting facts and their contents."""
 
 
-class _Store(Protocol):
-    def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None: ...
-    def recall(self, mem_id: str, turn: int) -> bool: ...
-    def step(self, turn: int) -> list[str]: ...
-    def is_present(self, mem_id: str) -> bool: ...
-    def working_set_size(self) -> int: ...
-    def untouched_delay(self) -> int | None: ...
+class NeverEvicting(ScheduledEngine):
+    """The library's engine (:class:`~forgetting.decay.engines.ScheduledEngine`) with a schedule
+    that never evicts: the ``worth`` policy's store. Its items keep ``S = inf`` and no eviction turn."""
 
-
-class _NeverEvictingStore:
-    """A store that never evicts (the ``worth`` policy); the subset of the engine interface used."""
-
-    def __init__(self) -> None:
-        self._ids: dict[str, None] = {}
-
-    def register(self, mem_id: str, content: str, turn: int, is_foundational: bool = False) -> None:
-        self._ids[mem_id] = None
-
-    def recall(self, mem_id: str, turn: int) -> bool:
-        return mem_id in self._ids
-
-    def step(self, turn: int) -> list[str]:
-        return []
-
-    def is_present(self, mem_id: str) -> bool:
-        return mem_id in self._ids
-
-    def working_set_size(self) -> int:
-        return len(self._ids)
+    def _initial_stability(self) -> float:
+        return math.inf
 
     def untouched_delay(self) -> None:
         return None
+
+    def _touched(self, item: MemoryItem) -> None:
+        return None
+
+    def _recalled_delay(self, stability: float) -> None:
+        return None
+
+
+def policy_problem(policy: object) -> str | None:
+    """``None`` if ``policy`` is a :class:`GovernancePolicy` or its value, else why not."""
+    return choice_problem("policy", policy, [str(p) for p in GovernancePolicy])
 
 
 def noise_present(turn: int, noise_per_turn: int, delay: int | None, *, stepped: bool) -> int:
@@ -177,11 +224,11 @@ Rules = tuple[float, float, float, float, float, float]
 """``(eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha)``."""
 
 
-def _check_rules(session: object, policy: str, rules: Rules) -> None:
+def _check_rules(session: object, policy: object, rules: Rules) -> GovernancePolicy:
+    """``policy`` as the member, after checking ``session``, ``policy`` and ``rules`` (``ValueError``)."""
     if not isinstance(session, GovernanceSession):
         raise ValueError(f"session must be a GovernanceSession, got {session!r}")
-    if policy not in ALL_POLICIES:
-        raise ValueError(f"policy must be one of {ALL_POLICIES}, got {policy!r}")
+    raise_problems([policy_problem(policy)])
     eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha = rules
     raise_problems(
         [
@@ -193,11 +240,14 @@ def _check_rules(session: object, policy: str, rules: Rules) -> None:
             alpha_problem(alpha),
         ]
     )
+    return GovernancePolicy(policy)  # type: ignore[arg-type]
 
 
-def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[GovernanceRun, _Store]:
+def _play(
+    session: GovernanceSession, policy: GovernancePolicy | str, rules: Rules
+) -> tuple[GovernanceRun, ScheduledEngine]:
     """Play ``session`` under ``policy``; the run and the store as it is after the last turn."""
-    _check_rules(session, policy, rules)
+    policy = _check_rules(session, policy, rules)
     eviction_threshold, min_evidence, low_threshold, discount, effect_z, alpha = rules
     world = session.world
 
@@ -205,22 +255,20 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
         hyper = (estimator.prior, estimator.min_evidence, estimator.high_threshold, estimator.low_threshold)
         return _read_worth(estimator.counters(mem_id), *hyper)
 
-    engine: _Store = (
-        _NeverEvictingStore()
-        if policy == "worth"
-        else EbbinghausEngine(eviction_threshold=eviction_threshold)
+    engine: ScheduledEngine = (
+        EbbinghausEngine(eviction_threshold=eviction_threshold) if policy.evicts else NeverEvicting()
     )
     # The noise is never retrieved: it is counted (noise_present), not held, in the store.
     noise_delay = engine.untouched_delay()
     worth: MemoryWorth | None = None
-    if policy in ("worth", "combined"):
+    if policy in (GovernancePolicy.WORTH, GovernancePolicy.COMBINED):
         worth = MemoryWorth(min_evidence=min_evidence, low_threshold=low_threshold)
-    elif policy == "discounted":
+    elif policy is GovernancePolicy.DISCOUNTED:
         worth = DiscountedMemoryWorth(
             discount=discount, min_evidence=min_evidence, low_threshold=low_threshold
         )
-    arms = {STALE: EffectArms(), TRUE: EffectArms()} if policy == "effect" else None
-    tests = {m: HarmTest(world.co_retrieval, alpha) for m in (STALE, TRUE)} if policy == SEQUENTIAL else {}
+    arms = {STALE: EffectArms(), TRUE: EffectArms()} if policy is GovernancePolicy.EFFECT else None
+    tests = {m: HarmTest(world.co_retrieval, alpha) for m in (STALE, TRUE)} if policy is SEQUENTIAL else {}
     deprecated: set[str] = set()
     removed: dict[str, int] = {}
     tasks = {t: i for i, t in enumerate(session.task_turns)}
@@ -236,7 +284,7 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
             engine.register(STALE, DEPLOYMENT_FACTS[STALE], turn, is_foundational=True)
         if turn == world.shift_turn:
             engine.register(TRUE, DEPLOYMENT_FACTS[TRUE], turn)
-            if policy == "newest":  # the newer of two contradicting facts wins
+            if policy is GovernancePolicy.NEWEST:  # the newer of two contradicting facts wins
                 deprecated.add(STALE)
         i = tasks.get(turn)
         if i is not None:
@@ -307,7 +355,7 @@ def _play(session: GovernanceSession, policy: str, rules: Rules) -> tuple[Govern
 
 def run_governance(
     session: GovernanceSession,
-    policy: str,
+    policy: GovernancePolicy | str,
     eviction_threshold: float = DEFAULT_EVICTION_THRESHOLD,
     min_evidence: float = DEFAULT_MIN_EVIDENCE,
     low_threshold: float = DEFAULT_LOW_THRESHOLD,
@@ -320,7 +368,8 @@ def run_governance(
     Parameters
     ----------
     session : GovernanceSession
-    policy : str
+    policy : GovernancePolicy or its value
+        The run's ``policy`` is the member.
     eviction_threshold : float
         The decay engine's ``θ`` in ``(0, 1)``: evict when ``R = exp(-t / S) < θ``.
     min_evidence : float
@@ -360,7 +409,7 @@ def decay_fact_states(
         DEFAULT_EFFECT_Z,
         DEFAULT_ALPHA,
     )
-    run, engine = _play(session, "decay", rules)
+    run, engine = _play(session, GovernancePolicy.DECAY, rules)
     assert isinstance(engine, EbbinghausEngine)
     last = session.world.session_length
     removed = {STALE: run.stale_removed_turn, TRUE: run.true_removed_turn}

@@ -18,7 +18,7 @@ from ...hashing import digest
 from ..executor import Executor
 from .batch import run_governance_seeds
 from .intervals import NO_SESSION, Estimate, mean_estimate, share_estimate
-from .policies import POLICIES
+from .policies import POLICIES, GovernancePolicy
 from .runs import FactState, GovernanceRun, success_in
 from .world import GovernanceWorld
 
@@ -43,14 +43,14 @@ __all__ = [
     "describe_decay_fates",
 ]
 
-POLICY_LABELS = {
-    "decay": "decay alone",
-    "worth": "Memory Worth alone",
-    "combined": "combined governance",
-    "newest": "newest fact wins",
-    "discounted": "combined, discounted worth",
-    "effect": "combined, effect interval",
-    "sequential": "combined, sequential test",
+POLICY_LABELS: dict[str, str] = {
+    GovernancePolicy.DECAY: "decay alone",
+    GovernancePolicy.WORTH: "Memory Worth alone",
+    GovernancePolicy.COMBINED: "combined governance",
+    GovernancePolicy.NEWEST: "newest fact wins",
+    GovernancePolicy.DISCOUNTED: "combined, discounted worth",
+    GovernancePolicy.EFFECT: "combined, effect interval",
+    GovernancePolicy.SEQUENTIAL: "combined, sequential test",
 }
 """How tables and figures name each policy of :data:`~forgetting.studies.governance.policies.ALL_POLICIES`."""
 MEASURES = {
@@ -89,10 +89,10 @@ def _check_policy_runs(runs: object, policies: Sequence[str]) -> Mapping[str, Se
     """``runs`` if it maps every name in ``policies`` to its runs, else a ``ValueError`` naming the missing."""
     if not isinstance(runs, Mapping):
         raise ValueError(f"runs must be a mapping of policy name to its runs, got {shown(runs)}")
-    missing = [p for p in policies if p not in runs]
+    missing = [str(p) for p in policies if p not in runs]
     if missing:
         raise ValueError(
-            f"runs must hold the runs of every policy {list(policies)} (as run_governance_seeds "
+            f"runs must hold the runs of every policy {[str(p) for p in policies]} (as run_governance_seeds "
             f"returns them), missing {missing}; got the keys {shown(sorted(map(str, runs)))}"
         )
     return runs
@@ -204,8 +204,9 @@ def policy_table(
 
 
 def _paired(runs: Mapping[str, Sequence[GovernanceRun]]) -> list[tuple[GovernanceRun, GovernanceRun]]:
-    runs = _check_policy_runs(runs, ("combined", "decay"))
-    combined, decay = _check_runs(runs["combined"]), _check_runs(runs["decay"])
+    both = (GovernancePolicy.COMBINED, GovernancePolicy.DECAY)
+    runs = _check_policy_runs(runs, both)
+    combined, decay = (_check_runs(runs[p]) for p in both)
     if [r.seed for r in combined] != [r.seed for r in decay]:
         raise ValueError("runs['combined'] and runs['decay'] must be the same sessions (seeds), in order")
     return list(zip(combined, decay))
@@ -305,7 +306,7 @@ def world_sweep(
     n_seeds: int,
     base_seed: int = 0,
     executor: Executor | None = None,
-    policies: Sequence[str] = ("decay", "combined"),
+    policies: Sequence[str] = (GovernancePolicy.DECAY, GovernancePolicy.COMBINED),
     *,
     known: Mapping[str, Mapping[str, Estimate]] | None = None,
     summarize: Callable[[Sequence[GovernanceRun]], dict[str, Estimate]] = summarize_governance,
@@ -352,7 +353,7 @@ def co_retrieval_sweep(
     n_seeds: int,
     base_seed: int = 0,
     executor: Executor | None = None,
-    policies: Sequence[str] = ("decay", "combined"),
+    policies: Sequence[str] = (GovernancePolicy.DECAY, GovernancePolicy.COMBINED),
     **rules: float,
 ) -> dict[float, dict[str, dict[str, Estimate]]]:
     """:func:`world_sweep` of ``co_retrieval``: ``policies`` on the same sessions at each value."""
