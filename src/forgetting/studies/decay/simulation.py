@@ -3,6 +3,13 @@
 The driver holds no policy: it applies each turn's events, calls ``step(turn)``
 once, and records. Whatever differs between two engines' traces comes from their
 eviction rule alone.
+
+This is the article's driver, not the library's
+(:func:`~forgetting.conversations.policies.replay`): a turn registers several items or none,
+and its step comes after its recalls, where the library's driver forgets before an event's
+recalls and stores one memory per event. CONTRIBUTING.md ("The article's replay and the
+library's driver") gives the counterexamples, and ``tests/test_decay_simulation.py`` holds the two
+drivers to agreeing everywhere else for one fact.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..._validate import raise_problems, shown
 from ...decay.engines import Engine
-from .sessions import Session
+from .sessions import Action, Session
 
 __all__ = ["Trace", "simulate"]
 
@@ -102,7 +109,7 @@ def simulate(engine: Engine, session: Session) -> Trace:
         while index < len(events) and events[index][0] == turn:
             _, action, mem_id, _is_foundational = events[index]
             index += 1
-            if action == "register":
+            if action == Action.REGISTER:
                 engine.register(mem_id, mem_id, turn, _is_foundational)
                 trace.created_turn[mem_id] = turn
                 present_foundational += mem_id in foundational
