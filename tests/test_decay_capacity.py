@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from forgetting.conversations.capacity import Capacity, CapacityRule
+from forgetting.conversations.policies import Event, ReplayRun
 from forgetting.decay.curves import decay_eviction_delay, reinforced_stability
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
 from forgetting.studies.decay.capacity import CapacityDecay, CapacityWindow, age_ratio, victim_key
@@ -219,3 +222,25 @@ def test_a_refused_register_changes_nothing():
     with pytest.raises(ValueError, match="already registered"):
         engine.register("a", "", 3)
     assert engine.present_ids() == ["a"] and engine.step(3) == []
+
+
+@settings(max_examples=80, deadline=None)
+@given(capacity=st.integers(1, 6), length=st.integers(1, 40), data=st.data())
+def test_the_window_with_the_budget_alone_is_the_library_s_lru_rule(capacity, length, data):
+    # One concept, two forms: CapacityWindow(C) is an engine for the article's driver, the
+    # library's Capacity(C, "lru") a policy of its driver. Driven by the same library events (one
+    # store per turn, the driver's order: forget, recall, store), they hold the same memories.
+    events = []
+    for t in range(length):
+        recalled = data.draw(st.lists(st.integers(0, t - 1), unique=True, max_size=3)) if t else []
+        events.append(Event(t, datetime(2024, 1, 1), 1, t, tuple(recalled)))
+    run = ReplayRun(Capacity(capacity=capacity, rule=CapacityRule.LRU))
+    engine = CapacityWindow(capacity)
+    for event in events:
+        engine.step(event.turn)
+        for mem_id in event.recalled:
+            engine.recall(mem_id, event.turn)  # a missing id: a missed recall, as the library's
+        engine.register(event.stored, turn=event.turn)
+        run.feed([event])
+        assert engine.present_ids() == list(run.held)
+    assert len(run.dropped) == max(0, length - capacity)  # the budget binds: the test can fail

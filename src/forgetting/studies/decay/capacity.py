@@ -8,6 +8,10 @@ than ``W`` turns), or none (``None``: the budget alone evicts), and never holds 
 * :class:`CapacityDecay` -- the lowest retention ``exp(-t / S)`` at the current turn, ``t``
   the turns since the item's last touch;
 * :class:`CapacityWindow` -- the least recently touched (largest ``t``), recall count ignored.
+  With the budget alone it is the library's LRU rule
+  (:class:`~forgetting.conversations.capacity.Capacity` with ``rule="lru"``) in the engine form
+  the article's replay steps: driven by the same library events, the two hold the same memories
+  (``tests/test_decay_capacity.py``).
 
 Ties (equal retention, equal last touch) go to the oldest item, the lowest registration
 order, when ``oldest_first`` is true (the default), else to the newest. Retention is
