@@ -8,12 +8,13 @@ checked here too.
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 from datetime import datetime
 
 import pytest
 
-from forgetting.conversations.policies import DecayClock, Ebbinghaus, Event, Window, replay
+from forgetting.conversations.policies import DecayClock, Ebbinghaus, Event, ReplayRun, Window, replay
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
 from forgetting.studies.decay import batch
 from forgetting.studies.decay.policies import DECAY, WINDOW, DecayPolicy, EngineKind, WindowPolicy
@@ -77,6 +78,9 @@ def test_saved_and_read_back():
         data = policy.to_dict()
         assert data["format"] == f"forgetting.{type(policy).__name__}"
         assert type(policy).from_dict(data) == policy
+        saved = json.loads(json.dumps(ReplayRun(policy).feed(EVENTS[:17]).to_dict()))
+        resumed = ReplayRun.from_dict(saved, type(policy).from_dict(saved["state"]["policy"]))
+        assert resumed.feed(EVENTS[17:]).result() == replay(policy, EVENTS)  # a run saved midway
 
 
 @pytest.mark.parametrize(
