@@ -240,7 +240,7 @@ def _check_rules(session: object, policy: object, rules: Rules) -> GovernancePol
             alpha_problem(alpha),
         ]
     )
-    return GovernancePolicy(policy)  # type: ignore[arg-type]
+    return GovernancePolicy(str(policy))
 
 
 def _play(
