@@ -164,7 +164,9 @@ def main(argv: list[str]) -> int:
                 flush=True,
             )
     elif argv[0] == "fast":  # the tier CONTRIBUTING describes, at the same thread settings
-        run(PYTHON, "-m", "pytest", "-m", FAST_TIER, "--durations=10", env=pytest_environment(env))
+        # on two processes (pytest-xdist), a test file to each at a time so its module fixtures run once
+        fast = ("-m", FAST_TIER, "--numprocesses=2", "--dist=loadfile", "--durations=10")
+        run(PYTHON, "-m", "pytest", *fast, env=pytest_environment(env))
     else:  # the thread settings CI runs with, so that this command and CI test the same thing
         run(PYTHON, "-m", "pytest", "--durations=25", env=pytest_environment(env))
     return 0

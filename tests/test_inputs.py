@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,6 +23,15 @@ LAUGHS = "".join(  # a "billion laughs" like the probe's 277-byte one: 9**8 "lol
     [f"a: &a [{','.join(['lol'] * 9)}]\n"]
     + [f"{c}: &{c} [{','.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefg", "bcdefgh")]
 )
+
+
+@pytest.fixture
+def tmp_path():
+    """A short scratch folder: a refusal quotes a path whole only up to 80 characters
+    (``_validate.shown``), and pytest's own ``tmp_path`` is longer than that under
+    pytest-xdist (one more folder per worker) for this module's longest test names."""
+    with tempfile.TemporaryDirectory(prefix="in-") as folder:
+        yield Path(folder)
 
 
 @pytest.fixture
