@@ -233,6 +233,41 @@ def test_ranked_hits_over_a_held_set_are_those_of_top_k_few_held_or_many(n_quest
         held = rng.random(n_turns) < share
         direct = [np.isin(top_k(cosines[q], k, held), evidence[q]).any() for q in range(n_questions)]
         assert ranking.hits(k, held).tolist() == direct
+        counted = [int(np.isin(top_k(cosines[q], k, held), evidence[q]).sum()) for q in range(n_questions)]
+        assert ranking.found(k, held).tolist() == counted
+    everything = [int(np.isin(top_k(cosines[q], k), evidence[q]).sum()) for q in range(n_questions)]
+    assert ranking.found(k).tolist() == everything
+    assert ranking.n_evidence.tolist() == [ev.size for ev in evidence]
+
+
+def test_recall_and_all_evidence_at_k_are_locomos_share_and_all_of_the_evidence(fixture_data):
+    """recall@k: the mean over questions of the share of their evidence turns in the top k
+    (LoCoMo's recall_acc), exact; all-evidence@k: every evidence turn in the top k; both over
+    what is held and over every turn, read directly from top_k."""
+    from fractions import Fraction
+
+    _, conversations, vectors = fixture_data
+    conversation, vector = conversations[0], vectors[0]
+    index = question_index(conversation)
+    tokens = np.ones(len(conversation.turns), dtype=np.int64)
+    events = recall_events(conversation, ranked_history(vector.turn_cosines, 0.0))
+    ranking = QuestionRanking.of(vector.question_cosines, index)
+    held_ids = set(replay(Window(window_size=2), events, k=1).held)
+    held = np.array([t.dia_id in held_ids for t in conversation.turns])
+    main = [i for i, c in enumerate(index.category) if c != ADVERSARIAL]
+    assert any(index.evidence[i].size > 1 for i in main)  # a question where the three measures differ
+    for question_k in (1, 2, 3):
+        result = score(conversation, index, ranking, tokens, Window(window_size=2), events, 1, question_k)
+        for mask, recall, every in ((held, result.recall_held, result.every_held),
+                                    (None, result.recall_all, result.every_all)):  # fmt: skip
+            found = [np.isin(top_k(vector.question_cosines[index.rows[i]], question_k, mask), index.evidence[i])
+                     .sum() for i in main]  # fmt: skip
+            assert recall == sum(Fraction(int(f), index.evidence[i].size) for f, i in zip(found, main))
+            assert every == sum(int(f) == index.evidence[i].size for f, i in zip(found, main))
+        shares = pooled([result, result])
+        assert shares["recall_held"] == float(result.recall_held / result.questions)
+        assert shares["every_all"] == result.every_all / result.questions
+        assert shares["every_held"] <= shares["recall_held"] <= shares["hit_held"]
 
 
 # --- embeddings -------------------------------------------------------------------------------
@@ -302,6 +337,30 @@ def test_the_sweep_pools_conversations_and_seeds_and_does_not_depend_on_the_exec
     assert all(r["turns_share"] == 1.0 for r in one if r["family"] == "LRU" and r["value"] == 100)
 
 
+def test_a_minimum_similarity_recalls_what_yourmemorys_reinforcement_threshold_lets_through(fixture_data):
+    """The sweep gives YourMemory the stream of minimum max(m, 0.75): at each turn the ranking
+    filtered by yourmemory_reinforced over its cosines, so every replay decides the same."""
+    from forgetting.conversations.field_rules import YourMemory, yourmemory_reinforced
+
+    _, conversations, vectors = fixture_data
+    conversation, cosines = conversations[0], vectors[0].turn_cosines
+    threshold = float(np.sort(cosines[np.tril_indices_from(cosines, -1)])[-4])  # a few pass it
+    ranked = ranked_history(cosines, 0.0)
+    filtered = [
+        np.array(
+            [j for j in yourmemory_reinforced([(j, cosines[i, j]) for j in row], threshold)], dtype=np.intp
+        )
+        for i, row in enumerate(ranked)
+    ]
+    assert [r.tolist() for r in filtered] == [r.tolist() for r in ranked_history(cosines, threshold)]
+    assert sum(r.size for r in filtered) == 4
+    for clock in ("active", "calendar"):
+        policy = YourMemory(importance=0.3, clock=clock)
+        a = replay(policy, recall_events(conversation, filtered), k=2)
+        b = replay(policy, recall_events(conversation, ranked_history(cosines, threshold)), k=2)
+        assert a == b
+
+
 def test_the_sweep_task_scores_every_setting_at_each_retrieval_as_score_does(fixture_data):
     _, conversations, vectors = fixture_data
     conversation, vector = conversations[0], vectors[0]
@@ -313,9 +372,26 @@ def test_the_sweep_task_scores_every_setting_at_each_retrieval_as_score_does(fix
     ranking = QuestionRanking.of(vector.question_cosines, index)
     plain = []
     for k, m in retrievals:
-        events = recall_events(conversation, ranked_history(vector.turn_cosines, m))
-        plain.append([score(conversation, index, ranking, tokens, s.policy, events, k, 2) for s in grid])
+        row = []
+        for s in grid:  # YourMemory's recalls: only those at or above its reinforcement threshold
+            minimum = m if s.reinforce_min is None else max(m, s.reinforce_min)
+            events = recall_events(conversation, ranked_history(vector.turn_cosines, minimum))
+            row.append(score(conversation, index, ranking, tokens, s.policy, events, k, 2))
+        plain.append(row)
     assert found == plain
+    families = {s.family for s in grid}
+    assert {
+        "MemoryBank 3869efc as written",
+        "MemoryBank 3869efc, intent",
+        "YourMemory, calendar days",
+    } <= families
+    assert {s.policy.code for s in grid if s.family.startswith("MemoryBank 3869efc")} == {"head", "intent"}
+    yours = {s.family: s for s in grid if s.family.startswith("YourMemory")}
+    assert (yours["YourMemory"].policy.clock, yours["YourMemory, calendar days"].policy.clock) == (
+        "active",
+        "calendar",
+    )
+    assert {s.reinforce_min for s in yours.values()} == {0.75}
     assert {s.family for s in grid if recall_blind(s.policy)} == {
         "Keep everything",
         "FIFO",

@@ -11,7 +11,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 
@@ -21,9 +21,11 @@ from forgetting.conversations import (
     LOCOMO_URL,
     DataUnavailable,
     counts,
+    evidence_repairs,
     load_locomo,
     locomo_zip,
     parse_session_time,
+    repaired_reference,
     resolve_evidence,
     verify_zip,
 )
@@ -84,10 +86,16 @@ def test_fixture_counts(fixture):
     assert [c.name for c in conversations] == ["1", "2"]
     assert [c.speakers for c in conversations] == [("Ines", "Tomas"), ("Aiko", "Bram")]
     found = counts(conversations)
-    assert (found.conversations, found.sessions, found.turns, found.images) == (2, 6, 11, 1)
+    assert (found.conversations, found.sessions, found.turns, found.images, found.captions) == (
+        2,
+        6,
+        11,
+        1,
+        1,
+    )
     assert found.questions == {1: 1, 2: 1, 3: 1, 4: 2, 5: 1}
     assert found.total_questions == 6
-    assert (found.evidence, found.unresolved) == (7, 1)
+    assert (found.evidence, found.unresolved, found.repaired) == (7, 1, 0)
 
 
 def test_turns_in_session_order_with_one_counter(fixture):
@@ -124,6 +132,57 @@ def test_image_turn_caption_and_memory_text(fixture):
     assert plain.caption is None and plain.memory_text == plain.text
 
 
+def test_a_caption_without_an_image_is_not_embedded(tmp_path):
+    """The stated choice for a caption-only turn (a ``blip_caption``, no ``img_url``): it is
+    counted as a caption, not an image, and its retrieval text leaves the caption out, as LoCoMo's
+    own code does (it appends ``[shares ...]`` only for a non-empty image list)."""
+
+    def caption_only(docs):
+        turn = docs[MEMBERS[0]]["session_2"][1]
+        turn["blip_caption"] = "a photo of tomatoes"
+        docs[MEMBERS[0]]["session_3"][0]["img_url"] = []  # an empty list: no image either
+        docs[MEMBERS[0]]["session_3"][0]["blip_caption"] = "a photo of a red tomato"
+
+    made = write_fixture(tmp_path / "c.zip", caption_only)
+    first = load_locomo(made.path, made.sha256, made.members)[0]
+    image, only, empty = (first.turn_by_id[i] for i in ("D2:1", "D2:2", "D3:1"))
+    assert (image.image, only.image, empty.image) == (True, False, False)
+    assert image.retrieval_text.endswith('"\n[shares a photo of a wooden shelf with plants]\n')
+    assert only.caption == "a photo of tomatoes" and "[shares" not in only.retrieval_text
+    assert "[shares" not in empty.retrieval_text and empty.retrieval_text.endswith(
+        'said, "The first tomato is red."\n'
+    )
+    found = counts([first])
+    assert (found.images, found.captions) == (1, 3)
+
+
+def test_malformed_evidence_references_are_repaired_only_when_asked_and_listed(tmp_path):
+    def malformed(docs):
+        docs[MEMBERS[0]]["qa"][0]["evidence"] = ["D1:01", "D:3:2", "D1:1 D1:3", "D2:1; D3:1", "D1:2"]
+        docs[MEMBERS[0]]["qa"][2]["evidence"] = ["D9:9", "D", "D1:9 D1:1", "D1:1x"]
+
+    made = write_fixture(tmp_path / "m.zip", malformed)
+    first = load_locomo(made.path, made.sha256, made.members)[0]
+    as_written = resolve_evidence(first, first.questions[0])
+    assert [t.dia_id for t in as_written.turns] == ["D1:2"]
+    assert as_written.unknown == ("D1:01", "D:3:2", "D1:1 D1:3", "D2:1; D3:1") and as_written.repaired == ()
+    repaired = resolve_evidence(first, first.questions[0], repair=True)
+    assert [t.dia_id for t in repaired.turns] == ["D1:1", "D3:2", "D1:1", "D1:3", "D2:1", "D3:1", "D1:2"]
+    assert repaired.unknown == () and repaired.repaired == as_written.unknown
+    # no repair: a turn that does not exist, no id at all, one of the ids missing, anything else in it
+    kept = resolve_evidence(first, first.questions[2], repair=True)
+    assert kept.unknown == ("D9:9", "D", "D1:9 D1:1", "D1:1x") and kept.repaired == ()
+    assert repaired_reference(first, "D1:1") is None  # names a turn as written: nothing to repair
+    assert [(r.question, r.written, r.read) for r in evidence_repairs([first])] == [
+        (0, "D1:01", ("D1:1",)),
+        (0, "D:3:2", ("D3:2",)),
+        (0, "D1:1 D1:3", ("D1:1", "D1:3")),
+        (0, "D2:1; D3:1", ("D2:1", "D3:1")),
+    ]
+    found = counts([first])
+    assert (found.unresolved, found.repaired) == (8, 4)
+
+
 def test_questions_answers_and_unresolved_evidence(fixture):
     first = load_fixture(fixture)[0]
     by_category = {q.category: q for q in first.questions}
@@ -134,7 +193,7 @@ def test_questions_answers_and_unresolved_evidence(fixture):
     assert [t.dia_id for t in evidence.turns] == ["D3:2"]
     assert evidence.unknown == ("D9:9",)
     second = load_fixture(fixture)[1]
-    assert resolve_evidence(second, second.questions[0]) == ((), ())
+    assert resolve_evidence(second, second.questions[0]) == ((), (), ())
     with pytest.raises(
         ValueError, match="question must belong to conversation '2', got one of conversation '1'"
     ):
@@ -474,7 +533,41 @@ def test_the_real_file_has_the_counts_its_readme_states():
     assert (found.conversations, found.turns, found.total_questions) == (10, 5882, 1986)
     assert found.questions == {1: 282, 2: 321, 3: 96, 4: 841, 5: 446}
     assert found.evidence == 2815
-    # Counted by this loader (regression pins, not the README's): 272 sessions, 1,226 image
-    # turns, 9 evidence strings naming no turn (e.g. "D8:6; D9:17", "D30:05", "D10:19").
-    assert (found.sessions, found.images, found.unresolved) == (272, 1226, 9)
+    # Counted by this loader (regression pins, not the README's): 272 sessions, 910 turns with
+    # an image (img_url) and 1,226 with a caption, 9 evidence strings naming no turn as written
+    # (e.g. "D8:6; D9:17", "D30:05", "D10:19"), 6 of them repaired.
+    assert (found.sessions, found.images, found.captions) == (272, 910, 1226)
+    assert (found.unresolved, found.repaired) == (9, 6)
     assert [c.name for c in conversations] == ["26", "30", "41", "42", "43", "44", "47", "48", "49", "50"]
+
+
+@pytest.mark.skipif(not REAL.is_file(), reason=f"no LoCoMo zip at ${LOCOMO_ENV} or {ROOT / SHARED_COPY}")
+def test_the_real_files_repairs_against_its_raw_references():
+    """Each repair read against the raw JSON, not the loader: the reference is in that question's
+    evidence list as written, names no dia_id of the file, and its numbers are exactly those of
+    the ids it is read as (leading zeros aside), each a dia_id of the file."""
+    import re
+
+    from forgetting.conversations.source import LOCOMO_MEMBERS
+
+    path = locomo_zip(local=REAL)
+    repairs = evidence_repairs(load_locomo(path))
+    with zipfile.ZipFile(path) as archive:
+        raw = {PurePath(m).stem: json.loads(archive.read(m)) for m in LOCOMO_MEMBERS}
+    for repair in repairs:
+        document = raw[repair.conversation]
+        ids = {
+            t["dia_id"] for key, turns in document.items() if re.fullmatch(r"session_\d+", key) for t in turns
+        }
+        assert repair.written in document["qa"][repair.question]["evidence"]
+        assert repair.written not in ids and set(repair.read) <= ids
+        numbers = [int(n) for n in re.findall(r"\d+", repair.written)]
+        assert numbers == [int(n) for r in repair.read for n in re.findall(r"\d+", r)]
+    assert [(r.conversation, r.question, r.written, r.read) for r in repairs] == [
+        ("26", 37, "D8:6; D9:17", ("D8:6", "D9:17")),
+        ("43", 18, "D:11:26", ("D11:26",)),
+        ("49", 31, "D9:1 D4:4 D4:6", ("D9:1", "D4:4", "D4:6")),
+        ("49", 38, "D22:1 D22:2 D9:10 D9:11", ("D22:1", "D22:2", "D9:10", "D9:11")),
+        ("49", 46, "D21:18 D21:22 D11:15 D11:19", ("D21:18", "D21:22", "D11:15", "D11:19")),
+        ("50", 69, "D30:05", ("D30:5",)),
+    ]

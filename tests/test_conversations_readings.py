@@ -16,7 +16,8 @@ from forgetting.studies.conversations import readings
 
 def budget_row(family, budget, turns, evidence, hit=0.3, value=1, parameter="C"):
     return {"family": family, "budget": budget, "value": value, "parameter": parameter, "turns_share": turns,
-            "tokens_share": turns, "evidence_kept": evidence, "hit_held": hit}  # fmt: skip
+            "tokens_share": turns, "evidence_kept": evidence, "hit_held": hit, "recall_held": hit / 2,
+            "every_held": hit / 4}  # fmt: skip
 
 
 def test_wilson_is_the_score_interval_and_stays_inside_zero_and_one():
@@ -36,8 +37,13 @@ def test_the_recommendation_takes_the_most_evidence_per_share_held_then_keeps_ev
         budget_row("LFU", 0.1, math.nan, math.nan),  # no family within: no row
     ]
     frontier = [{"family": "Keep everything", "turns_share": 1.0, "tokens_share": 1.0, "evidence_kept": 1.0,
-                 "hit_held": 0.48}]  # fmt: skip
+                 "hit_held": 0.48, "recall_held": 0.42, "every_held": 0.37}]  # fmt: skip
     rows = readings.recommendation_rows(budgets, frontier, 100, 50)
+    assert (rows[0]["recall@k held"], rows[0]["all-evidence@k held"]) == (
+        0.15,
+        0.075,
+    )  # LFU's row, beside hit@k
+    assert (rows[1]["recall@k held"], rows[1]["all-evidence@k held"]) == (0.42, 0.37)
     assert [r["budget"] for r in rows] == [0.5, 1.0]
     best, keep = rows
     assert best["rule"] == "LFU" and best["setting"] == "C = 1"
@@ -68,12 +74,25 @@ def test_sweep_values_find_memorybanks_largest_footprint_and_count_distinct_outc
         return {"family": family, "recall_k": k, "min_similarity": 0.0, "turns_share": turns,
                 "evidence_kept": evidence, "hit_held": hit}  # fmt: skip
 
+    def yours(family, schedule, value, turns):
+        return {**row(f"{family}, pass per {schedule}", 5, turns), "value": value, "recall_held": 0.1,
+                "every_held": 0.1}  # fmt: skip
+
     sweep = [row("MemoryBank, pass per day", 5, 0.06), row("MemoryBank, pass per turn", 10, 0.08),
+             row("MemoryBank 3869efc, intent, pass per day", 10, 0.9),  # not v0: not MemoryBank's cap sweep
              row("FIFO", 5, 0.5), row("FIFO", 5, 0.5), row("FIFO", 10, 0.5),
              row("Keep everything", 5, 1.0)]  # fmt: skip
+    sweep += [yours("YourMemory", p, v, 0.2 * v) for p in ("session", "turn", "day") for v in (1, 2)]
+    sweep += [
+        yours("YourMemory, calendar days", p, 1, 0.3 if p == "day" else 0.2)
+        for p in ("session", "turn", "day")
+    ]
     values = readings.sweep_values(sweep, 5)
     assert values["bank_max_share_any"] == 0.08 and values["bank_max_share_k"] == 10
-    assert values["n_outcomes_forgetting"] == 4  # the two FIFO rows at k = 5 are one outcome
+    assert values["n_outcomes_forgetting"] == 8  # the two FIFO rows at k = 5 are one outcome, and so on
+    assert values["yourmemory_schedules_same_active"] and not values["yourmemory_schedules_same_calendar"]
+    assert values["yourmemory_schedules_same_text"] == "on the active-day clock only"
+    assert (values["yourmemory_n_settings_active"], values["yourmemory_n_settings_calendar"]) == (2, 1)
 
 
 def conversation(evidence):
@@ -183,9 +202,27 @@ def test_the_recommend_view_puts_each_interval_beside_its_value():
     from forgetting.studies.conversations import presentation
 
     frontier = [{"family": "Keep everything", "turns_share": 1.0, "tokens_share": 1.0, "evidence_kept": 1.0,
-                 "hit_held": 0.5}]  # fmt: skip
+                 "hit_held": 0.5, "recall_held": 0.4, "every_held": 0.3}]  # fmt: skip
     budgets = [budget_row("LFU", 0.5, 0.25, 0.4)]
     view = presentation.recommend_view(pd.DataFrame(readings.recommendation_rows(budgets, frontier, 100, 50)))
     assert view["rule"].tolist() == ["LFU, C = 1", "Keep everything"]
     assert view["budget"].tolist() == ["0.5", "none"]
     assert view["per share held"].iloc[0].startswith("1.600 (")
+
+
+def test_the_recommendation_values_name_lfus_budgets_and_the_other_leaders():
+    recommend = [
+        {"budget": 0.1, "rule": "LFU", "evidence per share held": 1.3},
+        {"budget": 0.5, "rule": "LFU", "evidence per share held": 1.1},
+        {"budget": 0.75, "rule": "Random eviction", "evidence per share held": 1.0137},
+        {"budget": 1.0, "rule": "Keep everything", "evidence per share held": 1.0},
+    ]
+    values = readings.recommendation_values(recommend, 0.5)
+    assert values["recommend_lfu_budgets_text"] == "0.1, 0.5" and values["recommend_lfu_to_headline"] is True
+    assert (
+        values["recommend_others_text"]
+        == " (at 0.75 of the turns it is Random eviction, 1.01 times a random subset)"
+    )
+    assert readings.recommendation_values(recommend, 0.75)["recommend_lfu_to_headline"] is False
+    alone = readings.recommendation_values(recommend[:2] + recommend[3:], 0.5)
+    assert alone["recommend_others_text"] == ""

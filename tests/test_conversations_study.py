@@ -20,6 +20,7 @@ PARAMS = spec("real-conversations").defaults
 def row(family, value, turns, evidence, hit=0.4, hit_all=0.5, k=5, m=0.0):
     return {"recall_k": k, "min_similarity": m, "family": family, "parameter": "p", "value": value,
             "turns_share": turns, "evidence_kept": evidence, "hit_held": hit, "hit_all": hit_all,
+            "recall_held": hit * 0.8, "recall_all": 0.42, "every_held": hit * 0.7, "every_all": 0.37,
             "tokens_share": turns, "adv_evidence_kept": evidence, "adv_hit_held": hit, "adv_hit_all": 0.3}  # fmt: skip
 
 
@@ -49,6 +50,8 @@ def test_headline_values_read_the_tables():
     families = list(study.HEADLINE_FAMILIES.values()) + ["Keep everything", "MemoryBank, pass per day"]
     frontier = [row(f, 1, 0.4, 0.36 if f != "LFU" else 0.48) for f in families]
     frontier[-2] = row("Keep everything", 0, 1.0, 1.0, hit=0.5)
+    frontier += [row("MemoryBank 3869efc as written, pass per session", 0, 0.05, 0.045, hit=0.2),
+                 row("MemoryBank 3869efc, intent, pass per session", 0, 0.5, 0.45, hit=0.45)]  # fmt: skip
     budgets = [{**r, "budget": 0.5} for r in frontier if r["family"] != "Keep everything"]
     budgets.append(
         {"family": "Keep everything", "budget": 0.5, "value": float("nan"), "evidence_kept": float("nan")}
@@ -63,7 +66,19 @@ def test_headline_values_read_the_tables():
     assert values["hit_all"] == 0.5 and values["n_settings_hit_above"] == 0
     assert values["n_settings_forgetting"] == len(sweep) - 1
     assert values["recall_blind_same"] is True
-    assert values["bank_max_share"] == 0.4
+    assert values["bank_max_share"] == 0.4  # v0's families only
+    assert (values["bank_head_share"], values["bank_head_kept"]) == (0.05, 0.045)
+    assert (values["bank_intent_share"], values["bank_intent_kept"]) == (0.5, 0.45)
+    assert (values["recall_all"], values["every_all"]) == (0.42, 0.37)
+    assert values["n_settings_recall_above"] == 0 and values["n_settings_every_above"] == 0
+    raised = [*sweep, {**row("LRU", 9, 0.9, 0.9), "recall_held": 0.43}]
+    found = study.headline_values(
+        {"frontier": frontier, "budgets": budgets, "sweep": raised}, {"headline_budget": 0.5}
+    )
+    assert (found["n_settings_recall_above"], found["n_settings_every_above"]) == (1, 0)
+    with pytest.raises(ValueError, match="recall_all over the whole history must not depend on the policy"):
+        study.headline_values({"frontier": [*frontier, {**frontier[0], "recall_all": 0.5}], "budgets": budgets,
+                               "sweep": sweep}, {"headline_budget": 0.5})  # fmt: skip
     changed = sweep + [row("FIFO", 1, 0.4, 0.35, k=10)]
     assert study.recall_blind_rows_agree(changed) is False
 

@@ -276,10 +276,16 @@ def test_headline_values_say_none_within_a_budget_no_setting_reaches():
     def row(family, turns, evidence):
         return {"recall_k": 5, "min_similarity": 0.0, "family": family, "parameter": "p", "value": 1.0,
                 "turns_share": turns, "evidence_kept": evidence, "hit_held": 1.0, "hit_all": 1.0,
+                "recall_held": 1.0, "recall_all": 1.0, "every_held": 1.0, "every_all": 1.0,
                 "tokens_share": turns, "adv_evidence_kept": math.nan, "adv_hit_held": math.nan,
                 "adv_hit_all": math.nan}  # fmt: skip
 
-    families = [*study.HEADLINE_FAMILIES.values(), "Keep everything", "MemoryBank"]
+    banks = ["MemoryBank", "MemoryBank 3869efc as written", "MemoryBank 3869efc, intent"]
+    families = [
+        *study.HEADLINE_FAMILIES.values(),
+        "Keep everything",
+        *(f"{b}, pass per session" for b in banks),
+    ]
     frontier = [row(family, 1.0 if family == "Keep everything" else 0.8, 1.0) for family in families]
     budgets = [{"family": f, "budget": 0.5, "value": math.nan, "evidence_kept": math.nan} for f in families]
     tables = {
@@ -344,6 +350,7 @@ def test_the_chapter_runs_on_a_small_file_into_its_run_folder_and_publishes_noth
             "worth-sweep",
             "credit",
             "recommend",
+            "repairs",
         ]
     )
     for name in record["tables"]:

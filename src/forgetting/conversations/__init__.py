@@ -64,7 +64,19 @@ from .policies import (
     conversation_events,
     replay,
 )
-from .records import CATEGORIES, Conversation, Counts, Evidence, Question, Turn, counts, resolve_evidence
+from .records import (
+    CATEGORIES,
+    Conversation,
+    Counts,
+    Evidence,
+    Question,
+    Repair,
+    Turn,
+    counts,
+    evidence_repairs,
+    repaired_reference,
+    resolve_evidence,
+)
 from .schema import parse_session_time
 from .source import (
     CACHE_DIR,
@@ -123,6 +135,9 @@ __all__ = [
     "parse_session_time",
     "question_events",
     "replay",
+    "Repair",
+    "evidence_repairs",
+    "repaired_reference",
     "resolve_evidence",
     "verify_zip",
     "yourmemory_reinforced",

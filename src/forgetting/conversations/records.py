@@ -2,20 +2,24 @@
 
 The records are frozen and hold only what the files say, in a fixed order:
 
-* :class:`Turn` -- one utterance, with its session's real time and, for an image turn, the
-  image's caption. Its :attr:`Turn.memory_text` is what a memory store keeps.
+* :class:`Turn` -- one utterance, with its session's real time, the caption of an image
+  (``blip_caption``) and whether the turn carries the image itself (a non-empty ``img_url``).
+  Its :attr:`Turn.memory_text` is what a memory store keeps, its :attr:`Turn.retrieval_text`
+  what a retriever embeds.
 * :class:`Question` -- one question of the ``qa`` list, with its category and the ``dia_id``
   strings of its evidence exactly as written (some name no turn).
 * :class:`Conversation` -- the two speakers, every turn in session order then turn order, the
   questions in file order, and each session's time.
 
 :func:`resolve_evidence` maps a question's evidence to turns and keeps the strings that name
-none; :func:`counts` sums a list of conversations.
+none, optionally repairing the malformed ones (:func:`repaired_reference`, :func:`evidence_repairs`);
+:func:`counts` sums a list of conversations.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,8 +32,11 @@ __all__ = [
     "Evidence",
     "MONTHS",
     "Question",
+    "Repair",
     "Turn",
     "counts",
+    "evidence_repairs",
+    "repaired_reference",
     "resolve_evidence",
     "session_time_text",
 ]
@@ -90,8 +97,9 @@ class Turn:
     text : str
         What the speaker wrote, unchanged.
     caption : str or None
-        For a turn that shares an image, the file's ``blip_caption`` (a generated description of
-        the image, e.g. "a photo of a dog on a beach"); ``None`` for a turn without one.
+        The file's ``blip_caption`` (a generated description of an image, e.g. "a photo of a
+        dog on a beach"); ``None`` for a turn without one. In locomo10 some turns have a caption
+        but no ``img_url``: the caption of an image the file does not carry.
     time : datetime.datetime
         The session's date and time (naive: the files give no time zone). Every turn of a
         session has the same time; the files give no time per turn.
@@ -105,6 +113,7 @@ class Turn:
     text: str
     caption: str | None
     time: datetime
+    image: bool = False
 
     @property
     def memory_text(self) -> str:
@@ -128,17 +137,22 @@ class Turn:
         """The text a retriever embeds for this turn: the form LoCoMo's own retrieval evaluation
         gives it (snap-research/locomo, ``task_eval/dpr_qa.py``, ``get_context_embeddings``).
 
-        ``(<session date>) <speaker> said, "<text>"`` and a newline, then, for an image turn,
-        ``[shares <caption>]`` and a newline. (That code reads the fields ``compressed_text`` or
-        ``clean_text`` of its own copy; locomo10 has ``text``.)
+        ``(<session date>) <speaker> said, "<text>"`` and a newline, then, for a turn that carries
+        an image (:attr:`image`), ``[shares <caption>]`` and a newline. That code appends the
+        caption only ``if "img_file" in dialog and len(dialog["img_file"]) > 0``, so a
+        caption-only turn (a caption, no image) is embedded without its caption. (It reads the
+        fields ``compressed_text`` or ``clean_text`` and ``img_file`` of its own copy; locomo10
+        has ``text`` and ``img_url``.)
 
         >>> from datetime import datetime
-        >>> turn = Turn("c", 1, 0, "D1:1", "Ana", "Look!", "a photo of a cat", datetime(2023, 5, 8, 13, 56))
-        >>> turn.retrieval_text
+        >>> when = datetime(2023, 5, 8, 13, 56)
+        >>> Turn("c", 1, 0, "D1:1", "Ana", "Look!", "a photo of a cat", when, image=True).retrieval_text
         '(1:56 pm on 8 May, 2023) Ana said, "Look!"\\n[shares a photo of a cat]\\n'
+        >>> Turn("c", 1, 0, "D1:1", "Ana", "Look!", "a photo of a cat", when).retrieval_text
+        '(1:56 pm on 8 May, 2023) Ana said, "Look!"\\n'
         """
         said = f'({session_time_text(self.time)}) {self.speaker} said, "{self.text}"\n'
-        return said if self.caption is None else f"{said}[shares {self.caption}]\n"
+        return f"{said}[shares {self.caption}]\n" if self.image and self.caption is not None else said
 
 
 @dataclass(frozen=True)
@@ -206,18 +220,76 @@ class Conversation:
 
 
 class Evidence(NamedTuple):
-    """A question's evidence resolved: the turns found and the strings that name no turn."""
+    """A question's evidence resolved: the turns found, the strings that name no turn, and the
+    malformed strings whose turns were read out of them (``repair=True`` only)."""
 
     turns: tuple[Turn, ...]
     unknown: tuple[str, ...]
+    repaired: tuple[str, ...] = ()
 
 
-def resolve_evidence(conversation: Conversation, question: Question) -> Evidence:
+#: A turn id as it appears inside a malformed reference: ``D``, an optional stray colon, the
+#: session, a colon, the turn number with any leading zeros.
+_REFERENCE = re.compile(r"D:?(\d+):0*([1-9]\d*)")
+
+
+def repaired_reference(conversation: Conversation, dia_id: str) -> tuple[str, ...] | None:
+    """The turn ids a malformed evidence reference names, or ``None`` when it is not repaired.
+
+    The repair reads every ``D<s>:<n>`` out of ``dia_id`` (a stray colon after ``D`` and leading
+    zeros of ``n`` dropped; whatever separates the ids, a space or a semicolon, ignored) and
+    accepts the reading only when there is at least one id, every one names a turn of
+    ``conversation``, and the ids read, joined by a space, are ``dia_id`` with nothing but
+    separators, a stray colon and leading zeros changed. An id that already names a turn is
+    not a repair (``None``); neither is one that names a turn the conversation lacks.
+
+    >>> from datetime import datetime
+    >>> turns = tuple(Turn("c", 1, i, f"D1:{i + 1}", "A", "hi", None, datetime(2023, 5, 8)) for i in range(3))
+    >>> c = Conversation("c", ("A", "B"), turns, (), ((1, datetime(2023, 5, 8)),))
+    >>> repaired_reference(c, "D1:02"), repaired_reference(c, "D:1:3"), repaired_reference(c, "D1:1; D1:3")
+    (('D1:2',), ('D1:3',), ('D1:1', 'D1:3'))
+    >>> repaired_reference(c, "D1:1"), repaired_reference(c, "D1:9"), repaired_reference(c, "D")
+    (None, None, None)
+    """
+    if dia_id in conversation.turn_by_id:
+        return None
+    found = list(_REFERENCE.finditer(dia_id))
+    read = tuple(f"D{m.group(1)}:{m.group(2)}" for m in found)
+    rest = _REFERENCE.sub(" ", dia_id)
+    if not read or rest.strip(" ;,") != "" or any(r not in conversation.turn_by_id for r in read):
+        return None
+    return read
+
+
+class Repair(NamedTuple):
+    """One repaired evidence reference: where it is, as written and as read."""
+
+    conversation: str
+    question: int  # the question's position in the conversation's qa list
+    written: str
+    read: tuple[str, ...]
+
+
+def evidence_repairs(conversations: Iterable[Conversation]) -> list[Repair]:
+    """Every repaired reference of every question (:func:`repaired_reference`), in conversation,
+    question and evidence order."""
+    return [
+        Repair(conversation.name, position, dia_id, read)
+        for conversation in conversations
+        for position, question in enumerate(conversation.questions)
+        for dia_id in question.evidence
+        if (read := repaired_reference(conversation, dia_id)) is not None
+    ]
+
+
+def resolve_evidence(conversation: Conversation, question: Question, *, repair: bool = False) -> Evidence:
     """The turns ``question.evidence`` names in ``conversation``, and the ids that name none.
 
-    Both keep the order (and any repetition) of ``question.evidence``; every id lands in exactly
-    one of them. An id is matched exactly as written: ``"D30:05"`` or ``"D8:6; D9:17"`` (both in
-    locomo10) name no turn, and nothing is guessed.
+    Both keep the order (and any repetition) of ``question.evidence``. As written
+    (``repair=False``), an id is matched exactly: ``"D30:05"`` or ``"D8:6; D9:17"`` (both in
+    locomo10) name no turn, and every id lands in ``turns`` or ``unknown``. With ``repair=True``,
+    a malformed id that :func:`repaired_reference` reads as turns that exist contributes those
+    turns (in its place) and is listed in ``repaired``; only the rest are ``unknown``.
 
     Raises
     ------
@@ -229,11 +301,20 @@ def resolve_evidence(conversation: Conversation, question: Question) -> Evidence
             f"question must belong to conversation {conversation.name!r}, "
             f"got one of conversation {question.conversation!r}"
         )
-    found = [conversation.turn_by_id.get(dia_id) for dia_id in question.evidence]
-    return Evidence(
-        turns=tuple(turn for turn in found if turn is not None),
-        unknown=tuple(dia_id for dia_id, turn in zip(question.evidence, found) if turn is None),
-    )
+    turns: list[Turn] = []
+    unknown: list[str] = []
+    repaired: list[str] = []
+    for dia_id in question.evidence:
+        turn = conversation.turn_by_id.get(dia_id)
+        read = None if turn is not None or not repair else repaired_reference(conversation, dia_id)
+        if turn is not None:
+            turns.append(turn)
+        elif read is not None:
+            turns += [conversation.turn_by_id[r] for r in read]
+            repaired.append(dia_id)
+        else:
+            unknown.append(dia_id)
+    return Evidence(tuple(turns), tuple(unknown), tuple(repaired))
 
 
 @dataclass(frozen=True)
@@ -244,22 +325,29 @@ class Counts:
     ----------
     conversations, sessions, turns : int
     images : int
-        Turns with a caption.
+        Turns that carry an image (:attr:`Turn.image`).
+    captions : int
+        Turns with a caption (``blip_caption``), with or without an image.
     questions : Mapping of int to int
         Questions per category, every one of :data:`CATEGORIES` present (0 if none).
     evidence : int
         Evidence references: the entries of all evidence lists, repeats included.
     unresolved : int
-        The references among them that name no turn (:func:`resolve_evidence`).
+        The references among them that name no turn as written (:func:`resolve_evidence`).
+    repaired : int
+        The references among those that a repair reads as turns that exist
+        (:func:`repaired_reference`); ``unresolved - repaired`` name no turn however read.
     """
 
     conversations: int
     sessions: int
     turns: int
     images: int
+    captions: int
     questions: Mapping[int, int]
     evidence: int
     unresolved: int
+    repaired: int
 
     @property
     def total_questions(self) -> int:
@@ -268,21 +356,26 @@ class Counts:
 
 
 def counts(conversations: Iterable[Conversation]) -> Counts:
-    """Count conversations, sessions, turns, image turns, questions per category and evidence."""
+    """Count conversations, sessions, turns, image and caption turns, questions per category,
+    evidence references, those that name no turn as written and those repaired."""
     items = list(conversations)
     per_category = dict.fromkeys(CATEGORIES, 0)
-    evidence = unresolved = 0
+    evidence = unresolved = repaired = 0
     for conversation in items:
         for question in conversation.questions:
             per_category[question.category] = per_category.get(question.category, 0) + 1
             evidence += len(question.evidence)
-            unresolved += len(resolve_evidence(conversation, question).unknown)
+            resolved = resolve_evidence(conversation, question, repair=True)
+            unresolved += len(resolved.unknown) + len(resolved.repaired)
+            repaired += len(resolved.repaired)
     return Counts(
         conversations=len(items),
         sessions=sum(len(c.sessions) for c in items),
         turns=sum(len(c.turns) for c in items),
-        images=sum(t.caption is not None for c in items for t in c.turns),
+        images=sum(t.image for c in items for t in c.turns),
+        captions=sum(t.caption is not None for c in items for t in c.turns),
         questions=per_category,
         evidence=evidence,
         unresolved=unresolved,
+        repaired=repaired,
     )

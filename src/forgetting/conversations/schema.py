@@ -6,7 +6,8 @@ One JSON file holds one conversation, a JSON object with these fields (``N`` = 1
 * ``session_N`` -- a non-empty list of turns, each an object with ``speaker`` (one of the two),
   ``dia_id`` (``D<N>:<n>``, unique in the file) and ``text`` (a string), and for a turn that
   shares an image ``blip_caption`` (a non-empty string), optionally with ``img_url`` (a list of
-  strings), ``query`` (a string) and ``re-download`` (a bool), which are checked and not kept;
+  strings: a non-empty one is :attr:`~.records.Turn.image`; locomo10 has captions without it),
+  ``query`` (a string) and ``re-download`` (a bool), which are checked and not kept;
 * ``session_N_date_time`` -- e.g. ``"1:56 pm on 8 May, 2023"`` (:func:`parse_session_time`);
   every session has one and session times never decrease; a date without a session is allowed
   (locomo10 has some) and not kept;
@@ -291,7 +292,8 @@ class _Parser:
                 caption = self.string(f"{where}.blip_caption", item["blip_caption"], non_empty=True)
             self.image_fields(where, item)
             if time is not None:
-                turns.append(Turn(self.name, number, len(turns), dia_id, speaker, text, caption, time))
+                image = bool(item.get("img_url"))
+                turns.append(Turn(self.name, number, len(turns), dia_id, speaker, text, caption, time, image))
 
     def image_fields(self, where: str, item: dict[str, Any]) -> None:
         urls = item.get("img_url", [])

@@ -8,13 +8,20 @@ One conversation, one retrieval setting ``(recall_k, min_similarity)``, one poli
    store still holds (:func:`~.policies.replay` with ``k``);
 2. **questions at the end** -- after the last turn, each question (categories 1-4; category 5,
    the adversarial one, is kept apart) is scored on what is held: the share of its evidence
-   turns still held, and hit@k (an evidence turn among the ``question_k`` held turns nearest
-   the question) against hit@k over the whole history (the same ranking, nothing forgotten);
+   turns still held, and three retrieval measures over what is held and over the whole
+   history (the same ranking, nothing forgotten), of the ``question_k`` held turns nearest the
+   question: *hit@k*, some evidence turn among them; *recall@k*, the share of the question's
+   evidence turns among them, averaged over questions (LoCoMo's own retrieval measure:
+   snap-research/locomo, ``task_eval/evaluation.py``, ``eval_question_answering``, its
+   ``recall_acc``, the share of a question's evidence ids found in the retrieved context);
+   *all-evidence@k*, every evidence turn among them;
 3. **footprint** -- the share of the conversation's turns held at the end, and the share of
    its tokens (the model's tokenizer, :func:`~.embeddings.token_counts`).
 
-A question counts only through its evidence turns that name a turn (:func:`~.records.resolve_evidence`);
-a question none of whose evidence names a turn is counted apart and scored on nothing.
+A question counts only through its evidence turns that name a turn, malformed references
+repaired (:func:`~.records.resolve_evidence` with ``repair=True``); a question none of whose
+evidence names a turn is counted apart and scored on nothing. (LoCoMo's ``recall_acc`` divides
+by the ids as written, repeats and malformed ids included; here by the distinct turns named.)
 Everything here is integers and rounded cosines: no decision reads a float that a CPU could
 change.
 """
@@ -22,8 +29,10 @@ change.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -118,11 +127,12 @@ class QuestionIndex:
 
 
 def question_index(conversation: Conversation) -> QuestionIndex:
-    """The questions of ``conversation`` that can be scored, as turn indices."""
+    """The questions of ``conversation`` that can be scored, as turn indices (malformed evidence
+    references repaired, :func:`~forgetting.conversations.records.repaired_reference`)."""
     rows, evidence, category = [], [], []
     unresolved = no_evidence = 0
     for row, question in enumerate(conversation.questions):
-        turns = resolve_evidence(conversation, question).turns
+        turns = resolve_evidence(conversation, question, repair=True).turns
         if not question.evidence:
             no_evidence += 1
         elif not turns:
@@ -142,9 +152,12 @@ class Score:
 
     For the main questions (categories 1-4) and, apart, the adversarial ones (``adv_``):
     ``evidence`` turns in all, ``evidence_held``, ``questions``, ``hits_held`` and
-    ``hits_all`` (hit@k over held / over all turns). ``turns``, ``turns_held``, ``tokens``,
-    ``tokens_held``: the footprint. ``missed_recalls``: recalls the forgetting cost the
-    retriever.
+    ``hits_all`` (hit@k over held / over all turns). For the main questions also
+    ``recall_held``, ``recall_all`` (the sum over questions of the share of their evidence turns
+    in the top k, an exact :class:`~fractions.Fraction`, so pooled shares do not depend on the
+    order or grouping of the sums) and ``every_held``, ``every_all`` (questions with every evidence turn in the top
+    k). ``turns``, ``turns_held``, ``tokens``, ``tokens_held``: the footprint.
+    ``missed_recalls``: recalls the forgetting cost the retriever.
     """
 
     evidence: int
@@ -152,6 +165,10 @@ class Score:
     questions: int
     hits_held: int
     hits_all: int
+    recall_held: Fraction
+    recall_all: Fraction
+    every_held: int
+    every_all: int
     adv_evidence: int
     adv_evidence_held: int
     adv_questions: int
@@ -163,7 +180,7 @@ class Score:
     tokens_held: int
     missed_recalls: int
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, int | Fraction]:
         """The fields by name."""
         return dict(self.__dict__)
 
@@ -198,22 +215,32 @@ class QuestionRanking:
         evidence[rows, self.order] = self.evidence
         return place, evidence
 
+    @functools.cached_property
+    def n_evidence(self) -> np.ndarray:
+        """Each question's number of (distinct) evidence turns."""
+        return np.asarray(self.evidence.sum(axis=1))
+
+    def found(self, k: int, held: np.ndarray | None = None) -> np.ndarray:
+        """How many evidence turns of each question are among its top ``k`` over the ``held``
+        turns (a mask; ``None``: every turn): the evidence turns in ``top_k(cosines[row], k, held)``."""
+        if held is None:
+            return np.asarray(self.evidence[:, :k].sum(axis=1))
+        turns = np.flatnonzero(held)
+        if 3 * turns.size < held.size:  # few held: the same top k from the held turns' places alone
+            place, evidence = self.by_turn
+            places = place[:, turns]
+            first_k = places <= np.partition(places, k - 1, axis=1)[:, k - 1 : k] if turns.size > k else True
+            return np.asarray((evidence[:, turns] & first_k).sum(axis=1))
+        present = held[self.order]
+        first_k = present & (np.cumsum(present, axis=1) <= k)
+        return np.asarray((first_k & self.evidence).sum(axis=1))
+
     def hits(self, k: int, held: np.ndarray | None = None) -> np.ndarray:
         """hit@``k`` of each question over the ``held`` turns (a mask; ``None``: every turn).
 
         The same as ``top_k(cosines[row], k, held)`` containing an evidence turn.
         """
-        if held is None:
-            return np.asarray(self.evidence[:, :k].any(axis=1))
-        turns = np.flatnonzero(held)
-        if 3 * turns.size < held.size:  # few held: the same hits from the held turns' places alone
-            place, evidence = self.by_turn
-            places = place[:, turns]
-            first_k = places <= np.partition(places, k - 1, axis=1)[:, k - 1 : k] if turns.size > k else True
-            return np.asarray((evidence[:, turns] & first_k).any(axis=1))
-        present = held[self.order]
-        first_k = present & (np.cumsum(present, axis=1) <= k)
-        return np.asarray((first_k & self.evidence).any(axis=1))
+        return np.asarray(self.found(k, held) > 0)
 
 
 @dataclass(frozen=True)
@@ -226,7 +253,7 @@ class Scorer:
     tokens: np.ndarray
     question_k: int
     position: Mapping[Hashable, int]  # dia_id -> turn index
-    hits_all: np.ndarray
+    found_all: np.ndarray  # evidence turns in the top k over every turn, per question
 
     @classmethod
     def of(
@@ -240,14 +267,15 @@ class Scorer:
         """The scorer of ``conversation`` (``question_k >= 1``)."""
         raise_problems([int_problem("question_k", question_k, minimum=1)])
         position: dict[Hashable, int] = {turn.dia_id: turn.index for turn in conversation.turns}
-        return cls(index, ranking, tokens, question_k, position, ranking.hits(question_k))
+        return cls(index, ranking, tokens, question_k, position, ranking.found(question_k))
 
     def __call__(self, held_ids: Sequence[Hashable], missed_recalls: int) -> Score:
         """The :class:`Score` of holding the turns ``held_ids`` at the end."""
         held = np.zeros(len(self.position), dtype=bool)
         held[[self.position[mem_id] for mem_id in held_ids]] = True
-        hits_all, tokens, index = self.hits_all, self.tokens, self.index
-        hits_held = self.ranking.hits(self.question_k, held)
+        tokens, index, n_evidence = self.tokens, self.index, self.ranking.n_evidence
+        found_held = self.ranking.found(self.question_k, held)
+        hits_all, hits_held = self.found_all > 0, found_held > 0
         main = index.category != ADVERSARIAL
         main_evidence, adv_evidence = index.pooled_evidence
         return Score(
@@ -256,6 +284,10 @@ class Scorer:
             questions=int(main.sum()),
             hits_held=int(hits_held[main].sum()),
             hits_all=int(hits_all[main].sum()),
+            recall_held=_shares(found_held[main], n_evidence[main]),
+            recall_all=_shares(self.found_all[main], n_evidence[main]),
+            every_held=int((found_held == n_evidence)[main].sum()),
+            every_all=int((self.found_all == n_evidence)[main].sum()),
             adv_evidence=adv_evidence.size,
             adv_evidence_held=int(held[adv_evidence].sum()),
             adv_questions=int((~main).sum()),
@@ -267,6 +299,14 @@ class Scorer:
             tokens_held=int(tokens[held].sum()),
             missed_recalls=missed_recalls,
         )
+
+
+def _shares(found: np.ndarray, n: np.ndarray) -> Fraction:
+    """``sum(found[i] / n[i])`` exactly: integers over the least common multiple of ``n``."""
+    if not n.size:
+        return Fraction(0)
+    common = math.lcm(*n.tolist())
+    return Fraction(sum(f * (common // d) for f, d in zip(found.tolist(), n.tolist())), common)
 
 
 def score(
@@ -288,20 +328,26 @@ def score(
 def pooled(scores: Sequence[Score]) -> dict[str, float]:
     """Shares over several conversations' scores, pooled (sums of numerators over sums of denominators).
 
-    ``evidence_kept``, ``hit_held``, ``hit_all``, ``turns_share``, ``tokens_share`` and the
+    ``evidence_kept``, ``hit_held``, ``hit_all``, ``recall_held``, ``recall_all``
+    (LoCoMo's recall@k, the mean over questions of the share of evidence in the top k),
+    ``every_held``, ``every_all`` (all-evidence@k), ``turns_share``, ``tokens_share`` and the
     adversarial ``adv_evidence_kept``, ``adv_hit_held``; a share with a zero denominator is NaN.
     """
-    total: Mapping[str, int] = {
-        key: sum(getattr(s, key) for s in scores) for key in Score.__dataclass_fields__
+    total: Mapping[str, int | Fraction] = {
+        key: sum((getattr(s, key) for s in scores), start=0) for key in Score.__dataclass_fields__
     }
 
     def share(numerator: str, denominator: str) -> float:
-        return total[numerator] / total[denominator] if total[denominator] else float("nan")
+        return float(Fraction(total[numerator]) / total[denominator]) if total[denominator] else float("nan")
 
     return {
         "evidence_kept": share("evidence_held", "evidence"),
         "hit_held": share("hits_held", "questions"),
         "hit_all": share("hits_all", "questions"),
+        "recall_held": share("recall_held", "questions"),
+        "recall_all": share("recall_all", "questions"),
+        "every_held": share("every_held", "questions"),
+        "every_all": share("every_all", "questions"),
         "turns_share": share("turns_held", "turns"),
         "tokens_share": share("tokens_held", "tokens"),
         "adv_evidence_kept": share("adv_evidence_held", "adv_evidence"),

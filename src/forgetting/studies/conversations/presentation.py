@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["budget_view", "credit_figure", "family_style", "retrieval_view"]
+__all__ = ["budget_view", "credit_figure", "drawn", "family_style", "retrieval_view"]
 
 
 def budget_view(budgets: Any, budget: float) -> Any:
@@ -52,9 +52,19 @@ _COLOURS = {
     "LFU": "#2ca02c",
     "Random eviction": "#000000",
     "MemoryBank": "#9467bd",
+    "MemoryBank 3869efc as written": "#c5b0d5",
+    "MemoryBank 3869efc, intent": "#5b2a86",
     "YourMemory": "#e377c2",
+    "YourMemory, calendar days": "#bcbd22",
 }
 _DASHES = {"session": "-", "turn": "--", "day": ":"}
+
+
+def drawn(family: str) -> bool:
+    """Whether the chapter's frontier figures draw ``family``: every rule, the field rules with
+    their pass at each session only (the tables hold every schedule)."""
+    _, marker, schedule = family.partition(", pass per ")
+    return not marker or schedule == "session"
 
 
 def family_style(family: str) -> dict[str, Any]:
@@ -127,6 +137,8 @@ def recommend_view(recommend: Any) -> Any:
                 "turns held": f"{row['turns held']:.3f}",
                 "evidence kept": interval(row, "evidence kept", "evidence low", "evidence high"),
                 "hit@k held": interval(row, "hit@k held", "hit low", "hit high"),
+                "recall@k held": f"{row['recall@k held']:.3f}",
+                "all-evidence@k held": f"{row['all-evidence@k held']:.3f}",
                 "per share held": interval(row, "evidence per share held", "per share low", "per share high"),
                 "most evidence within": f"{row['most evidence within']:.3f} ({row['kept by']})",
             }

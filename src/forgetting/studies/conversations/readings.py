@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ...conversations.records import Conversation, resolve_evidence
+from ...conversations.records import Conversation, evidence_repairs, resolve_evidence
 from ..stats import Z_95
 from .benchmark import ADVERSARIAL, question_index
 
@@ -41,7 +41,9 @@ __all__ = [
     "credit_curves",
     "image_values",
     "recommendation_rows",
+    "recommendation_values",
     "reference_values",
+    "repair_rows",
     "retrieval_values",
     "scored_counts",
     "signal_values",
@@ -98,14 +100,16 @@ def wilson(successes: float, n: int, z: float = Z_95) -> tuple[float, float]:
 
 def scored_counts(conversations: Sequence[Conversation]) -> dict[str, int]:
     """The denominators of the pooled shares: evidence references of the scored questions of
-    categories 1-4 (a turn once per question naming it) and those questions."""
-    evidence = questions = 0
+    categories 1-4 (a turn once per question naming it) and those questions; and how many of
+    them have more than one evidence turn (where hit@k, recall@k and all-evidence@k differ)."""
+    evidence = questions = several = 0
     for conversation in conversations:
         index = question_index(conversation)
         main = index.category != ADVERSARIAL
         questions += int(main.sum())
         evidence += int(index.pooled_evidence[0].size)
-    return {"n_evidence_scored": evidence, "n_questions_scored": questions}
+        several += sum(ev.size > 1 for ev, m in zip(index.evidence, main.tolist()) if m)
+    return {"n_evidence_scored": evidence, "n_questions_scored": questions, "n_questions_several": several}
 
 
 def _lift(row: Mapping[str, Any]) -> float:
@@ -133,7 +137,8 @@ def recommendation_rows(
     size keeps on average), then keeping everything (no budget).
 
     Each row: the rule and its setting, the shares of turns and tokens it holds, evidence kept
-    and hit@k over what it holds with 95 % Wilson intervals (over ``n_evidence`` evidence
+    and hit@k over what it holds with 95 % Wilson intervals, LoCoMo's recall@k and
+    all-evidence@k over what it holds (a mean of shares and a proportion: no interval) (over ``n_evidence`` evidence
     references and ``n_questions`` questions, read as independent: they cluster in a few
     conversations, so the intervals are narrower than a resampling of conversations would
     give), evidence per share held with the interval of evidence kept divided by the share,
@@ -154,6 +159,28 @@ def recommendation_rows(
     if keep:
         rows.append(_row(1.0, KEEP_EVERYTHING, keep[0], n_evidence, n_questions, keep[0], KEEP_EVERYTHING))
     return rows
+
+
+def recommendation_values(recommend: Sequence[Mapping[str, Any]], headline_budget: float) -> dict[str, Any]:
+    """What the recommendation's sentences read off its table: the budgets at which LFU leads
+    (``recommend_lfu_budgets_text``), whether it leads at every budget up to ``headline_budget``
+    (``recommend_lfu_to_headline``), and a clause naming the other leaders with their margin over
+    a random subset (``recommend_others_text``, empty when there are none)."""
+    rows = [r for r in recommend if r["rule"] != KEEP_EVERYTHING]
+    lfu = [float(r["budget"]) for r in rows if r["rule"] == "LFU"]
+    others = [r for r in rows if r["rule"] != "LFU"]
+    clause = "; ".join(
+        f"at {float(r['budget']):g} of the turns it is {r['rule']}, "
+        f"{float(r['evidence per share held']):.2f} times a random subset"
+        for r in others
+    )
+    return {
+        "recommend_lfu_budgets_text": ", ".join(f"{b:g}" for b in lfu) if lfu else "no budget",
+        "recommend_lfu_to_headline": all(
+            r["rule"] == "LFU" for r in rows if float(r["budget"]) <= headline_budget
+        ),
+        "recommend_others_text": f" ({clause})" if clause else "",
+    }
 
 
 def _row(
@@ -181,6 +208,8 @@ def _row(
         "hit@k held": hit,
         "hit low": hit_low,
         "hit high": hit_high,
+        "recall@k held": float(row["recall_held"]),
+        "all-evidence@k held": float(row["every_held"]),
         "evidence per share held": kept / share,
         "per share low": kept_low / share,
         "per share high": kept_high / share,
@@ -220,10 +249,12 @@ def signal_values(budgets: Sequence[Mapping[str, Any]], headline_budget: float) 
 
 
 def sweep_values(sweep: Sequence[Mapping[str, Any]], headline_k: int) -> dict[str, Any]:
-    """MemoryBank's largest share of turns held over every retrieval setting, and at which recall
-    depth; how many of the settings that forget anything give distinct outcomes (retrieval
-    setting, evidence kept, hit@k held and turns held)."""
-    bank = [r for r in sweep if str(r["family"]).startswith("MemoryBank")]
+    """MemoryBank's (v0's) largest share of turns held over every retrieval setting, and at which
+    recall depth; how many of the settings that forget anything give distinct outcomes
+    (retrieval setting, evidence kept, hit@k held and turns held); whether each YourMemory clock
+    gives the same rows under every pass schedule (``yourmemory_schedules_same_<clock>``) and
+    its settings per schedule over every retrieval setting (``yourmemory_n_settings_<clock>``)."""
+    bank = [r for r in sweep if str(r["family"]).startswith("MemoryBank, pass per")]  # v0, its cap swept
     top = max(bank, key=lambda r: (float(r["turns_share"]), -int(r["recall_k"])))
     forgetting = [r for r in sweep if float(r["turns_share"]) < 1.0]
     outcomes = {
@@ -231,7 +262,25 @@ def sweep_values(sweep: Sequence[Mapping[str, Any]], headline_k: int) -> dict[st
          float(r["turns_share"]))
         for r in forgetting
     }  # fmt: skip
+    same: dict[str, Any] = {}
+    for clock, family in (("active", "YourMemory"), ("calendar", "YourMemory, calendar days")):
+        by_schedule = [
+            sorted(
+                (int(r["recall_k"]), float(r["min_similarity"]), float(r["value"]),
+                 *(float(r[m]) for m in ("evidence_kept", "hit_held", "recall_held", "every_held", "turns_share")))
+                for r in sweep
+                if r["family"] == f"{family}, pass per {p}"
+            )
+            for p in PASS_FAMILIES
+        ]  # fmt: skip
+        same[f"yourmemory_schedules_same_{clock}"] = all(rows == by_schedule[0] for rows in by_schedule[1:])
+        same[f"yourmemory_n_settings_{clock}"] = len(by_schedule[0])
+    clocks = [c for c in ("active", "calendar") if same[f"yourmemory_schedules_same_{c}"]]
+    texts = {("active", "calendar"): "on both clocks", ("active",): "on the active-day clock only",
+             ("calendar",): "on calendar days only", (): "on neither clock"}  # fmt: skip
     return {
+        **same,
+        "yourmemory_schedules_same_text": texts[tuple(clocks)],
         "bank_max_share_any": float(top["turns_share"]),
         "bank_max_share_k": int(top["recall_k"]),
         "n_outcomes_forgetting": len(outcomes),
@@ -239,33 +288,48 @@ def sweep_values(sweep: Sequence[Mapping[str, Any]], headline_k: int) -> dict[st
     }
 
 
-_TURN_ID = re.compile(r"D:?(\d+):0*(\d+)")
-
-
 def reference_values(conversations: Sequence[Conversation]) -> dict[str, Any]:
-    """The evidence ids that name no turn, split: *malformed* ones (every ``D<s>:<n>`` read out of
-    them, leading zeros and a stray colon dropped, names a turn that exists: ``D30:05``,
-    ``D:11:26``, ``D8:6; D9:17``, ids separated by spaces) and the others (naming no turn
-    however read); and the questions with an empty evidence list. The code still matches ids
-    exactly (:func:`~forgetting.conversations.records.resolve_evidence`): this only says what
-    the ids it leaves out are."""
+    """The evidence ids that name no turn as written, split: *malformed* ones, which the loader
+    repairs (:func:`~forgetting.conversations.records.repaired_reference`: ``D30:05``,
+    ``D:11:26``, ``D8:6; D9:17``, ids separated by spaces), and the others (naming no turn
+    however read, counted and left out); the questions with an empty evidence list; and the
+    questions the repairs make scorable (no evidence id named a turn as written)."""
     malformed: list[str] = []
     missing: list[str] = []
-    empty = 0
+    empty = rescued = 0
     for conversation in conversations:
         for question in conversation.questions:
             empty += not question.evidence
-            for dia_id in resolve_evidence(conversation, question).unknown:
-                read = [f"D{s}:{n}" for s, n in _TURN_ID.findall(dia_id)]
-                named = bool(read) and all(r in conversation.turn_by_id for r in read)
-                (malformed if named else missing).append(dia_id)
+            resolved = resolve_evidence(conversation, question, repair=True)
+            malformed += resolved.repaired
+            missing += resolved.unknown
+            rescued += bool(resolved.repaired) and not resolve_evidence(conversation, question).turns
     return {
         "n_unresolved_malformed": len(malformed),
         "n_unresolved_missing": len(missing),
         "n_empty_evidence": empty,
+        "n_questions_repaired": rescued,
         "unresolved_malformed_text": ", ".join(f"'{m}'" for m in malformed),
         "unresolved_missing_text": ", ".join(f"'{m}'" for m in missing),
     }
+
+
+def repair_rows(conversations: Sequence[Conversation]) -> list[dict[str, Any]]:
+    """One row per repaired evidence reference: the conversation, the question's position in its
+    ``qa`` list and category, the reference as written and the turn ids it is read as."""
+    rows = []
+    for repair in evidence_repairs(conversations):
+        conversation = next(c for c in conversations if c.name == repair.conversation)
+        rows.append(
+            {
+                "conversation": repair.conversation,
+                "question": repair.question,
+                "category": conversation.questions[repair.question].category,
+                "written": repair.written,
+                "read as": " ".join(repair.read),
+            }
+        )
+    return rows
 
 
 def _natural(name: str) -> list[Any]:

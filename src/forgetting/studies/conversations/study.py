@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -26,14 +27,16 @@ from .readings import (
     family_list,
     image_values,
     recommendation_rows,
+    recommendation_values,
     reference_values,
+    repair_rows,
     retrieval_values,
     scored_counts,
     signal_values,
     sweep_values,
     worth_sweep_values,
 )
-from .sweep import best_within, policy_grid, run_sweep
+from .sweep import BANK_VARIANTS, best_within, policy_grid, run_sweep
 
 __all__ = [
     "PASS_FAMILIES",
@@ -63,11 +66,13 @@ def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any
                 "sessions": found.sessions,
                 "turns": found.turns,
                 "image turns": found.images,
+                "caption-only turns": found.captions - found.images,
                 "days": (last.date() - first.date()).days,
                 "tokens": int(tokens.sum()),
                 "questions 1-4": sum(found.questions[c] for c in found.questions if c != ADVERSARIAL),
                 "questions 5": found.questions[ADVERSARIAL],
                 "evidence ids naming no turn": found.unresolved,
+                "evidence ids repaired": found.repaired,
                 "questions not scored": index.unresolved + index.no_evidence,
                 "fragile cosines": sum(fragile_pairs(vectors)),
             }
@@ -78,11 +83,15 @@ def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any
         "n_sessions": total.sessions,
         "n_turns": total.turns,
         "n_images": total.images,
+        "n_captions": total.captions,
+        "n_caption_only": total.captions - total.images,
         "n_questions": total.total_questions,
         "n_questions_main": sum(r["questions 1-4"] for r in rows),
         "n_questions_adversarial": sum(r["questions 5"] for r in rows),
         "n_evidence": total.evidence,
         "n_unresolved": total.unresolved,
+        "n_repaired": total.repaired,
+        "n_unrepaired": total.unresolved - total.repaired,
         "n_not_scored": sum(r["questions not scored"] for r in rows),
         "n_fragile": sum(r["fragile cosines"] for r in rows),
         "n_tokens": sum(r["tokens"] for r in rows),
@@ -105,15 +114,20 @@ def grid_from(params: Mapping[str, Any], bank_pass: str, yourmemory_pass: str) -
 
 
 def full_grid(params: Mapping[str, Any]) -> list[Any]:
-    """Every family at every value, the field rules at every pass schedule (their families renamed)."""
+    """Every family at every value, the field rules (every variant) at every pass schedule (their
+    families renamed ``<family>, pass per <schedule>``)."""
     base = grid_from(params, "session", "turn")
-    grid = [s for s in base if s.family not in ("MemoryBank", "YourMemory")]
+    grid = [s for s in base if not is_field_rule(s.family)]
     for schedule in PASS_FAMILIES:
         for setting in grid_from(params, schedule, schedule):
-            if setting.family in ("MemoryBank", "YourMemory"):
-                grid.append(type(setting)(f"{setting.family}, pass per {schedule}", setting.parameter,
-                                          setting.value, setting.policy, setting.replicate))  # fmt: skip
+            if is_field_rule(setting.family):
+                grid.append(replace(setting, family=f"{setting.family}, pass per {schedule}"))
     return grid
+
+
+def is_field_rule(family: str) -> bool:
+    """Whether ``family`` is one of MemoryBank's or YourMemory's (any variant, any schedule)."""
+    return family.startswith(("MemoryBank", "YourMemory"))
 
 
 def retrieval_settings(params: Mapping[str, Any]) -> list[tuple[int, float]]:
@@ -151,7 +165,7 @@ def run_benchmark(
 
 
 #: The tables the chapter shows, by name (each is ``data/results/real-conversations-<name>.csv``).
-TABLES = ("dataset", "frontier", "budgets", "retrieval", "sweep", *QUESTION_TABLES, "recommend")
+TABLES = ("dataset", "frontier", "budgets", "retrieval", "sweep", *QUESTION_TABLES, "recommend", "repairs")
 #: The families whose rule never reads a recall: their rows cannot depend on the retrieval setting.
 RECALL_BLIND = ("Keep everything", "FIFO", "Random eviction")
 #: The budget-table families the prose reads, by the glued key's suffix.
@@ -168,6 +182,10 @@ _MEASURES = (
     "evidence_kept",
     "hit_held",
     "hit_all",
+    "recall_held",
+    "recall_all",
+    "every_held",
+    "every_all",
     "turns_share",
     "tokens_share",
     "adv_evidence_kept",
@@ -212,6 +230,13 @@ def headline_values(
     if len(hit_all) != 1:
         raise ValueError(f"hit@k over the whole history must not depend on the policy, got {sorted(hit_all)}")
     values["hit_all"] = hit_all.pop()
+    for measure in ("recall_all", "every_all"):  # LoCoMo's recall@k and all-evidence@k, nothing forgotten
+        found = {float(r[measure]) for r in frontier}
+        if len(found) != 1:
+            raise ValueError(
+                f"{measure} over the whole history must not depend on the policy, got {sorted(found)}"
+            )
+        values[measure] = found.pop()
     values["adv_hit_all"] = float(frontier[0]["adv_hit_all"])
     for key, rows in (
         ("best_hit_within", [r for r in frontier if float(r["turns_share"]) <= budget]),
@@ -241,8 +266,15 @@ def headline_values(
     values["n_settings_forgetting"] = len(forgetting)
     values["n_settings_hit_above"] = sum(float(r["hit_held"]) > float(r["hit_all"]) for r in forgetting)
     values["n_settings_hit_equal"] = sum(float(r["hit_held"]) == float(r["hit_all"]) for r in forgetting)
-    bank = [r for r in frontier if str(r["family"]).startswith("MemoryBank")]
+    for measure in ("recall", "every"):  # LoCoMo's recall@k and all-evidence@k over what is held
+        held, whole = f"{measure}_held", f"{measure}_all"
+        values[f"n_settings_{measure}_above"] = sum(float(r[held]) > float(r[whole]) for r in forgetting)
+        values[f"n_settings_{measure}_equal"] = sum(float(r[held]) == float(r[whole]) for r in forgetting)
+    bank = [r for r in frontier if str(r["family"]).startswith("MemoryBank, pass per")]  # v0
     values["bank_max_share"] = max(float(r["turns_share"]) for r in bank)
+    for key, family in zip(("bank_head", "bank_intent"), BANK_VARIANTS):  # 3869efc, pass per session
+        row = next(r for r in frontier if r["family"] == f"{family}, pass per session")
+        values[f"{key}_share"], values[f"{key}_kept"] = float(row["turns_share"]), float(row["evidence_kept"])
     return values
 
 
@@ -314,6 +346,7 @@ def chapter_results(
     values.update(scored_counts(prepared.conversations))
     values.update(reference_values(prepared.conversations))
     tables: dict[str, list[dict[str, Any]]] = {"dataset": dataset}
+    repairs = repair_rows(prepared.conversations)
     if "benchmark" not in skipped:
         tables.update(run_benchmark(prepared, params, executor))
         values.update(headline_values(tables, params))
@@ -331,6 +364,8 @@ def chapter_results(
         tables["recommend"] = recommendation_rows(
             tables["budgets"], tables["frontier"], values["n_evidence_scored"], values["n_questions_scored"]
         )
+        values.update(recommendation_values(tables["recommend"], params["headline_budget"]))
+    tables["repairs"] = repairs  # last: the published CSVs keep the order they had
     values["cosine_decimals"] = COSINE_DECIMALS
     values.update(kth_cosine_quantiles(prepared, params["recall_k"]))
     for name in (

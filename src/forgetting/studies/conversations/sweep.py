@@ -12,6 +12,14 @@ their cap share the runs in which no memory reached a cap
 (:func:`~.field_rules.memorybank_replays`). Seeded policies (random eviction, MemoryBank) run
 ``replicates`` seeds, ``seed`` to ``seed + replicates - 1``, the same on every conversation, and
 their rows are pooled over the seeds too (a row's ``replicates`` says over how many).
+
+The field rules run as their code is written, each variant a family of its own: MemoryBank at
+``0cc7111`` (v0, its cap swept), at ``3869efc`` as written and with the docstring's evident
+intent (:class:`~.field_rules.MemoryBankCode`); YourMemory on its decay job's active-day clock
+(the default) and on calendar days (:class:`~.field_rules.YourMemoryClock`), both reinforcing
+only the recalls at cosine ``>= 0.75`` (:data:`~.field_rules.YOURMEMORY_REINFORCE`): a
+setting's ``reinforce_min`` raises the minimum similarity of its recall stream to that
+threshold, which recalls exactly :func:`~.field_rules.yourmemory_reinforced` of the ranking.
 """
 
 from __future__ import annotations
@@ -24,7 +32,14 @@ import numpy as np
 
 from ..._validate import int_problem, raise_problems, real_problem, seed_problem
 from ...conversations.capacity import Capacity, RandomEviction
-from ...conversations.field_rules import MemoryBank, YourMemory, memorybank_replays
+from ...conversations.field_rules import (
+    YOURMEMORY_REINFORCE,
+    MemoryBank,
+    MemoryBankCode,
+    YourMemory,
+    YourMemoryClock,
+    memorybank_replays,
+)
 from ...conversations.policies import (
     CheckedEvents,
     Ebbinghaus,
@@ -40,18 +55,41 @@ from ..executor import Executor, InProcess
 from .benchmark import QuestionRanking, Score, Scorer, pooled, question_index, ranked_history, recall_events
 from .embeddings import ConversationVectors
 
-__all__ = ["Setting", "SweepTask", "policy_grid", "recall_blind", "replay_blind", "run_sweep"]
+__all__ = [
+    "BANK_VARIANTS",
+    "YOURMEMORY_VARIANTS",
+    "Setting",
+    "SweepTask",
+    "policy_grid",
+    "recall_blind",
+    "replay_blind",
+    "run_sweep",
+]
+
+#: MemoryBank's rules at its later commit, by family: no cap to sweep, one setting each.
+BANK_VARIANTS = {
+    "MemoryBank 3869efc as written": MemoryBankCode.HEAD,
+    "MemoryBank 3869efc, intent": MemoryBankCode.INTENT,
+}
+#: YourMemory's clocks, by family: the decay job's active days (the default) and calendar days.
+YOURMEMORY_VARIANTS = {
+    "YourMemory": YourMemoryClock.ACTIVE,
+    "YourMemory, calendar days": YourMemoryClock.CALENDAR,
+}
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One point of the grid: its family, the parameter the frontier runs along, its value."""
+    """One point of the grid: its family, the parameter the frontier runs along, its value, and
+    ``reinforce_min``: a minimum cosine for a recall to reach the policy (``None``: the retrieval
+    setting's own minimum), YourMemory's reinforcement threshold."""
 
     family: str
     parameter: str
     value: float
     policy: Policy
     replicate: int = 0
+    reinforce_min: float | None = None
 
 
 def policy_grid(
@@ -67,7 +105,9 @@ def policy_grid(
     seed: int,
     replicates: int,
 ) -> list[Setting]:
-    """The settings of every family, each over its range (the chapter's parameters)."""
+    """The settings of every family, each over its range (the chapter's parameters); the field
+    rules' variants of :data:`BANK_VARIANTS` and :data:`YOURMEMORY_VARIANTS` are families of
+    their own."""
     raise_problems(
         [
             seed_problem("seed", seed),
@@ -114,10 +154,21 @@ def policy_grid(
             )
             for c in bank_strengths
         ]
-    grid += [
-        Setting("YourMemory", "importance", imp, YourMemory(importance=float(imp), forget_at=yourmemory_pass))
-        for imp in importances
-    ]
+        grid += [
+            Setting(family, "-", 0.0, MemoryBank(seed=seed + r, forget_at=bank_pass, code=code), r)
+            for family, code in BANK_VARIANTS.items()
+        ]
+    for family, clock in YOURMEMORY_VARIANTS.items():
+        grid += [
+            Setting(
+                family,
+                "importance",
+                imp,
+                YourMemory(importance=float(imp), forget_at=yourmemory_pass, clock=clock),
+                reinforce_min=YOURMEMORY_REINFORCE,
+            )
+            for imp in importances
+        ]
     return grid
 
 
@@ -174,9 +225,11 @@ def _score_task(settings: Sequence[Setting], task: SweepTask) -> list[list[Score
     index = question_index(conversation)
     ranking = QuestionRanking.of(vectors.question_cosines, index)
     scorer = Scorer.of(conversation, index, ranking, task.tokens, task.question_k)
+    minimums = [m for _, m in task.retrievals]
+    minimums += [max(m, s.reinforce_min) for s in settings if s.reinforce_min is not None for m in minimums]
     by_minimum = {
         m: recall_events(conversation, ranked_history(vectors.turn_cosines, m))
-        for m in dict.fromkeys(m for _, m in task.retrievals)
+        for m in dict.fromkeys(minimums)
     }
     streams = [by_minimum[m] for _, m in task.retrievals]
     ks = [k for k, _ in task.retrievals]
@@ -193,16 +246,21 @@ def _score_task(settings: Sequence[Setting], task: SweepTask) -> list[list[Score
             first = scorer(replays[0].held, 0)  # every replay holds the same turns
             columns.append([replace(first, missed_recalls=r.missed_recalls) for r in replays])
         else:
-            replays = [replay(setting.policy, events, k) for events, k in zip(streams, ks)]
+            mine = streams
+            if setting.reinforce_min is not None:  # only recalls at or above the threshold reach it
+                mine = [by_minimum[max(m, setting.reinforce_min)] for _, m in task.retrievals]
+            replays = [replay(setting.policy, events, k) for events, k in zip(mine, ks)]
             columns.append([scorer(r.held, r.missed_recalls) for r in replays])
     return [list(row) for row in zip(*columns)]
 
 
 def _by_all_but_cap(banks: Sequence[MemoryBank]) -> list[list[MemoryBank]]:
-    """``banks`` without repeats, grouped by everything but ``max_strength``."""
+    """``banks`` without repeats, grouped by everything but ``max_strength``; a bank of a later
+    code (no cap: :class:`~.field_rules.MemoryBankCode`) is a group of its own."""
     groups: dict[MemoryBank, list[MemoryBank]] = {}
     for bank in dict.fromkeys(banks):
-        groups.setdefault(replace(bank, max_strength=1), []).append(bank)
+        key = replace(bank, max_strength=1) if bank.code == MemoryBankCode.V0 else bank
+        groups.setdefault(key, []).append(bank)
     return list(groups.values())
 
 
