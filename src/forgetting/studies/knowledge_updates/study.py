@@ -24,7 +24,15 @@ from ..executor import Executor
 from .histories import OLD_TYPES, History, embed_histories, texts_to_embed
 from .sweep import SUPERSEDE, Grid, run_sweep
 
-__all__ = ["TABLES", "Prepared", "chapter_results", "dataset_rows", "prepare", "recommendation_rows"]
+__all__ = [
+    "TABLES",
+    "Prepared",
+    "chapter_results",
+    "dataset_rows",
+    "prepare",
+    "recommendation_rows",
+    "s_setting_cost",
+]
 
 #: The tables the chapter publishes, by name (``data/results/knowledge-updates-<name>.csv``).
 TABLES = ("dataset", "recommend", "updates", "types")
@@ -111,6 +119,25 @@ def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any
         "model_sha256": prepared.model_sha256,
     }
     return values, rows
+
+
+def s_setting_cost(path: str | os.PathLike[str]) -> dict[str, float]:
+    """What replaying the S setting's knowledge updates would embed: its user turns, its distinct
+    texts (user turns and questions), those of them the oracle setting's texts do not hold, and
+    their ratio to the oracle's texts (how many times the oracle's encoding a cold S run adds)."""
+    oracle = set(texts_to_embed(load_longmemeval(Path(path), LmeSetting.ORACLE)))
+    questions = load_longmemeval(Path(path), LmeSetting.S)
+    texts = texts_to_embed(questions)
+    new = sum(text not in oracle for text in texts)
+    return {
+        "s_questions": len(questions),
+        "s_sessions": sum(len(q.sessions) for q in questions),
+        "s_user_turns": sum(t.role == Role.USER for q in questions for t in q.turns),
+        "s_texts": len(texts),
+        "s_texts_new": new,
+        "s_oracle_texts": len(oracle),
+        "s_cost_ratio": new / len(oracle),
+    }
 
 
 def grid_of(params: Mapping[str, Any]) -> Grid:
