@@ -482,8 +482,8 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("s_setting", False, "bool",
            help="replay the S setting's knowledge updates (about 50 sessions each) instead of the oracle setting; "
                 "never published"),
-        _p("n_questions", 500, "int", 1, 500, quick=60,
-           help="the first n questions of the setting, in the manifest's order (the S setting has 78)"),
+        _p("per_type", 133, "int", 1, 133, quick=8,
+           help="the first n questions of each question type, in the manifest's order (133: every question)"),
         _p("recall_k", 3, "int", 1, 100, help="memories recalled by retrieval before each turn is stored"),
         _p("min_similarity", 0.0, "float", -1.0, 1.0, help="rounded cosine a recalled memory needs at least"),
         _p("question_k", 3, "int", 1, 100, help="memories the question retrieves (k of hit@k)"),
@@ -505,7 +505,10 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("replicates", 3, "int", 1, 1000, quick=1, help="seeds seed..seed+n-1 of the seeded policies"),
         _p("floors", [1.0, 0.9, 0.75, 0.5], "float-list", 0.0, 1.0,
            help="shares of the old-information evidence a recommended setting keeps at least"),
-    ), (), data=("longmemeval",)),
+        _p("headline_floor", 0.9, "float", 0.0, 1.0, help="the floor of old evidence kept the introduction reads"),
+    ), (
+        Rule("headline_floor is one of floors", ("headline_floor", "floors"), lambda f, fs: f in fs),
+    ), data=("longmemeval",)),
     # --- use the library ---
     ChapterSpec("use-agent", "Use it in your agent", (
         _p("seed", 0, "int", 0, 2**63 - 1, help="seed of the agent's tasks, random eviction and MemoryBank's coins"),

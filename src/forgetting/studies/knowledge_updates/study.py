@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +20,14 @@ from ...conversations.longmemeval import LmeQuestion, QuestionType, Role, load_l
 from ...conversations.longmemeval_source import Setting as LmeSetting
 from ...text.encoder import get_encoder
 from ..conversations.embeddings import DTYPE
+from ..conversations.readings import family_list
 from ..conversations.sweep import policy_grid
 from ..executor import Executor
 from .histories import OLD_TYPES, History, embed_histories, texts_to_embed
 from .sweep import SUPERSEDE, Grid, run_sweep
 
 __all__ = [
+    "SUPERSEDE",
     "TABLES",
     "Prepared",
     "chapter_results",
@@ -51,16 +54,27 @@ class Prepared:
 def prepare(
     path: str | os.PathLike[str],
     s_setting: bool,
-    n_questions: int,
+    per_type: int,
     cache_dir: str | os.PathLike[str],
     executor: Executor,
 ) -> Prepared:
-    """The first ``n_questions`` questions (manifest order) of the oracle setting, or of the S
-    setting's knowledge updates (``s_setting``), loaded and embedded."""
+    """The first ``per_type`` questions of each type (manifest order) of the oracle setting, or of
+    the S setting's knowledge updates (``s_setting``), loaded and embedded."""
     setting = LmeSetting.S if s_setting else LmeSetting.ORACLE
-    questions = load_longmemeval(Path(path), setting)[:n_questions]
+    seen: dict[str, int] = {}
+    questions = []
+    for question in load_longmemeval(Path(path), setting):
+        seen[question.question_type] = seen.get(question.question_type, 0) + 1
+        if seen[question.question_type] <= per_type:
+            questions.append(question)
     histories = embed_histories(questions, cache_dir, executor)
     return Prepared(setting.value, questions, histories, get_encoder(DTYPE).model_sha256)
+
+
+def _median_days(questions: Sequence[LmeQuestion]) -> float:
+    """Median over ``questions`` of the whole days from the first session's date to the last's."""
+    days = [(q.sessions[-1].time.date() - q.sessions[0].time.date()).days for q in questions]
+    return float(statistics.median(days)) if days else math.nan
 
 
 def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -83,6 +97,7 @@ def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any
                 "sessions after the question": sum(
                     s.time > q.question_date for q in questions for s in q.sessions
                 ),
+                "median days, first to last session": _median_days(questions),
                 "scored": "yes" if kind.value in OLD_TYPES or kind == QuestionType.KNOWLEDGE_UPDATE else "no",
             }
         )
@@ -116,6 +131,8 @@ def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any
         "n_old_evidence": sum(int(h.evidence.size) for h in prepared.histories if h.kind in OLD_TYPES),
         "n_shared_sessions": sum(len(q.sessions) for q in questions)
         - len({s.session_id for q in questions for s in q.sessions}),
+        "days_old": _median_days([h.question for h in prepared.histories if h.kind in OLD_TYPES]),
+        "days_updates": _median_days([h.question for h in updates]),
         "model_sha256": prepared.model_sha256,
     }
     return values, rows
@@ -188,9 +205,15 @@ def _best(rows: Sequence[Mapping[str, Any]], key: str) -> Mapping[str, Any]:
     return min(rows, key=lambda r: (-float(r[key]), -float(r["old_evidence_kept"]), _label(r)))
 
 
-def sweep_values(sweep: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What the prose reads off the sweep: keeping everything, the best of each kind of rule, the
-    contradiction rule's range."""
+#: The rules that forget on a clock of days (the others count turns or memories).
+DAY_FAMILIES = ("Ebbinghaus, days", "MemoryBank", "YourMemory")
+
+
+def sweep_values(sweep: Sequence[Mapping[str, Any]], floor: float) -> dict[str, Any]:
+    """What the prose reads off the sweep: keeping everything, the best setting overall, the best
+    of the rules on a day clock and of the others keeping at least ``floor`` of the old evidence,
+    LFU's worst stale-only share, the contradiction rule's best and whether a day-clock setting
+    beats it on both measures."""
     keep = next(r for r in sweep if r["family"] == "Keep everything")
     values: dict[str, Any] = {
         "keep_current_first": float(keep["update_current_first"]),
@@ -211,6 +234,21 @@ def sweep_values(sweep: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     values["n_settings_above_keep"] = len(above)
     values["n_settings_above_keep_full_old"] = sum(float(r["old_evidence_kept"]) >= 1.0 for r in above)
     values["max_old_above_keep"] = max((float(r["old_evidence_kept"]) for r in above), default=math.nan)
+    values["headline_floor"] = floor
+    for key, wanted in (("day", True), ("turn", False)):
+        mine = [r for r in forgetting if (r["family"] in DAY_FAMILIES) is wanted and r["family"] != SUPERSEDE
+                and float(r["old_evidence_kept"]) >= floor]  # fmt: skip
+        best_mine = _best(mine, "update_current_first") if mine else None
+        values[f"{key}_best_first"] = (
+            math.nan if best_mine is None else float(best_mine["update_current_first"])
+        )
+        values[f"{key}_best_label"] = "none" if best_mine is None else _label(best_mine)
+        values[f"{key}_best_old"] = math.nan if best_mine is None else float(best_mine["old_evidence_kept"])
+    lfu = [r for r in sweep if r["family"] == "LFU"]
+    if lfu:
+        worst = max(lfu, key=lambda r: (float(r["update_stale_only"]), _label(r)))
+        values.update(lfu_stale_only=float(worst["update_stale_only"]), lfu_stale_only_label=_label(worst),
+                      lfu_stale_only_old=float(worst["old_evidence_kept"]))  # fmt: skip
     supersede = [r for r in sweep if r["family"] == SUPERSEDE]
     if supersede:
         top = _best(supersede, "update_current_first")
@@ -223,6 +261,12 @@ def sweep_values(sweep: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             supersede_best_current_kept=float(top["update_current_kept"]),
             supersede_min_old=min(float(r["old_evidence_kept"]) for r in supersede),
             supersede_max_old=max(float(r["old_evidence_kept"]) for r in supersede),
+            supersede_beaten=any(
+                r["family"] in DAY_FAMILIES
+                and float(r["update_current_first"]) > float(top["update_current_first"])
+                and float(r["old_evidence_kept"]) > float(top["old_evidence_kept"])
+                for r in sweep
+            ),
         )
     return values
 
@@ -249,7 +293,10 @@ def chapter_results(
     tables["recommend"] = recommendation_rows(rows, params["floors"])
     tables["updates"] = [{key: row[key] for key in _SETTING + _UPDATES} for row in rows]
     tables["types"] = [{key: row[key] for key in _SETTING + _TYPES} for row in rows]
-    values.update(sweep_values(rows))
+    values.update(sweep_values(rows, params["headline_floor"]))
+    recommended = [r["rule"] for r in tables["recommend"] if r["rule"] not in ("Keep everything", "none")]
+    values["recommend_rules"] = family_list(list(dict.fromkeys(recommended)))
+    values["recommend_day_only"] = all(rule in DAY_FAMILIES for rule in recommended)
     values["cosine_decimals"] = COSINE_DECIMALS
     for name in ("recall_k", "min_similarity", "question_k", "eviction_threshold", "replicates"):
         values[name] = params[name]
