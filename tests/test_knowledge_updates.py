@@ -264,3 +264,34 @@ def test_the_oracle_counts_the_chapter_states(oracle):
     assert (values["n_updates_abstention"], values["n_updates_new_only"]) == (6, 2)
     assert values["n_texts_embedded"] == 5379
     assert sum(r["questions"] for r in rows) == 500
+
+
+# --- the published results back the prose -----------------------------------------------------
+
+RESULTS = ROOT / "data" / "results"
+
+
+@pytest.fixture(scope="module")
+def published():
+    record = RESULTS / "knowledge-updates.json"
+    if not record.is_file():
+        pytest.skip("knowledge-updates is not published yet")
+    return json.loads(record.read_text(encoding="utf-8"))["values"]
+
+
+def test_the_published_chapter_reads_as_its_prose_says(published):
+    """The introduction and "What to use": day-clock rules lead at every floor and beat keeping
+    everything; the turn and capacity rules trail them; LFU retrieves the stale value alone more
+    often; the contradiction rule is beaten on both measures by a day-clock setting."""
+    import csv
+
+    assert published["recommend_day_only"] is True
+    with (RESULTS / "knowledge-updates-recommend.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[-1]["rule"] == "Keep everything"
+    assert all(float(r["update_current_first"]) > published["keep_current_first"] for r in rows[:-1])
+    assert published["days_updates"] > published["days_old"]
+    assert published["turn_best_first"] < published["day_best_first"]
+    assert published["lfu_stale_only"] > published["keep_stale_only"]
+    assert published["supersede_beaten"] is True and published["supersede_best_current_kept"] < 1.0
+    assert published["n_questions"] == 500 and published["n_conflicts"] == 70
