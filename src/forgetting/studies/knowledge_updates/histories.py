@@ -4,8 +4,8 @@ A question's history is replayed in date order (:class:`~forgetting.conversation
 sorts its sessions), every session to its end, even where a session is dated after the question
 (43 oracle questions: their evidence is in those sessions, so cutting the history at the question's
 date would remove what the question asks about). The **memories are the user's turns**: a user
-turn's text is embedded whole (median about 230 characters), an assistant turn (median about 2,200
-characters, truncated by the encoder at 256 tokens) is not embedded at all. That halves what is
+turn's text is embedded (the encoder reads at most 256 tokens of a text; the user's turns are short,
+the assistant's long: the chapter glues both medians), an assistant turn is not embedded at all. That halves what is
 embedded and costs one question type: single-session-assistant, whose evidence is the assistant's
 (51 of the oracle's 54 assistant evidence turns), is not scored. Evidence turns are the file's
 ``has_answer`` turns that are the user's.

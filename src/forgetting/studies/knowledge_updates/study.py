@@ -77,6 +77,12 @@ def _median_days(questions: Sequence[LmeQuestion]) -> float:
     return float(statistics.median(days)) if days else math.nan
 
 
+def _median_chars(questions: Sequence[LmeQuestion], role: Role) -> float:
+    """Median length in characters of the turns of ``role`` over every history (NaN: none)."""
+    lengths = [len(t.content) for q in questions for t in q.turns if t.role == role]
+    return float(statistics.median(lengths)) if lengths else math.nan
+
+
 def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Counts by question type (one row each) and the values the prose glues."""
     rows = []
@@ -131,6 +137,8 @@ def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any
         "n_old_evidence": sum(int(h.evidence.size) for h in prepared.histories if h.kind in OLD_TYPES),
         "n_shared_sessions": sum(len(q.sessions) for q in questions)
         - len({s.session_id for q in questions for s in q.sessions}),
+        "chars_user_median": _median_chars(questions, Role.USER),
+        "chars_assistant_median": _median_chars(questions, Role.ASSISTANT),
         "days_old": _median_days([h.question for h in prepared.histories if h.kind in OLD_TYPES]),
         "days_updates": _median_days([h.question for h in updates]),
         "model_sha256": prepared.model_sha256,
