@@ -295,3 +295,18 @@ def test_the_published_chapter_reads_as_its_prose_says(published):
     assert published["lfu_stale_only"] > published["keep_stale_only"]
     assert published["supersede_beaten"] is True and published["supersede_best_current_kept"] < 1.0
     assert published["n_questions"] == 500 and published["n_conflicts"] == 70
+
+
+def test_a_run_of_knowledge_updates_only_recommends_nothing_and_still_reads_the_updates():
+    """The S setting has no old-information question: no floor is reached, the updates are scored."""
+    from forgetting.pipeline.chapters import spec
+
+    params = dict(spec("knowledge-updates").quick)
+    params = {**spec("knowledge-updates").defaults, **params}
+    prepared = study.Prepared("s", [h.question for h in histories()[:2]], histories()[:2], "x")
+    values, tables = study.chapter_results(prepared, params, InProcess())
+    assert values["recommend_rules"] == "none" and math.isnan(values["keep_old_evidence"])
+    assert [row["rule"] for row in tables["recommend"]] == ["none"] * len(params["floors"]) + [
+        "Keep everything"
+    ]
+    assert values["keep_current_first"] == 0.5 and values["n_conflicts"] == 2

@@ -303,7 +303,8 @@ def chapter_results(
     tables["types"] = [{key: row[key] for key in _SETTING + _TYPES} for row in rows]
     values.update(sweep_values(rows, params["headline_floor"]))
     recommended = [r["rule"] for r in tables["recommend"] if r["rule"] not in ("Keep everything", "none")]
-    values["recommend_rules"] = family_list(list(dict.fromkeys(recommended)))
+    # no old-information question (the S setting): no floor is reached, no rule is recommended
+    values["recommend_rules"] = family_list(list(dict.fromkeys(recommended))) if recommended else "none"
     values["recommend_day_only"] = all(rule in DAY_FAMILIES for rule in recommended)
     values["cosine_decimals"] = COSINE_DECIMALS
     for name in ("recall_k", "min_similarity", "question_k", "eviction_threshold", "replicates"):
