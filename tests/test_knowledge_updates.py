@@ -159,6 +159,8 @@ def test_forgetting_the_stale_value_ranks_the_update_first():
     assert (score.current_first, score.stale_only, score.current_top) == (1, 0, 1)
     assert (score.stale_held, score.current_held, score.evidence_held, score.turns_held) == (0, 1, 1, 2)
     assert (score.current_first_all, score.stale_only_all) == (0, 1)  # over everything: unchanged
+    assert (score.first_gained, score.first_lost) == (1, 0)
+    assert (score_held(history, np.ones(3, dtype=bool), 1).first_gained, score.first_lost) == (0, 0)
 
 
 def test_a_short_window_keeps_the_update_and_drops_the_old_value():
@@ -218,7 +220,8 @@ def test_the_recommendation_takes_the_setting_that_ranks_the_update_first_most_w
     def row(family, value, old, first, stale):
         return {"family": family, "parameter": "W (turns)", "value": value, "old_evidence_kept": old,
                 "update_current_first": first, "update_stale_only": stale, "update_current_top": first,
-                "turns_share": old, "update_current_kept": 1.0, "update_stale_kept": 1 - first}  # fmt: skip
+                "turns_share": old, "update_current_kept": 1.0, "update_stale_kept": 1 - first,
+                "update_first_gained": first, "update_first_lost": 0.0}  # fmt: skip
 
     rows = [row("Keep everything", 0.0, 1.0, 0.4, 0.3), row("Recency window", 5, 0.95, 0.6, 0.2),
             row("Recency window", 2, 0.5, 0.9, 0.05)]  # fmt: skip
@@ -293,6 +296,7 @@ def test_the_published_chapter_reads_as_its_prose_says(published):
     assert published["days_updates"] > published["days_old"]
     assert published["turn_best_first"] < published["day_best_first"]
     assert published["lfu_stale_only"] > published["keep_stale_only"]
+    assert published["day_best_gained"] > published["day_best_lost"]
     assert published["supersede_beaten"] is True and published["supersede_best_current_kept"] < 1.0
     assert published["n_questions"] == 500 and published["n_conflicts"] == 70
 

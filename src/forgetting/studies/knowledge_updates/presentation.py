@@ -31,6 +31,8 @@ def recommend_view(recommend: Any) -> Any:
                 "old evidence kept at least": "(none forgets)" if keep else f"{row['floor']:g}",
                 "setting": row["setting"],
                 "update ranked first": f"{row['update_current_first']:.3f}",
+                "first, not when all kept": f"{row['update_first_gained']:.3f}",
+                "all kept, not here": f"{row['update_first_lost']:.3f}",
                 "only the stale value": f"{row['update_stale_only']:.3f}",
                 "old evidence kept": f"{row['old_evidence_kept']:.3f}",
                 "memories held": f"{row['turns_share']:.3f}",
@@ -55,7 +57,8 @@ def updates_view(updates: Any) -> Any:
     return view.rename(columns={"turns_share": "memories held", "old_evidence_kept": "old evidence kept",
                                 "update_current_kept": "current kept", "update_stale_kept": "stale kept",
                                 "update_current_first": "update first", "update_stale_only": "stale only",
-                                "update_current_top": "update in top k"})  # fmt: skip
+                                "update_current_top": "update in top k", "update_first_gained": "first: gained",
+                                "update_first_lost": "first: lost"})  # fmt: skip
 
 
 def types_view(types: Any) -> Any:

@@ -14,6 +14,10 @@ the held memories are ranked by rounded cosine to the question (equal cosines: t
 * ``stale_only`` -- among the ``question_k`` best-ranked held memories there is a stale turn and no
   current one (retrieval returns only the old value);
 * ``current_top`` -- among them there is a current turn.
+
+``*_all`` are the same measures over every memory (keeping everything), and ``first_gained`` and
+``first_lost`` pair the two on each question: the update is ranked first here and not over every
+memory, or the reverse.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ class Score:
     current_top: int = 0
     current_first_all: int = 0
     stale_only_all: int = 0
+    first_gained: int = 0
+    first_lost: int = 0
 
     def __add__(self, other: Score) -> Score:
         return Score(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
@@ -122,6 +128,8 @@ def score_held(history: History, held: np.ndarray, question_k: int) -> Score:
             current_top=top,
             current_first_all=first_all,
             stale_only_all=stale_all,
+            first_gained=int(first and not first_all),
+            first_lost=int(first_all and not first),
         )
     return Score(**counts)
 

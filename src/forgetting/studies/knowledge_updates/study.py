@@ -189,7 +189,8 @@ def recommendation_rows(sweep: Sequence[Mapping[str, Any]], floors: Sequence[flo
     stale-only answers, more old evidence, fewer turns held, then the label); last, keeping
     everything. A floor no setting reaches gets NaN measures."""
     measures = ("old_evidence_kept", "update_current_first", "update_stale_only", "update_current_top",
-                "turns_share", "update_current_kept", "update_stale_kept")  # fmt: skip
+                "turns_share", "update_current_kept", "update_stale_kept", "update_first_gained",
+                "update_first_lost")  # fmt: skip
     rows = []
     for floor in floors:
         mine = [r for r in sweep if float(r["old_evidence_kept"]) >= floor]
@@ -252,6 +253,9 @@ def sweep_values(sweep: Sequence[Mapping[str, Any]], floor: float) -> dict[str, 
         )
         values[f"{key}_best_label"] = "none" if best_mine is None else _label(best_mine)
         values[f"{key}_best_old"] = math.nan if best_mine is None else float(best_mine["old_evidence_kept"])
+        for side in ("gained", "lost"):
+            measure = f"update_first_{side}"
+            values[f"{key}_best_{side}"] = math.nan if best_mine is None else float(best_mine[measure])
     lfu = [r for r in sweep if r["family"] == "LFU"]
     if lfu:
         worst = max(lfu, key=lambda r: (float(r["update_stale_only"]), _label(r)))
@@ -282,7 +286,7 @@ def sweep_values(sweep: Sequence[Mapping[str, Any]], floor: float) -> dict[str, 
 #: The columns of the ``updates`` and ``types`` tables (each a part of the sweep's rows).
 _SETTING = ("family", "parameter", "value", "replicates", "turns_share", "old_evidence_kept")
 _UPDATES = ("update_current_kept", "update_stale_kept", "update_current_first", "update_stale_only",
-            "update_current_top")  # fmt: skip
+            "update_current_top", "update_first_gained", "update_first_lost")  # fmt: skip
 _TYPES = ("old_hit_held", *(f"evidence_kept {kind}" for kind in OLD_TYPES))
 
 

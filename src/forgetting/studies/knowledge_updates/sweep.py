@@ -70,7 +70,8 @@ def pooled_row(by_type: Mapping[str, Score]) -> dict[str, float]:
     """The shares of one setting: turns held; evidence kept and hit@k of the old-information types
     pooled and each alone; a knowledge update's current and stale evidence kept, and the shares of
     its conflicts where the update is ranked first, only the stale value is retrieved, the update
-    is retrieved."""
+    is retrieved, and where the update is ranked first here but not when everything is kept
+    (gained) or the reverse (lost)."""
     total = sum(by_type.values(), Score())
     old = sum((by_type.get(t, Score()) for t in OLD_TYPES), Score())
     update = by_type.get("knowledge-update", Score())
@@ -88,6 +89,8 @@ def pooled_row(by_type: Mapping[str, Score]) -> dict[str, float]:
         update_current_first=_share(update.current_first, update.conflicts),
         update_stale_only=_share(update.stale_only, update.conflicts),
         update_current_top=_share(update.current_top, update.conflicts),
+        update_first_gained=_share(update.first_gained, update.conflicts),
+        update_first_lost=_share(update.first_lost, update.conflicts),
     )
     return row
 
