@@ -105,6 +105,15 @@ def test_a_history_refuses_vectors_that_are_not_one_per_user_turn():
         history_of(question(UPDATE), np.array([BALCONY, SOUP]), unit(1))
 
 
+def test_a_cosine_on_a_rounding_boundary_is_counted_as_fragile():
+    from forgetting.studies.knowledge_updates.histories import fragile_cosines
+
+    assert fragile_cosines(update_history()) == 0
+    edge = unit(0.0005, np.sqrt(1 - 0.0005**2))  # cosine 0.0005 to unit(1): half a unit of 1e-3
+    on_edge = history_of(question(UPDATE), np.array([unit(1), edge, unit(0, 0, 1)]), unit(1))
+    assert fragile_cosines(on_edge) >= 1
+
+
 def test_assistant_evidence_is_not_a_memory_so_the_question_has_no_evidence_to_score():
     history = history_of(question(ASSISTANT), np.array([SOUP]), unit(0, 1))
     assert history.evidence.size == 0 and not history.conflict

@@ -29,10 +29,17 @@ import numpy as np
 from ...conversations.longmemeval import LmeQuestion, QuestionType, Role
 from ...text.cache import EmbeddingCache
 from ...text.similarity import rounded_cosines
-from ..conversations.embeddings import CHUNK_TEXTS, DTYPE, _balanced_chunks, _encode_chunk
+from ..conversations.embeddings import (
+    CHUNK_TEXTS,
+    DTYPE,
+    ConversationVectors,
+    _balanced_chunks,
+    _encode_chunk,
+    fragile_pairs,
+)
 from ..executor import Executor, InProcess
 
-__all__ = ["OLD_TYPES", "History", "embed_histories", "history_of", "texts_to_embed"]
+__all__ = ["OLD_TYPES", "History", "embed_histories", "fragile_cosines", "history_of", "texts_to_embed"]
 
 #: The question types whose answer is old information, kept as it was said (scored by evidence kept).
 OLD_TYPES = (
@@ -61,6 +68,8 @@ class History:
     current, stale : numpy.ndarray
         Knowledge updates: the evidence in the newer answer session, and in the older ones
         (empty for the other types).
+    vectors, asked : numpy.ndarray
+        The memories' unit vectors ``(n, 384)`` and the question's ``(384,)``, as embedded.
     """
 
     question: LmeQuestion
@@ -70,6 +79,8 @@ class History:
     evidence: np.ndarray
     current: np.ndarray
     stale: np.ndarray
+    vectors: np.ndarray
+    asked: np.ndarray
 
     @property
     def kind(self) -> str:
@@ -115,6 +126,8 @@ def history_of(question: LmeQuestion, turns: np.ndarray, asked: np.ndarray) -> H
         evidence=index(evidence),
         current=index(current),
         stale=index(stale),
+        vectors=turns,
+        asked=asked.reshape(-1),
     )
 
 
@@ -138,3 +151,18 @@ def embed_histories(
     if cache.misses:
         raise RuntimeError(f"{cache.misses} texts were still missing from the cache after encoding")
     return out
+
+
+def fragile_cosines(history: History) -> int:
+    """How many of the history's memory-memory (distinct pairs) and question-memory cosines a
+    relative change of :data:`~forgetting.studies.conversations.embeddings.RELATIVE_CHANGE` in every
+    vector component could move to another rounded value (the LoCoMo chapter's
+    :func:`~forgetting.studies.conversations.embeddings.fragile_pairs`)."""
+    vectors = ConversationVectors(
+        history.question.name,
+        history.vectors,
+        history.asked.reshape(1, -1),
+        history.turn_cosines,
+        history.question_cosines.reshape(1, -1),
+    )
+    return sum(fragile_pairs(vectors))

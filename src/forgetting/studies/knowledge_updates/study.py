@@ -23,7 +23,7 @@ from ..conversations.embeddings import DTYPE
 from ..conversations.readings import family_list
 from ..conversations.sweep import policy_grid
 from ..executor import Executor
-from .histories import OLD_TYPES, History, embed_histories, texts_to_embed
+from .histories import OLD_TYPES, History, embed_histories, fragile_cosines, texts_to_embed
 from .sweep import SUPERSEDE, Grid, run_sweep
 
 __all__ = [
@@ -141,6 +141,7 @@ def dataset_rows(prepared: Prepared) -> tuple[dict[str, Any], list[dict[str, Any
         "chars_assistant_median": _median_chars(questions, Role.ASSISTANT),
         "days_old": _median_days([h.question for h in prepared.histories if h.kind in OLD_TYPES]),
         "days_updates": _median_days([h.question for h in updates]),
+        "n_fragile": sum(fragile_cosines(h) for h in prepared.histories),
         "model_sha256": prepared.model_sha256,
     }
     return values, rows
