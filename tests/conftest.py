@@ -281,7 +281,7 @@ machine's cores; each kernel runs single-threaded). While those tests run, one r
 them: the pytest process runs them one after another, and with two runs beside it the runs were
 done long before it was (a sampled session: about 100 s with one core idle at the end); with one
 run beside it throughout, the runs were left alone at the end instead (79 s)."""
-EMBEDDING_CHAPTERS = ("real-conversations",)
+EMBEDDING_CHAPTERS = ("real-conversations", "knowledge-updates")
 """Chapters whose first run in a fresh clone computes embeddings (minutes) that the second reuses:
 their two runs go one after the other in the first pool, never side by side."""
 
