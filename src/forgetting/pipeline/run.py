@@ -56,6 +56,7 @@ FIGURES_MANIFEST = "{name}-figures.json"
 #: order. Only the order in which chapters start depends on it.
 LONGEST_FIRST = (
     "real-conversations",
+    "knowledge-updates",
     "beyond-credit",
     "beyond-governance",
     "mw-exp3",
