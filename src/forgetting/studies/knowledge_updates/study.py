@@ -21,7 +21,7 @@ from ...conversations.longmemeval_source import Setting as LmeSetting
 from ...text.encoder import get_encoder
 from ..conversations.embeddings import DTYPE
 from ..conversations.readings import family_list
-from ..conversations.sweep import policy_grid
+from ..conversations.sweep import BANK_VARIANTS, YOURMEMORY_VARIANTS, policy_grid
 from ..executor import Executor
 from .histories import OLD_TYPES, History, embed_histories, fragile_cosines, texts_to_embed
 from .sweep import SUPERSEDE, Grid, run_sweep
@@ -178,8 +178,8 @@ def grid_of(params: Mapping[str, Any]) -> Grid:
 
 
 def _label(row: Mapping[str, Any]) -> str:
-    if row["family"] == "Keep everything":
-        return "Keep everything"
+    if row["family"] == "Keep everything" or row["parameter"] == "-":  # a rule with nothing swept
+        return str(row["family"])
     joint = " " if str(row["parameter"]).endswith(">") else " = "
     return f"{row['family']}, {row['parameter']}{joint}{float(row['value']):g}"
 
@@ -198,11 +198,7 @@ def recommendation_rows(sweep: Sequence[Mapping[str, Any]], floors: Sequence[flo
         if not mine:
             rows.append({"floor": floor, "rule": "none", "setting": "", **dict.fromkeys(measures, math.nan)})
             continue
-        best = min(
-            mine,
-            key=lambda r: (-float(r["update_current_first"]), float(r["update_stale_only"]),
-                           -float(r["old_evidence_kept"]), float(r["turns_share"]), _label(r)),
-        )  # fmt: skip
+        best = _best(mine)
         rows.append({"floor": floor, "rule": best["family"], "setting": _label(best),
                      **{m: float(best[m]) for m in measures}})  # fmt: skip
     keep = next(r for r in sweep if r["family"] == "Keep everything")
@@ -211,12 +207,21 @@ def recommendation_rows(sweep: Sequence[Mapping[str, Any]], floors: Sequence[flo
     return rows
 
 
-def _best(rows: Sequence[Mapping[str, Any]], key: str) -> Mapping[str, Any]:
-    return min(rows, key=lambda r: (-float(r[key]), -float(r["old_evidence_kept"]), _label(r)))
+def _rank(row: Mapping[str, Any]) -> tuple[float, float, float, float, str]:
+    """The order of the recommendation: the update ranked first in the most conflicts (ties: fewer
+    stale-only answers, more old evidence, fewer turns held, then the label)."""
+    return (-float(row["update_current_first"]), float(row["update_stale_only"]),
+            -float(row["old_evidence_kept"]), float(row["turns_share"]), _label(row))  # fmt: skip
 
 
-#: The rules that forget on a clock of days (the others count turns or memories).
-DAY_FAMILIES = ("Ebbinghaus, days", "MemoryBank", "YourMemory")
+def _best(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The first of ``rows`` in the recommendation's order (:func:`_rank`)."""
+    return min(rows, key=_rank)
+
+
+#: The rules that forget on a clock of days (the others count turns or memories): decay on days,
+#: MemoryBank at each commit and YourMemory on each of its clocks (the LoCoMo chapter's families).
+DAY_FAMILIES = ("Ebbinghaus, days", "MemoryBank", *BANK_VARIANTS, *YOURMEMORY_VARIANTS)
 
 
 def sweep_values(sweep: Sequence[Mapping[str, Any]], floor: float) -> dict[str, Any]:
@@ -232,7 +237,7 @@ def sweep_values(sweep: Sequence[Mapping[str, Any]], floor: float) -> dict[str, 
         "keep_old_evidence": float(keep["old_evidence_kept"]),
     }
     forgetting = [r for r in sweep if r["family"] != "Keep everything"]
-    best = _best(forgetting, "update_current_first")
+    best = _best(forgetting)
     values.update(
         best_current_first=float(best["update_current_first"]),
         best_current_first_label=_label(best),
@@ -248,7 +253,7 @@ def sweep_values(sweep: Sequence[Mapping[str, Any]], floor: float) -> dict[str, 
     for key, wanted in (("day", True), ("turn", False)):
         mine = [r for r in forgetting if (r["family"] in DAY_FAMILIES) is wanted and r["family"] != SUPERSEDE
                 and float(r["old_evidence_kept"]) >= floor]  # fmt: skip
-        best_mine = _best(mine, "update_current_first") if mine else None
+        best_mine = _best(mine) if mine else None
         values[f"{key}_best_first"] = (
             math.nan if best_mine is None else float(best_mine["update_current_first"])
         )
@@ -264,7 +269,7 @@ def sweep_values(sweep: Sequence[Mapping[str, Any]], floor: float) -> dict[str, 
                       lfu_stale_only_old=float(worst["old_evidence_kept"]))  # fmt: skip
     supersede = [r for r in sweep if r["family"] == SUPERSEDE]
     if supersede:
-        top = _best(supersede, "update_current_first")
+        top = _best(supersede)
         values.update(
             supersede_best=float(top["update_current_first"]),
             supersede_best_threshold=float(top["value"]),
@@ -291,6 +296,31 @@ _UPDATES = ("update_current_kept", "update_stale_kept", "update_current_first", 
 _TYPES = ("old_hit_held", *(f"evidence_kept {kind}" for kind in OLD_TYPES))
 
 
+def rule_list(families: Sequence[str]) -> str:
+    """Families for a sentence, separated by semicolons when a name holds a comma.
+
+    >>> rule_list(["Ebbinghaus, days", "MemoryBank"])
+    'Ebbinghaus, days; and MemoryBank'
+    >>> rule_list(["LRU", "FIFO", "LFU"])
+    'LRU, FIFO and LFU'
+    """
+    names = family_list(families)
+    if not any("," in family for family in families):
+        return names
+    return families[0] if len(families) == 1 else "; ".join(families[:-1]) + f"; and {families[-1]}"
+
+
+def yourmemory_values(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """YourMemory on its active-day clock (its code's) against calendar days: the least share of
+    turns held and the most updates ranked first, over its importances."""
+    values = {}
+    for key, family in (("active", "YourMemory"), ("calendar", "YourMemory, calendar days")):
+        mine = [r for r in rows if r["family"] == family]
+        values[f"ym_{key}_turns_min"] = min(float(r["turns_share"]) for r in mine)
+        values[f"ym_{key}_first_max"] = max(float(r["update_current_first"]) for r in mine)
+    return values
+
+
 def chapter_results(
     prepared: Prepared, params: Mapping[str, Any], executor: Executor
 ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
@@ -309,7 +339,8 @@ def chapter_results(
     values.update(sweep_values(rows, params["headline_floor"]))
     recommended = [r["rule"] for r in tables["recommend"] if r["rule"] not in ("Keep everything", "none")]
     # no old-information question (the S setting): no floor is reached, no rule is recommended
-    values["recommend_rules"] = family_list(list(dict.fromkeys(recommended))) if recommended else "none"
+    values["recommend_rules"] = rule_list(list(dict.fromkeys(recommended))) if recommended else "none"
+    values.update(yourmemory_values(rows))
     values["recommend_day_only"] = all(rule in DAY_FAMILIES for rule in recommended)
     values["cosine_decimals"] = COSINE_DECIMALS
     for name in ("recall_k", "min_similarity", "question_k", "eviction_threshold", "replicates"):
