@@ -132,11 +132,18 @@ def test_length_chunks_keep_every_text_longest_first() -> None:
 
 
 @pytest.mark.parametrize("given_executor", [None, InProcess()])
-def test_in_process_encoding_goes_to_one_worker_per_core(given_executor: Any) -> None:
-    chosen = embeddings.encoding_executor(given_executor)
-    assert isinstance(chosen, ProcessPool) and chosen.workers == (os.cpu_count() or 1)
+@pytest.mark.parametrize("chunks", [2, 3, 50])
+def test_in_process_encoding_goes_to_one_worker_per_core(given_executor: Any, chunks: int) -> None:
+    chosen = embeddings.encoding_executor(given_executor, chunks)
+    assert isinstance(chosen, ProcessPool) and chosen.workers == min(os.cpu_count() or 1, chunks)
+
+
+@pytest.mark.parametrize("given_executor", [None, InProcess()])
+def test_one_chunk_is_encoded_in_process(given_executor: Any) -> None:
+    assert isinstance(embeddings.encoding_executor(given_executor, 1), InProcess)
 
 
 def test_a_chosen_executor_encodes_as_given() -> None:
     pool = ProcessPool(3)
-    assert embeddings.encoding_executor(pool) is pool
+    assert embeddings.encoding_executor(pool, 1) is pool
+    assert embeddings.encoding_executor(pool, 50) is pool

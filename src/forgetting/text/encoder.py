@@ -17,9 +17,9 @@ Threads: numpy's BLAS (OpenBLAS) uses every core by default. This module never c
 a caller who wants fewer threads sets ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) in the
 environment *before numpy is first imported*, or uses ``threadpoolctl`` at run time. The
 products here are small (``384 x 384`` weights times a sentence's ``384 x L``), and OpenBLAS's
-threads spend much of such a product waiting for each other, most of all on cores other jobs
-share: to use several cores, encode different texts in several processes with one BLAS thread
-each (``benchmarks/bench_encoder.py`` measures both; the vectors are the same).
+threads lose most of their speed on them when other jobs share the cores: to use several cores
+there, encode different texts in several processes with one BLAS thread each
+(``benchmarks/bench_encoder.py`` measures both; the vectors are the same).
 
 Determinism: a sentence's vector depends only on the sentence. Each one is computed as if
 alone, at its own length: no padding, and no matrix product that mixes sentences (a padded or

@@ -94,21 +94,22 @@ def _length_chunks(texts: Sequence[str], encoder: MiniLMEncoder, size: int) -> l
     return [ordered[start : start + size] for start in range(0, len(ordered), size)]
 
 
-def encoding_executor(executor: Executor | None) -> Executor:
-    """What encodes the missing texts: ``executor``, except in-process (``None`` or
-    :class:`~..executor.InProcess`), which becomes a :class:`~..executor.ProcessPool` of one
-    worker per core.
+def encoding_executor(executor: Executor | None, chunks: int) -> Executor:
+    """What encodes ``chunks`` chunks of missing texts: ``executor``, except in-process (``None``
+    or :class:`~..executor.InProcess`) with more than one chunk, which becomes a
+    :class:`~..executor.ProcessPool` of one worker per core (at most one per chunk).
 
     The encoder's matrix products are small (a 42-token turn multiplies a ``384 x 42`` matrix);
-    on OpenBLAS's own threads (in-process, all cores by default) they spend their time waiting
-    for each other, and far more when other jobs share the cores (measured with 2 threads on 2
-    busy cores: 6.2 turns per CPU-second against 27 on one thread). A pool worker runs its BLAS on
-    one thread (joblib's loky sets ``OPENBLAS_NUM_THREADS`` to cores // workers), and the
-    workers encode different texts side by side. The thread count changes no bit of a vector.
+    on OpenBLAS's own threads (in-process, all cores by default) they lose most of their speed
+    when other jobs share the cores, as when the book's chapters run side by side (measured with
+    2 threads on 2 busy cores: 6.2 LoCoMo texts per CPU-second against 27 on one thread). A pool worker runs its
+    BLAS on one thread (joblib's loky sets ``OPENBLAS_NUM_THREADS`` to cores // workers), and the
+    workers encode different texts side by side. A single chunk stays in this process: a worker
+    would first load the model. The thread count changes no bit of a vector.
     """
-    if executor is None or isinstance(executor, InProcess):
-        return ProcessPool(os.cpu_count() or 1)
-    return executor
+    if chunks > 1 and (executor is None or isinstance(executor, InProcess)):
+        return ProcessPool(min(os.cpu_count() or 1, chunks))
+    return executor or InProcess()
 
 
 def embed_conversations(
@@ -138,7 +139,7 @@ def embed_conversations(
     missing = [text for text in texts if cache.get(text) is None]
     if missing:
         chunks = _length_chunks(missing, get_encoder(DTYPE), CHUNK_TEXTS)
-        encoding_executor(executor).map(functools.partial(_encode_chunk, root), chunks)
+        encoding_executor(executor, len(chunks)).map(functools.partial(_encode_chunk, root), chunks)
     out = []
     for conversation in conversations:
         turns = cache.encode([t.retrieval_text for t in conversation.turns])
