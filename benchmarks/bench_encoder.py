@@ -1,17 +1,31 @@
 #!/usr/bin/env python
 """Benchmark the numpy all-MiniLM-L6-v2 encoder (and sentence-transformers, if importable).
 
-Reports sentences per second at a given batch size on a fixed synthetic corpus, and the time
-from process start to the first embedding (measured in fresh subprocesses, so imports, the
-model digest check and weight loading are included). Not a test.
+Reports sentences per second at a given batch size, and the time from process start to the
+first embedding (measured in fresh subprocesses, so imports, the model digest check and weight
+loading are included). The corpus is LoCoMo's distinct turns and questions (a fixed sample of
+``-n``) when ``FORGETTING_LOCOMO`` names the zip, else a fixed synthetic one (``--corpus``).
+Not a test.
+
+Then the encoding paths side by side, each in a fresh process with its own BLAS setting, on
+``--threads`` cores (default 2), against the floor: the corpus's floating-point operations
+(from its token counts and the model's shapes) at the rate numpy's BLAS multiplies two large
+matrices on those threads. Each path and the floor are measured ``--repeat`` times, the paths
+interleaved, and the best kept. The paths:
+
+* one text per call, one process on ``--threads`` BLAS threads (the chapter before issue 45);
+* the texts stacked by length, one process on ``--threads`` BLAS threads;
+* the texts stacked by length, ``--threads`` worker processes on one BLAS thread each (what
+  ``studies/conversations/embeddings.py`` does with the in-process executor).
 
     python benchmarks/bench_encoder.py                      # numpy, plus torch if importable
     python benchmarks/bench_encoder.py --threads 1 -n 256   # one BLAS thread
-    python benchmarks/bench_encoder.py --no-reference
+    python benchmarks/bench_encoder.py --dtype float64 --no-reference --no-startup -n 600
 
 ``--threads`` sets OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS before numpy (or
-torch) is imported, in this process and in the start-up subprocesses; torch additionally gets
-``torch.set_num_threads``.
+torch) is imported, in this process and in the subprocesses; torch additionally gets
+``torch.set_num_threads``. The machine's other jobs share its cores: run it on a quiet machine,
+or read the ratios (every path is measured in the same minute).
 """
 
 from __future__ import annotations
@@ -58,6 +72,111 @@ print(time.perf_counter() - t0)
 """
 
 
+_PATH = """
+import json, sys, time
+from concurrent.futures import ProcessPoolExecutor
+import numpy as np
+
+def encode(dtype, texts, batch_size):
+    from forgetting.text.encoder import get_encoder
+    return get_encoder(dtype).encode(texts, batch_size=batch_size).shape[0]
+
+if __name__ == "__main__":
+    job = json.loads(sys.stdin.read())
+    texts, dtype, batch, workers = job["texts"], job["dtype"], job["batch_size"], job["workers"]
+    if job["path"] == "per_text":
+        encode(dtype, texts[:2], 1)  # load and warm up
+        t0 = time.perf_counter()
+        for text in texts:
+            encode(dtype, [text], 1)
+    elif job["path"] == "stacked":
+        encode(dtype, texts[:2], batch)
+        t0 = time.perf_counter()
+        encode(dtype, texts, batch)
+    else:  # workers: texts by token count, chunks dealt to the processes
+        from forgetting.text.encoder import get_encoder
+        counts = [len(ids) for ids in get_encoder(dtype).token_ids(texts)]
+        ordered = [t for _, t in sorted(zip(counts, texts), key=lambda p: (-p[0], p[1]))]
+        size = max(1, min(job["chunk"], -(-len(ordered) // workers)))
+        chunks = [ordered[i : i + size] for i in range(0, len(ordered), size)]
+        with ProcessPoolExecutor(workers) as pool:
+            list(pool.map(encode, [dtype] * workers, [texts[:2]] * workers, [batch] * workers))
+            t0 = time.perf_counter()
+            list(pool.map(encode, [dtype] * len(chunks), chunks, [batch] * len(chunks)))
+    print(time.perf_counter() - t0)
+"""
+
+_GEMM = """
+import sys, time
+import numpy as np
+a = np.random.default_rng(0).random((2048, 2048)).astype(sys.argv[1])
+a @ a
+best = float("inf")
+for _ in range(3):
+    t0 = time.perf_counter(); a @ a; best = min(best, time.perf_counter() - t0)
+print(2 * 2048**3 / best)
+"""
+
+
+def flops_per_text(tokens: int, hidden: int, inner: int, layers: int) -> int:
+    """Floating-point operations of one text's forward pass: the dense layers (query, key,
+    value and output, ``4 hidden^2``, and the feed-forward pair, ``2 hidden inner``,
+    multiply-adds a token) and the attention products (``2 tokens^2 hidden``), per layer."""
+    return 2 * layers * (tokens * (4 * hidden * hidden + 2 * hidden * inner) + 2 * tokens * tokens * hidden)
+
+
+def locomo_texts() -> list[str] | None:
+    """LoCoMo's distinct turn texts and questions (as the chapter embeds them), or ``None``."""
+    zip_path = os.environ.get("FORGETTING_LOCOMO")
+    if not zip_path or not os.path.isfile(zip_path):
+        return None
+    from pathlib import Path
+
+    from forgetting.conversations.locomo import load_locomo
+
+    conversations = load_locomo(Path(zip_path))
+    texts = {t.retrieval_text: None for c in conversations for t in c.turns}
+    texts.update({q.question: None for c in conversations for q in c.questions})
+    return list(texts)
+
+
+def run_path(
+    path: str, texts: list[str], dtype: str, batch_size: int, threads: int, env: dict[str, str]
+) -> float:
+    """Seconds the encoding ``path`` takes on ``texts`` in a fresh process (model load excluded)."""
+    blas = "1" if path == "workers" else str(threads)
+    child = {**env, **{v: blas for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
+    job = {
+        "path": path,
+        "texts": texts,
+        "dtype": dtype,
+        "batch_size": batch_size,
+        "workers": threads,
+        "chunk": 200,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _PATH],
+        input=json.dumps(job),
+        env=child,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def gemm_flops(dtype: str, threads: int, env: dict[str, str]) -> float:
+    """FLOP/s of a 2048 x 2048 matrix product on ``threads`` BLAS threads (best of 3)."""
+    child = {
+        **env,
+        **{v: str(threads) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")},
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _GEMM, dtype], env=child, check=True, capture_output=True, text=True
+    )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def make_corpus(n: int, seed: int = 0) -> list[str]:
     """``n`` deterministic sentences of 4–40 words."""
     rng = random.Random(seed)
@@ -95,10 +214,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     parser.add_argument("--no-reference", action="store_true", help="skip sentence-transformers")
     parser.add_argument("--no-startup", action="store_true", help="skip start-up timing")
+    parser.add_argument(
+        "--corpus",
+        choices=("auto", "locomo", "synthetic"),
+        default="auto",
+        help="LoCoMo's texts if FORGETTING_LOCOMO names the zip (auto), or synthetic",
+    )
+    parser.add_argument("--no-paths", action="store_true", help="skip the paths against the floor")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
 
     env = dict(os.environ)
+    path_threads = args.threads if args.threads is not None else 2
     if args.threads is not None:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[var] = env[var] = str(args.threads)
@@ -109,8 +236,15 @@ def main(argv: list[str] | None = None) -> int:
 
     from forgetting.text import MiniLMEncoder, locate_model_dir
 
-    corpus = make_corpus(args.sentences)
+    real = None if args.corpus == "synthetic" else locomo_texts()
+    if args.corpus == "locomo" and real is None:
+        parser.error("--corpus locomo needs FORGETTING_LOCOMO set to the LoCoMo zip")
+    if real is not None:
+        corpus = random.Random(0).sample(real, min(args.sentences, len(real)))
+    else:
+        corpus = make_corpus(args.sentences)
     result: dict[str, object] = {
+        "corpus": "locomo" if real is not None else "synthetic",
         "sentences": len(corpus),
         "batch_size": args.batch_size,
         "threads": args.threads or os.cpu_count(),
@@ -161,6 +295,27 @@ def main(argv: list[str] | None = None) -> int:
                 inside, wall = startup_seconds(_STARTUP_TORCH.format(threads=threads), env)
                 result["torch_first_embedding_s"] = inside
                 result["torch_first_embedding_wall_s"] = wall
+
+    if not args.no_paths:
+        flop = sum(
+            flops_per_text(
+                len(ids), encoder.hidden_size, encoder.layers[0]["ffn_in"][0].shape[0], encoder.num_layers
+            )
+            for ids in encoder.token_ids(corpus)
+        )
+        floor_s = flop / max(gemm_flops(args.dtype, path_threads, env) for _ in range(args.repeat))
+        result["paths_cores"] = path_threads
+        result["flop_per_token"] = flop / tokens
+        result["floor_sentences_per_s"] = len(corpus) / floor_s
+        paths = ("per_text", "stacked", "workers")
+        best = dict.fromkeys(paths, float("inf"))
+        for _ in range(args.repeat):  # interleaved, so a burst of other jobs hits every path
+            for path in paths:
+                seconds = run_path(path, corpus, args.dtype, args.batch_size, path_threads, env)
+                best[path] = min(best[path], seconds)
+        for path in paths:
+            result[f"{path}_sentences_per_s"] = len(corpus) / best[path]
+            result[f"{path}_over_floor"] = floor_s / best[path]
 
     if args.json:
         print(json.dumps(result, indent=2))

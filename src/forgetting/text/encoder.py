@@ -15,13 +15,19 @@ tolerance, by ``tests/test_encoder.py``.
 
 Threads: numpy's BLAS (OpenBLAS) uses every core by default. This module never changes that;
 a caller who wants fewer threads sets ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) in the
-environment *before numpy is first imported*, or uses ``threadpoolctl`` at run time.
+environment *before numpy is first imported*, or uses ``threadpoolctl`` at run time. The
+products here are small (``384 x 384`` weights times a sentence's ``384 x L``), and OpenBLAS's
+threads lose most of their speed on them when other jobs share the cores: to use several cores
+there, encode different texts in several processes with one BLAS thread each
+(``benchmarks/bench_encoder.py`` measures both; the vectors are the same).
 
-Determinism: a sentence's vector depends only on the sentence. Each one is computed alone, at
-its own length (no padding, no batch dimension in any matrix product: a padded or batched
-product lets OpenBLAS sum in another order, see :mod:`forgetting.text.layers`), so a text gets
-the same bits whatever it is encoded with, in any order, with any ``batch_size``, on one
-OpenBLAS thread or several. The bits do depend on OpenBLAS's kernel (chosen by CPU, or
+Determinism: a sentence's vector depends only on the sentence. Each one is computed as if
+alone, at its own length: no padding, and no matrix product that mixes sentences (a padded or
+batched product lets OpenBLAS sum in another order, see :mod:`forgetting.text.layers`).
+Sentences of equal length go through the layers as one stack, but each BLAS call and each
+numpy reduction computes one sentence with the shape and order it has alone; so a text gets the
+same bits whatever it is encoded with, in any order, with any ``batch_size``, on one OpenBLAS
+thread or several, in any process. The bits do depend on OpenBLAS's kernel (chosen by CPU, or
 ``OPENBLAS_CORETYPE``); :mod:`forgetting.text.similarity` keeps those last digits out of every
 decision and published value.
 """
@@ -36,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .layers import Scratch, encoder_layers_, layer_norm_, sentence_arrays
+from .layers import Scratch, aligned_empty, encoder_layers_, layer_norm_
 from .model_files import (
     MODEL_FILES_SHA256,
     MODEL_SHA256,
@@ -101,7 +107,7 @@ class MiniLMEncoder:
     -----
     Each output row is ``normalize(mean_t h_t)`` over the sentence's own tokens, ``h`` the last
     hidden state, so every row has unit L2 norm. Invariant: a sentence's vector depends only
-    on the sentence (computed alone, never padded; see :meth:`encode`). This class does not
+    on the sentence (computed as alone, never padded; see :meth:`encode`). This class does not
     touch OpenBLAS's thread settings.
 
     Examples
@@ -309,42 +315,55 @@ class MiniLMEncoder:
 
         Notes
         -----
-        Invariant: a sentence's vector depends only on the sentence. Every array of the pass
-        has a shape fixed by the sentence's own length (no padding, no batch dimension) and
-        starts on a 64-byte boundary, so each BLAS call and numpy reduction sums in an order
-        no other sentence can change. :meth:`encode` and :meth:`forward` compute every
-        sentence exactly this way and return the same bits.
+        Invariant: a sentence's vector depends only on the sentence. Every BLAS call and numpy
+        reduction of the pass gets arrays of shapes fixed by the sentence's own length (no
+        padding), each starting on a 64-byte boundary, so it sums in an order no other sentence
+        can change. :meth:`encode` and :meth:`forward` stack sentences of equal length, but
+        compute each exactly this way and return the same bits.
         """
         return np.asarray(self._embed([np.asarray(token_ids)])[0])
 
     def _embed(self, id_lists: Sequence[np.ndarray]) -> np.ndarray:
-        """Embeddings of a few sentences (unpadded token ids), each computed alone.
+        """Embeddings of a few sentences (unpadded token ids), each computed as alone.
 
-        They go through the model side by side (:func:`~forgetting.text.layers.encoder_layers_`)
-        but every numpy and BLAS call gets one sentence's arrays, exactly as for the sentence
-        alone: how many go together changes the speed and the memory, never a bit.
+        Sentences of equal length go through the model together, as one stack
+        (:func:`~forgetting.text.layers.encoder_layers_`), but every BLAS gemm and every numpy
+        reduction computes one sentence exactly as for the sentence alone: how many go
+        together, and which, changes the speed and the memory, never a bit.
         """
-        dt, hidden, eps = self.dtype, self.hidden_size, self.layer_norm_eps
         lengths = [int(ids.shape[0]) if ids.ndim == 1 else 0 for ids in id_lists]
         if min(lengths, default=1) < 1:
             raise ValueError("every sentence needs a non-empty 1-D sequence of token ids")
         if max(lengths, default=0) > self.position_embeddings.shape[0]:
             raise ValueError(f"sequence length {max(lengths)} exceeds the position table")
-        h = sentence_arrays(lengths, hidden, dt)  # feature-major: (hidden, tokens) each
-        scratch = Scratch(dt)
-        for x, ids in zip(h, id_lists):
-            tokens = scratch.get("tokens", x.shape[1], hidden)
-            np.take(self.word_embeddings, ids.astype(np.intp, copy=False), axis=0, out=tokens)
-            tokens += self.position_embeddings[: len(tokens)]
-            tokens += self.token_type_row0
-            np.copyto(x, tokens.T)
-            layer_norm_(x, *self.emb_ln, eps, scratch.get("h", *x.shape))
+        rows_of: dict[int, list[int]] = {}
+        for row, length in enumerate(lengths):
+            rows_of.setdefault(length, []).append(row)
+        out = np.empty((len(id_lists), self.hidden_size), self.dtype)
+        scratch = Scratch(self.dtype)
+        for rows in rows_of.values():
+            ids = np.stack([id_lists[row] for row in rows]).astype(np.intp, copy=False)
+            out[rows] = self._embed_group(ids, scratch)
+        return out
+
+    def _embed_group(self, ids: np.ndarray, scratch: Scratch) -> np.ndarray:
+        """Embeddings of ``B`` sentences of ``L`` tokens each, ``ids (B, L)``: ``(B, hidden)``."""
+        dt, hidden, eps = self.dtype, self.hidden_size, self.layer_norm_eps
+        group, length = ids.shape
+        tokens = scratch.get("tokens", group, length, hidden)
+        np.take(self.word_embeddings, ids, axis=0, out=tokens)
+        tokens += self.position_embeddings[:length]
+        tokens += self.token_type_row0
+        h = aligned_empty((group, hidden, length), dt)  # feature-major: (hidden, tokens) each
+        np.copyto(h, tokens.transpose(0, 2, 1))
+        layer_norm_(h, *self.emb_ln, eps, scratch.get("h", *h.shape))
         encoder_layers_(h, self.layers, self.num_heads, eps, scratch)
-        # mean pooling over the tokens, then L2 normalisation (sentence-transformers' eps)
-        out = np.empty((len(id_lists), hidden), dt)
-        for row, x in zip(out, h):
-            pooled = np.add.reduce(x, axis=1) / dt.type(x.shape[1])
-            row[:] = pooled / max(np.sqrt(np.add.reduce(np.square(pooled))), dt.type(1e-12))
+        # mean pooling over each sentence's tokens (a contiguous row: numpy's pairwise sum, the
+        # same for each row whatever the stack), then L2 normalisation (sentence-transformers' eps)
+        pooled = np.add.reduce(h, axis=2) / dt.type(length)
+        out = np.empty((group, hidden), dt)
+        for row, vector in zip(out, pooled):
+            row[:] = vector / max(np.sqrt(np.add.reduce(np.square(vector))), dt.type(1e-12))
         return out
 
     def encode(self, sentences: str | Iterable[str], batch_size: int = 32) -> np.ndarray:
@@ -373,9 +392,12 @@ class MiniLMEncoder:
         Notes
         -----
         Invariant: a sentence's vector depends only on the sentence. Each distinct text is
-        computed once, alone (:meth:`forward_one`: no padding, no batch dimension in any
-        matrix product), so it gets the same bits in any list, at any position, with any
-        ``batch_size``, as on its own; duplicates get identical rows. (sentence-transformers
+        computed once, as alone (:meth:`forward_one`: no padding, no matrix product mixing
+        texts), so it gets the same bits in any list, at any position, with any ``batch_size``,
+        as on its own; duplicates get identical rows. For speed the distinct texts are taken by
+        token count, shortest first, ``batch_size`` at a time, and the texts of equal length in
+        a batch go through the layers as one stack (one numpy call for all of them, one BLAS
+        gemm per text inside it). (sentence-transformers
         pads each batch to its longest text, so there a text's last float32 digits depend on
         its neighbours.) The thread count changes no bit either; the BLAS kernel OpenBLAS
         picks for the CPU does, and :mod:`forgetting.text.similarity` keeps those digits out of
@@ -394,9 +416,12 @@ class MiniLMEncoder:
         inverse = np.array([row_of.setdefault(t, len(row_of)) for t in texts], dtype=np.intp)
         unique = list(row_of)
         id_arrays = [np.asarray(ids) for ids in self.token_ids(unique)] if unique else []
+        # shortest first, so that a batch is mostly one stack of equal-length texts
+        order = sorted(range(len(unique)), key=lambda row: len(id_arrays[row]))
         out = np.empty((len(unique), self.hidden_size), dtype=self.dtype)
-        for start in range(0, len(unique), batch_size):
-            out[start : start + batch_size] = self._embed(id_arrays[start : start + batch_size])
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            out[rows] = self._embed([id_arrays[row] for row in rows])
         return out[inverse]
 
     def __call__(self, sentences: str | Iterable[str], batch_size: int = 32) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""BERT's layers on one sentence at a time, laid out so that nothing else can change its bits.
+"""BERT's layers on stacks of equal-length sentences, laid out so that no sentence changes another's bits.
 
 Why a batch changed a sentence's vector: the last bits OpenBLAS gives a row of a matrix
 product depend on the product's shape, i.e. on where the row falls in the blocks and edge
@@ -9,20 +9,29 @@ padding) differed in 373 of 384 components on one thread.
 
 What this module does instead:
 
-* every array belongs to one sentence and has a shape fixed by its token count ``L``;
-  activations are *feature-major*, ``(features, L)``, and every product with a weight is
-  ``weight (out, in) @ x (in, L)`` (torch's own ``(out, in)`` layout on the left). Measured:
-  in this orientation OpenBLAS (Haswell and Prescott kernels, float32 and float64, 1 to 16
+* sentences go through the model in *groups* of equal token count ``L``, as one C-contiguous
+  stack ``(B, features, L)``: sentence ``b`` is the block ``[b]``, *feature-major*
+  ``(features, L)``, exactly the array it would have alone. Every product with a weight is
+  ``numpy.matmul(weight (out, in), x (B, in, L))``: numpy calls one BLAS gemm per sentence, of
+  the shape ``(out, in) @ (in, L)`` it has alone, so stacking saves Python and numpy call
+  overhead (one call per group instead of one per sentence) and changes no bit. Measured: in
+  this orientation OpenBLAS (Haswell and Prescott kernels, float32 and float64, 1 to 16
   threads) gives the same bits whatever its thread count, the other one,
   ``x (L, in) @ weight (in, out)``, does not; ``tests/test_encoder.py`` checks 1 and 2 threads;
+* every other operation (LayerNorm, GELU, softmax, the bias additions) works on each token
+  (column) or each head of each sentence on its own, with the same reductions in the same
+  order as on the sentence alone (a LayerNorm sums over the strided feature axis one feature
+  after another; a softmax sums along a contiguous row); ``tests/test_encoder_batching.py``
+  checks the bits alone, in any group and in any order;
 * the attention products (``L x L`` per head) run on OpenBLAS only while it keeps them on one
-  thread (:data:`BLAS_ONE_THREAD_WORK`); longer sentences use numpy's own loops
-  (:func:`numpy.einsum`), which no thread count reaches;
-* every buffer starts on a 64-byte boundary (:data:`ALIGNMENT`), so even alignment is the
-  same for a sentence alone and in company.
+  thread (:data:`BLAS_ONE_THREAD_WORK`), again one gemm per sentence and head; longer sentences
+  use numpy's own loops (:func:`numpy.einsum`, one sentence at a time), which no thread count
+  reaches;
+* every stack starts on a 64-byte boundary (:data:`ALIGNMENT`) and every sentence's block is a
+  multiple of 64 bytes long (each width, 384, 1152 and 1536 features, is a multiple of 16), so
+  even alignment is the same for a sentence alone and in company.
 
-LayerNorm and GELU treat each token (column) on its own, attention each head. The bits still
-depend on the BLAS kernel (chosen by CPU, or ``OPENBLAS_CORETYPE``): see
+The bits still depend on the BLAS kernel (chosen by CPU, or ``OPENBLAS_CORETYPE``): see
 :mod:`forgetting.text.similarity`.
 """
 
@@ -46,7 +55,6 @@ __all__ = [
     "layer_norm_",
     "linear_",
     "self_attention_",
-    "sentence_arrays",
 ]
 
 #: Byte boundary every work buffer starts on (a cache line; an AVX-512 register).
@@ -87,21 +95,8 @@ def aligned_empty(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
     return raw[skip : skip + size].reshape(shape)
 
 
-def sentence_arrays(lengths: Sequence[int], width: int, dtype: np.dtype[Any]) -> list[np.ndarray]:
-    """One C-contiguous ``(width, length)`` array per sentence, each on an aligned boundary.
-
-    The arrays are consecutive blocks of one allocation, each block rounded up to a multiple of
-    :data:`ALIGNMENT` bytes, so an array is laid out the same wherever its sentence comes.
-    """
-    per_line = ALIGNMENT // dtype.itemsize
-    sizes = [-(-width * n // per_line) * per_line for n in lengths]
-    bounds = np.cumsum([0, *sizes]).tolist()
-    flat = aligned_empty((bounds[-1],), dtype)
-    return [flat[a : a + width * n].reshape(width, n) for a, n in zip(bounds, lengths)]
-
-
 class Scratch:
-    """Named work buffers, reused from one sentence to the next.
+    """Named work buffers, reused from one group of sentences to the next.
 
     :meth:`get` returns a C-contiguous view, starting on an :data:`ALIGNMENT`-byte boundary, of
     the first ``prod(shape)`` elements of the named buffer (grown when too small). Its contents
@@ -127,9 +122,10 @@ class Scratch:
 
 
 def linear_(weight: np.ndarray, bias: np.ndarray, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``out = weight @ x + bias``: a dense layer on feature-major ``x (in, L)``, into ``out (out, L)``.
+    """``out = weight @ x + bias``: a dense layer on feature-major ``x (..., in, L)``, into ``out (..., out, L)``.
 
-    ``weight`` is torch's ``(out, in)``, ``bias`` a column ``(out, 1)``; one BLAS gemm.
+    ``weight`` is torch's ``(out, in)``, ``bias`` a column ``(out, 1)``; one BLAS gemm per
+    sentence of the stack, each of the shape the sentence has alone.
     """
     np.matmul(weight, x, out=out)
     out += bias
@@ -139,12 +135,14 @@ def linear_(weight: np.ndarray, bias: np.ndarray, x: np.ndarray, out: np.ndarray
 def layer_norm_(
     x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float, scratch: np.ndarray
 ) -> np.ndarray:
-    """LayerNorm of each token (column) of feature-major ``x (n, L)``, in place.
+    """LayerNorm of each token (column) of feature-major ``x (..., n, L)``, in place.
 
-    ``weight``, ``bias``: columns ``(n, 1)``; ``scratch``: same shape as ``x``, clobbered.
+    ``weight``, ``bias``: columns ``(n, 1)``; ``scratch``: same shape as ``x``, clobbered. The
+    sums run over the strided feature axis, one feature after another, for each token: the same
+    order whatever comes before the feature axis.
     """
-    x -= x.mean(axis=0)
-    var = np.square(x, out=scratch).mean(axis=0)
+    x -= x.mean(axis=-2, keepdims=True)
+    var = np.square(x, out=scratch).mean(axis=-2, keepdims=True)
     var += eps
     x /= np.sqrt(var)
     x *= weight
@@ -162,63 +160,71 @@ def gelu_erf_(x: np.ndarray, scratch: np.ndarray) -> np.ndarray:
     return x
 
 
-def self_attention_(qkv: np.ndarray, num_heads: int, out: np.ndarray, scratch: Scratch) -> np.ndarray:
-    """Multi-head scaled dot-product self-attention of one sentence, every token attending to all.
-
-    Parameters
-    ----------
-    qkv : numpy.ndarray
-        Feature-major ``(3 * hidden, L)``: the query, key and value projections (bias
-        included) stacked, each ``num_heads`` heads of ``hidden / num_heads`` features.
-        Left unchanged.
-    num_heads : int
-        Number of attention heads.
-    out : numpy.ndarray
-        Feature-major ``(hidden, L)``, C-contiguous: receives the heads' outputs stacked (the
-        input of BERT's attention output projection).
-    scratch : Scratch
-        Work buffer ``scores`` (taken at this sentence's shape).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``out``.
-    """
-    width, length = qkv.shape
-    head_dim = width // (3 * num_heads)
-    dt = qkv.dtype
-    q, k, v = qkv.reshape(3, num_heads, head_dim, length)  # views, each (heads, head_dim, L)
-    scores = scratch.get("scores", num_heads, length, length)  # (heads, query, key)
-    context = out.reshape(num_heads, head_dim, length)
-    blas = length * length * head_dim < BLAS_ONE_THREAD_WORK
-    if blas:
-        np.matmul(q.transpose(0, 2, 1), k, out=scores)
-    else:
-        np.einsum("hdq,hdk->hqk", q, k, out=scores)
-    scores *= dt.type(1.0 / np.sqrt(head_dim))
+def _softmax_rows_(scores: np.ndarray, scale: float) -> None:
+    """Scaled softmax along the last (contiguous) axis, in place, subnormals flushed to zero."""
+    dt = scores.dtype
+    scores *= dt.type(scale)
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)
     # Subnormal probabilities (< 1.2e-38 in float32) would make the next gemm ~100x slower on
     # x86; they change nothing at float precision, so flush them to zero.
     scores[scores < np.finfo(dt).tiny] = 0.0
-    if blas:
-        np.matmul(v, scores.transpose(0, 2, 1), out=context)
-    else:
-        np.einsum("hdk,hqk->hdq", v, scores, out=context)
+
+
+def self_attention_(qkv: np.ndarray, num_heads: int, out: np.ndarray, scratch: Scratch) -> np.ndarray:
+    """Multi-head scaled dot-product self-attention of equal-length sentences, each token
+    attending to every token of its own sentence.
+
+    Parameters
+    ----------
+    qkv : numpy.ndarray
+        Feature-major ``(B, 3 * hidden, L)``, C-contiguous: each sentence's query, key and value
+        projections (bias included) stacked, each ``num_heads`` heads of ``hidden / num_heads``
+        features. Left unchanged.
+    num_heads : int
+        Number of attention heads.
+    out : numpy.ndarray
+        Feature-major ``(B, hidden, L)``, C-contiguous: receives the heads' outputs stacked (the
+        input of BERT's attention output projection).
+    scratch : Scratch
+        Work buffer ``scores`` (taken at this group's shape).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``out``.
+    """
+    group, width, length = qkv.shape
+    head_dim = width // (3 * num_heads)
+    scale = 1.0 / np.sqrt(head_dim)
+    if length * length * head_dim < BLAS_ONE_THREAD_WORK:
+        # views (B, heads, head_dim, L); one gemm per sentence and head, as alone
+        q, k, v = qkv.reshape(group, 3, num_heads, head_dim, length).transpose(1, 0, 2, 3, 4)
+        scores = scratch.get("scores", group, num_heads, length, length)  # (B, heads, query, key)
+        np.matmul(q.swapaxes(-1, -2), k, out=scores)
+        _softmax_rows_(scores, scale)
+        np.matmul(v, scores.swapaxes(-1, -2), out=out.reshape(group, num_heads, head_dim, length))
+        return out
+    for one, context in zip(qkv, out):  # long sentences: numpy's loops, one sentence at a time
+        q, k, v = one.reshape(3, num_heads, head_dim, length)
+        scores = scratch.get("scores", num_heads, length, length)
+        np.einsum("hdq,hdk->hqk", q, k, out=scores)
+        _softmax_rows_(scores, scale)
+        np.einsum("hdk,hqk->hdq", v, scores, out=context.reshape(num_heads, head_dim, length))
     return out
 
 
 def encoder_layers_(
-    hidden: list[np.ndarray], layers: Sequence[LayerWeights], num_heads: int, eps: float, scratch: Scratch
-) -> list[np.ndarray]:
-    """BERT's encoder layers applied to several sentences, each alone, in place in ``hidden``.
+    hidden: np.ndarray, layers: Sequence[LayerWeights], num_heads: int, eps: float, scratch: Scratch
+) -> np.ndarray:
+    """BERT's encoder layers applied to a group of equal-length sentences, in place in ``hidden``.
 
     Parameters
     ----------
-    hidden : list of numpy.ndarray
-        One feature-major ``(hidden, L)`` C-contiguous array per sentence (its embeddings after
-        LayerNorm, :func:`sentence_arrays`); replaced by its last hidden state.
+    hidden : numpy.ndarray
+        Feature-major ``(B, hidden, L)``, C-contiguous and aligned (:func:`aligned_empty`): each
+        sentence's embeddings after LayerNorm; replaced by their last hidden states.
     layers : sequence of mapping
         The layers' weights, in order (:data:`LayerWeights`).
     num_heads : int
@@ -226,45 +232,39 @@ def encoder_layers_(
     eps : float
         LayerNorm epsilon.
     scratch : Scratch
-        Work buffers, reused sentence after sentence.
+        Work buffers, reused group after group.
 
     Returns
     -------
-    list of numpy.ndarray
+    numpy.ndarray
         ``hidden``.
 
     Notes
     -----
-    The sentences go side by side, one weight matrix at a time, so a weight is read from
-    memory once for all of them rather than once per sentence. But every numpy and BLAS call
-    gets one sentence's arrays, of shapes fixed by its own length and aligned the same way
-    wherever it comes: a sentence's result depends only on the sentence, and how many go
-    together changes the speed and the memory, never a bit.
+    Each numpy call takes the whole group (a weight is read once for all of it, and the call
+    overhead is paid once), but computes each sentence exactly as alone: a sentence's result
+    depends only on the sentence, and how many go together changes the speed and the memory,
+    never a bit.
     """
-    if not hidden or not layers:
+    if hidden.shape[0] == 0 or not layers:
         return hidden
-    dt = hidden[0].dtype
-    lengths = [x.shape[1] for x in hidden]
-    width = hidden[0].shape[0]
-    h, other, ctx = hidden, sentence_arrays(lengths, width, dt), sentence_arrays(lengths, width, dt)
-    qkv = sentence_arrays(lengths, layers[0]["qkv"][0].shape[0], dt)
-    inner = sentence_arrays(lengths, layers[0]["ffn_in"][0].shape[0], dt)
+    group, width, length = hidden.shape
+    h, other = hidden, scratch.get("other", group, width, length)
+    ctx = scratch.get("context", group, width, length)
+    qkv = scratch.get("qkv", group, layers[0]["qkv"][0].shape[0], length)
+    inner = scratch.get("inner", group, layers[0]["ffn_in"][0].shape[0], length)
+    work = scratch.get("h", group, width, length)
     for layer in layers:
-        for x, y in zip(h, qkv):
-            linear_(*layer["qkv"], x, y)
-        for y, c in zip(qkv, ctx):
-            self_attention_(y, num_heads, c, scratch)
-        for c, x, y in zip(ctx, h, other):
-            linear_(*layer["attn_out"], c, y)
-            y += x
-            layer_norm_(y, *layer["attn_ln"], eps, scratch.get("h", *y.shape))
+        linear_(*layer["qkv"], h, qkv)
+        self_attention_(qkv, num_heads, ctx, scratch)
+        linear_(*layer["attn_out"], ctx, other)
+        other += h
+        layer_norm_(other, *layer["attn_ln"], eps, work)
         h, other = other, h
-        for x, y in zip(h, inner):
-            linear_(*layer["ffn_in"], x, y)
-            gelu_erf_(y, scratch.get("inner", *y.shape))
-        for z, x, y in zip(inner, h, other):
-            linear_(*layer["ffn_out"], z, y)
-            y += x
-            layer_norm_(y, *layer["ffn_ln"], eps, scratch.get("h", *y.shape))
+        linear_(*layer["ffn_in"], h, inner)
+        gelu_erf_(inner, scratch.get("gelu", *inner.shape))
+        linear_(*layer["ffn_out"], inner, other)
+        other += h
+        layer_norm_(other, *layer["ffn_ln"], eps, work)
         h, other = other, h  # two swaps a layer: the state is back in `hidden`
     return hidden

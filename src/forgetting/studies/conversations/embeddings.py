@@ -11,9 +11,11 @@ most 3.1e-16 in any component (Haswell against Prescott, two conversations), and
 :func:`fragile_pairs` counts the cosines a relative change of :data:`RELATIVE_CHANGE` could
 move across a rounding boundary (the chapter publishes the count).
 
-Missing texts are encoded in parallel by the given executor (each text alone, so its vector
-depends only on the text, :meth:`~forgetting.text.encoder.MiniLMEncoder.encode`); the
-result does not depend on the executor or on how the texts are chunked.
+Missing texts are encoded in parallel, in chunks of similar token length (so that the encoder
+stacks equal-length texts), by the given executor, or, when that is :class:`~..executor.InProcess`,
+by one worker process per core (:func:`encoding_executor`). A text's vector depends only on the
+text (:meth:`~forgetting.text.encoder.MiniLMEncoder.encode`), so the result does not depend on
+the executor, the thread count or how the texts are chunked.
 """
 
 from __future__ import annotations
@@ -28,15 +30,16 @@ import numpy as np
 
 from ...conversations.records import Conversation
 from ...text.cache import EmbeddingCache
-from ...text.encoder import MiniLMEncoder
+from ...text.encoder import MiniLMEncoder, get_encoder
 from ...text.similarity import COSINE_DECIMALS, fragile_rounding, rounded_cosines
-from ..executor import Executor, InProcess
+from ..executor import Executor, InProcess, ProcessPool
 
 __all__ = [
     "DTYPE",
     "RELATIVE_CHANGE",
     "ConversationVectors",
     "embed_conversations",
+    "encoding_executor",
     "fragile_pairs",
     "token_counts",
 ]
@@ -46,7 +49,8 @@ DTYPE = np.dtype(np.float64)
 #: Relative change of every float64 vector component that no rounded cosine may notice: far above
 #: what two BLAS kernels were seen to differ by (3.1e-16 at most, absolute, in a unit vector).
 RELATIVE_CHANGE = 1e-12
-#: Texts per task handed to the executor (small enough to balance two workers).
+#: Texts per task handed to the executor (small enough to balance two workers, large enough
+#: that the encoder stacks many texts of each length).
 CHUNK_TEXTS = 200
 
 
@@ -81,11 +85,31 @@ def _encode_chunk(cache_dir: str, texts: Sequence[str]) -> int:
     return cache.misses
 
 
-def _balanced_chunks(texts: Sequence[str], size: int) -> list[list[str]]:
-    """Chunks of about ``size`` texts with similar total length (longest first, dealt round-robin)."""
-    count = max(1, -(-len(texts) // size))
-    ordered = sorted(texts, key=lambda text: (-len(text), text))
-    return [ordered[i::count] for i in range(count) if ordered[i::count]]
+def _length_chunks(texts: Sequence[str], encoder: MiniLMEncoder, size: int) -> list[list[str]]:
+    """``texts`` by token count, longest first, cut into chunks of ``size``: the long chunks start
+    first and the short ones fill in at the end, and each chunk holds texts of a few lengths, which
+    the encoder stacks (:meth:`~forgetting.text.encoder.MiniLMEncoder.encode`)."""
+    counts = [len(ids) for ids in encoder.token_ids(texts)]
+    ordered = [text for _, text in sorted(zip(counts, texts), key=lambda pair: (-pair[0], pair[1]))]
+    return [ordered[start : start + size] for start in range(0, len(ordered), size)]
+
+
+def encoding_executor(executor: Executor | None, chunks: int) -> Executor:
+    """What encodes ``chunks`` chunks of missing texts: ``executor``, except in-process (``None``
+    or :class:`~..executor.InProcess`) with more than one chunk, which becomes a
+    :class:`~..executor.ProcessPool` of one worker per core (at most one per chunk).
+
+    The encoder's matrix products are small (a 42-token turn multiplies a ``384 x 42`` matrix);
+    on OpenBLAS's own threads (in-process, all cores by default) they lose most of their speed
+    when other jobs share the cores, as when the book's chapters run side by side (measured with
+    2 threads on 2 busy cores: 6.2 LoCoMo texts per CPU-second against 27 on one thread). A pool worker runs its
+    BLAS on one thread (joblib's loky sets ``OPENBLAS_NUM_THREADS`` to cores // workers), and the
+    workers encode different texts side by side. A single chunk stays in this process: a worker
+    would first load the model. The thread count changes no bit of a vector.
+    """
+    if chunks > 1 and (executor is None or isinstance(executor, InProcess)):
+        return ProcessPool(min(os.cpu_count() or 1, chunks))
+    return executor or InProcess()
 
 
 def embed_conversations(
@@ -114,8 +138,8 @@ def embed_conversations(
     texts.update({q.question: None for c in conversations for q in c.questions})
     missing = [text for text in texts if cache.get(text) is None]
     if missing:
-        runner = executor or InProcess()
-        runner.map(functools.partial(_encode_chunk, root), _balanced_chunks(missing, CHUNK_TEXTS))
+        chunks = _length_chunks(missing, get_encoder(DTYPE), CHUNK_TEXTS)
+        encoding_executor(executor, len(chunks)).map(functools.partial(_encode_chunk, root), chunks)
     out = []
     for conversation in conversations:
         turns = cache.encode([t.retrieval_text for t in conversation.turns])
