@@ -39,6 +39,7 @@ __all__ = [
     "RELATIVE_CHANGE",
     "ConversationVectors",
     "embed_conversations",
+    "encode_missing",
     "encoding_executor",
     "fragile_pairs",
     "token_counts",
@@ -112,6 +113,21 @@ def encoding_executor(executor: Executor | None, chunks: int) -> Executor:
     return executor or InProcess()
 
 
+def encode_missing(
+    texts: Sequence[str], cache_dir: str | os.PathLike[str], executor: Executor | None = None
+) -> EmbeddingCache:
+    """Encode the ``texts`` missing from the float64 cache at ``cache_dir``, in chunks of similar
+    token counts (:func:`_length_chunks`) on :func:`encoding_executor`; return the cache, which
+    then holds every one of them."""
+    root = str(Path(cache_dir))
+    cache = EmbeddingCache(root, dtype=DTYPE)
+    missing = [text for text in dict.fromkeys(texts) if cache.get(text) is None]
+    if missing:
+        chunks = _length_chunks(missing, get_encoder(DTYPE), CHUNK_TEXTS)
+        encoding_executor(executor, len(chunks)).map(functools.partial(_encode_chunk, root), chunks)
+    return cache
+
+
 def embed_conversations(
     conversations: Sequence[Conversation],
     cache_dir: str | os.PathLike[str],
@@ -132,14 +148,9 @@ def embed_conversations(
     list of ConversationVectors
         In the order of ``conversations``.
     """
-    root = str(Path(cache_dir))
-    cache = EmbeddingCache(root, dtype=DTYPE)
     texts = {t.retrieval_text: None for c in conversations for t in c.turns}
     texts.update({q.question: None for c in conversations for q in c.questions})
-    missing = [text for text in texts if cache.get(text) is None]
-    if missing:
-        chunks = _length_chunks(missing, get_encoder(DTYPE), CHUNK_TEXTS)
-        encoding_executor(executor, len(chunks)).map(functools.partial(_encode_chunk, root), chunks)
+    cache = encode_missing(list(texts), cache_dir, executor)
     out = []
     for conversation in conversations:
         turns = cache.encode([t.retrieval_text for t in conversation.turns])

@@ -22,22 +22,13 @@ import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from ...conversations.longmemeval import LmeQuestion, QuestionType, Role
-from ...text.cache import EmbeddingCache
 from ...text.similarity import rounded_cosines
-from ..conversations.embeddings import (
-    CHUNK_TEXTS,
-    DTYPE,
-    ConversationVectors,
-    _balanced_chunks,
-    _encode_chunk,
-    fragile_pairs,
-)
-from ..executor import Executor, InProcess
+from ..conversations.embeddings import ConversationVectors, encode_missing, fragile_pairs
+from ..executor import Executor
 
 __all__ = ["OLD_TYPES", "History", "embed_histories", "fragile_cosines", "history_of", "texts_to_embed"]
 
@@ -136,13 +127,7 @@ def embed_histories(
 ) -> list[History]:
     """Each question's :class:`History`, its texts embedded once (float64, the checksummed cache
     of the LoCoMo chapter, :mod:`~forgetting.studies.conversations.embeddings`)."""
-    root = str(Path(cache_dir))
-    cache = EmbeddingCache(root, dtype=DTYPE)
-    missing = [text for text in texts_to_embed(questions) if cache.get(text) is None]
-    if missing:
-        (executor or InProcess()).map(
-            functools.partial(_encode_chunk, root), _balanced_chunks(missing, CHUNK_TEXTS)
-        )
+    cache = encode_missing(texts_to_embed(questions), cache_dir, executor)
     out = []
     for question in questions:
         turns = cache.encode([turn.content for turn in _memories(question)])
