@@ -146,24 +146,28 @@ if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
-def _scratch_books_find_locomo() -> None:
-    """Point ``$FORGETTING_LOCOMO`` at the LoCoMo copy this checkout finds, when it is unset.
+def _scratch_books_find_their_data() -> None:
+    """Point ``$FORGETTING_LOCOMO`` and ``$FORGETTING_LONGMEMEVAL`` at the copies this checkout
+    finds, each when it is unset.
 
-    A checkout finds a copy at ``../shared/data/locomo/`` or in its own ``.cache/``; the scratch
+    A checkout finds a copy at ``../shared/data/<name>/`` or in its own ``.cache/``; the scratch
     books the tests run chapters in are copies elsewhere and would not, so ``make.py test``
-    beside such a copy ran real-conversations without its data. CI sets the variable itself.
+    beside such a copy ran real-conversations without its data (and knowledge-updates, whose
+    full-size runs in CI then failed as not rerun). CI sets LoCoMo's variable itself.
     """
+    from forgetting.conversations.longmemeval_source import LME_ENV
     from forgetting.conversations.source import LOCOMO_ENV
     from forgetting.pipeline.data import locate, unavailable
 
-    if LOCOMO_ENV not in os.environ:
-        try:
-            os.environ[LOCOMO_ENV] = str(locate("locomo"))
-        except unavailable():
-            pass
+    for name, variable in (("locomo", LOCOMO_ENV), ("longmemeval", LME_ENV)):
+        if variable not in os.environ:
+            try:
+                os.environ[variable] = str(locate(name))
+            except unavailable():
+                pass
 
 
-_scratch_books_find_locomo()
+_scratch_books_find_their_data()
 
 
 def copy_book(target: Path, share_embeddings: bool = False) -> Path:
