@@ -268,6 +268,10 @@ def local_cluster():
                 threads_per_worker=1,
                 processes=True,
                 scheduler_kwargs={"dashboard": False},
+                # its HTTP server (health, metrics) binds any free port: the default, 8787, is
+                # taken by any other cluster on the machine, and the warning dask gives then is
+                # an error here (a second test suite on the machine failed this way)
+                dashboard_address=":0",
                 silence_logs=40,
             )
     finally:
