@@ -41,7 +41,7 @@ from typing import Any
 
 from .._validate import is_int, raise_problems, shown
 from .longmemeval_source import ManifestEntry, Setting, read_copy, read_manifest
-from .policies import Event
+from .policies import Event, stream_events
 
 __all__ = [
     "LmeCounts",
@@ -475,15 +475,10 @@ def question_events(
             if r not in set(Role)
         ]
     )
-    turns = [turn for turn in question.turns if turn.role in wanted]
-    if recalled is not None and (isinstance(recalled, str) or len(recalled) != len(turns)):
-        raise ValueError(f"recalled must hold one sequence per event ({len(turns)}), got {shown(recalled)}")
-    return [
-        Event(
-            turn.index, turn.time, turn.session, turn.turn_id, () if recalled is None else tuple(recalled[i])
-        )
-        for i, turn in enumerate(turns)
+    rows = [
+        (turn.index, turn.time, turn.session, turn.turn_id) for turn in question.turns if turn.role in wanted
     ]
+    return stream_events(rows, recalled, "event")
 
 
 @dataclass(frozen=True)

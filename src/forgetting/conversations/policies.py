@@ -441,15 +441,21 @@ def conversation_events(
     ``recalled[i]`` (``dia_id`` s) is what the retriever named before turn ``i`` was stored;
     ``None``: no recalls. :func:`replay` checks the ids.
     """
-    turns = conversation.turns
-    if recalled is not None and (isinstance(recalled, str) or len(recalled) != len(turns)):
-        raise ValueError(f"recalled must hold one sequence per turn ({len(turns)}), got {shown(recalled)}")
-    return [
-        Event(
-            turn.index, turn.time, turn.session, turn.dia_id, () if recalled is None else tuple(recalled[i])
-        )
-        for i, turn in enumerate(turns)
-    ]
+    rows = [(turn.index, turn.time, turn.session, turn.dia_id) for turn in conversation.turns]
+    return stream_events(rows, recalled, "turn")
+
+
+def stream_events(
+    rows: Sequence[tuple[int, datetime, int, Hashable]],
+    recalled: Sequence[Sequence[Hashable]] | None,
+    unit: str,
+) -> list[Event]:
+    """One :class:`Event` per ``(turn, time, session, stored)`` row, ``recalled[i]`` its recalls
+    (``None``: none); ``ValueError`` naming ``unit`` when ``recalled`` is not one sequence per row.
+    What a benchmark's loader shares (:func:`conversation_events`, LongMemEval's ``question_events``)."""
+    if recalled is not None and (isinstance(recalled, str) or len(recalled) != len(rows)):
+        raise ValueError(f"recalled must hold one sequence per {unit} ({len(rows)}), got {shown(recalled)}")
+    return [Event(*row, () if recalled is None else tuple(recalled[i])) for i, row in enumerate(rows)]
 
 
 # --- saving: the pieces every to_dict and from_dict shares ------------------------------------
