@@ -655,7 +655,13 @@ class _ActiveStrengths:
     Strength falls with the count of active dates, so a memory of ``r`` recalls is pruned at the
     first pass that counts ``ceil(yourmemory_prune_second(r) / 86400)`` active dates or more
     (``n * 86400 / 86400 == n`` exactly, so the formula at whole days is the one the job
-    computes)."""
+    computes).
+
+    A store or recall happens on the newest date (``dates[-1]``, at position ``i``) and a pass
+    reads the count on the newest date too, so the count is ``len(dates) - i``
+    (:func:`yourmemory_active_days`): the memory is *due* when ``len(dates)`` reaches ``i +
+    limit``, and a heap of ``(due, store index, id)`` yields the due memories at a pass, as
+    :class:`_Strengths` does with due times."""
 
     policy: YourMemory
     recalls: dict[Hashable, int] = field(default_factory=dict)  # held, in store order
@@ -663,6 +669,8 @@ class _ActiveStrengths:
     index: dict[Hashable, int] = field(default_factory=dict)
     dates: list[int] = field(default_factory=list)
     limits: list[int | None] = field(default_factory=list)  # by recall count
+    due: dict[Hashable, int | None] = field(default_factory=dict)  # held: len(dates) that prunes it
+    heap: list[tuple[int, int, Hashable]] = field(default_factory=list)
     previous: Event | None = None
     stores: int = 0
 
@@ -680,31 +688,39 @@ class _ActiveStrengths:
             self.dates.append(today)
         return today
 
+    def _schedule(self, mem_id: Hashable, position: int) -> None:
+        """File ``mem_id``, touched on ``dates[position]``, at the count of dates that prunes it."""
+        limit = self._limit(self.recalls[mem_id])
+        due = None if limit is None else position + limit
+        self.due[mem_id] = due
+        if due is not None:
+            heapq.heappush(self.heap, (due, self.index[mem_id], mem_id))
+
     def forget(self, event: Event) -> list[Hashable]:
         previous, self.previous = self.previous, event
-        today = self._seen(event)
+        self._seen(event)
         if not is_pass(self.policy.forget_at, event, previous):
             return []
-        dates = self.dates
-        dropped = [
-            mem_id
-            for mem_id, recalls in self.recalls.items()
-            if (limit := self._limit(recalls)) is not None
-            and yourmemory_active_days(dates, self.since[mem_id], today) >= limit
-        ]
-        for mem_id in dropped:
-            del self.recalls[mem_id], self.since[mem_id], self.index[mem_id]
-        return dropped
+        count, heap, due = len(self.dates), self.heap, self.due
+        dropped: list[tuple[int, Hashable]] = []
+        while heap and heap[0][0] <= count:
+            when, k, mem_id = heapq.heappop(heap)
+            if due.get(mem_id, -1) == when:  # held and not rescheduled by a recall
+                dropped.append((k, mem_id))
+                del self.recalls[mem_id], self.since[mem_id], self.index[mem_id], due[mem_id]
+        return [mem_id for _, mem_id in sorted(dropped, key=_first)]  # in store order
 
     def recall(self, mem_id: Hashable, event: Event) -> None:
         self.recalls[mem_id] += 1
         self.since[mem_id] = self._seen(event)
+        self._schedule(mem_id, len(self.dates) - 1)
 
     def store(self, event: Event) -> list[Hashable]:
         self.index[event.stored] = self.stores
         self.stores += 1
         self.recalls[event.stored] = 0
         self.since[event.stored] = self._seen(event)
+        self._schedule(event.stored, len(self.dates) - 1)
         return []
 
     def to_dict(self) -> dict[str, Any]:
@@ -735,8 +751,10 @@ class _ActiveStrengths:
             before = self.index[mem_id] = i
             self.recalls[mem_id] = read_int(recalls, "recalls", minimum=0)
             self.since[mem_id] = read_int(since, "since", minimum=1)
-            if self.since[mem_id] not in self.dates:
+            position = bisect.bisect_left(self.dates, self.since[mem_id])
+            if position == len(self.dates) or self.dates[position] != self.since[mem_id]:
                 raise ValueError(f"held entry {shown(item)}: since is not a date of an event")
+            self._schedule(mem_id, position)
         previous = entries["previous"]
         self.previous = None if previous is None else read_event(previous, "previous")
         if (self.previous is None) != (self.stores == 0):
