@@ -312,3 +312,21 @@ def test_a_pool_starts_no_more_processes_than_items(monkeypatch):
     assert pool.map(abs, []) == []
     assert ex.ProcessPool(2).map(abs, list(range(-9, 0))) == list(range(9, 0, -1))
     assert started == [2, 3, 1, 2]
+
+
+@pytest.mark.parametrize("given_executor", [None, ex.InProcess()])
+@pytest.mark.parametrize("tasks", [2, 3, 50])
+def test_a_chapter_run_alone_spreads_its_tasks_over_every_core(given_executor, tasks):
+    chosen = ex.on_every_core(given_executor, tasks)
+    assert isinstance(chosen, ex.ProcessPool) and chosen.workers == min(os.cpu_count() or 1, tasks)
+
+
+@pytest.mark.parametrize("given_executor", [None, ex.InProcess()])
+@pytest.mark.parametrize("tasks", [0, 1])
+def test_a_single_task_stays_in_process(given_executor, tasks):
+    assert isinstance(ex.on_every_core(given_executor, tasks), ex.InProcess)
+
+
+def test_a_chosen_executor_runs_the_tasks_as_given():
+    pool = ex.ProcessPool(3)
+    assert ex.on_every_core(pool, 1) is pool and ex.on_every_core(pool, 50) is pool

@@ -54,6 +54,7 @@ __all__ = [
     "executor_spec",
     "executor_from_spec",
     "executor_from_env",
+    "on_every_core",
     "chunks",
     "each_seed",
     "map_seeds",
@@ -135,6 +136,20 @@ class ProcessPool:
 
     def __repr__(self) -> str:
         return f"ProcessPool(workers={self.workers})"
+
+
+def on_every_core(executor: Executor | None, tasks: int) -> Executor:
+    """What runs ``tasks`` tasks of a chapter that takes minutes: ``executor``, except in-process
+    (``None`` or :class:`InProcess`) with more than one task, which becomes a :class:`ProcessPool`
+    of one worker per core (at most one per task); a single task stays in this process.
+
+    Results do not depend on the executor, so a chapter run alone uses every core without being
+    asked, and ``--workers`` or ``--scheduler`` still choose. joblib's loky gives each worker
+    ``cores // workers`` BLAS threads (one on two cores).
+    """
+    if tasks > 1 and (executor is None or isinstance(executor, InProcess)):
+        return ProcessPool(min(os.cpu_count() or 1, tasks))
+    return executor or InProcess()
 
 
 class DaskCluster:

@@ -32,7 +32,7 @@ from ...conversations.records import Conversation
 from ...text.cache import EmbeddingCache
 from ...text.encoder import MiniLMEncoder, get_encoder
 from ...text.similarity import COSINE_DECIMALS, fragile_rounding, rounded_cosines
-from ..executor import Executor, InProcess, ProcessPool
+from ..executor import Executor, on_every_core
 
 __all__ = [
     "DTYPE",
@@ -96,8 +96,8 @@ def _length_chunks(texts: Sequence[str], encoder: MiniLMEncoder, size: int) -> l
 
 
 def encoding_executor(executor: Executor | None, chunks: int) -> Executor:
-    """What encodes ``chunks`` chunks of missing texts: ``executor``, except in-process (``None``
-    or :class:`~..executor.InProcess`) with more than one chunk, which becomes a
+    """What encodes ``chunks`` chunks of missing texts: :func:`~..executor.on_every_core`, so
+    in-process (``None`` or :class:`~..executor.InProcess`) with more than one chunk becomes a
     :class:`~..executor.ProcessPool` of one worker per core (at most one per chunk).
 
     The encoder's matrix products are small (a 42-token turn multiplies a ``384 x 42`` matrix);
@@ -108,9 +108,7 @@ def encoding_executor(executor: Executor | None, chunks: int) -> Executor:
     workers encode different texts side by side. A single chunk stays in this process: a worker
     would first load the model. The thread count changes no bit of a vector.
     """
-    if chunks > 1 and (executor is None or isinstance(executor, InProcess)):
-        return ProcessPool(min(os.cpu_count() or 1, chunks))
-    return executor or InProcess()
+    return on_every_core(executor, chunks)
 
 
 def encode_missing(

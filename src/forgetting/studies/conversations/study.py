@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...conversations.records import counts
-from ..executor import Executor
+from ..executor import Executor, on_every_core
 from .benchmark import ADVERSARIAL, question_index
 from .embeddings import fragile_pairs
 from .prepared import Prepared, prepare
@@ -146,7 +146,7 @@ def run_benchmark(
     retrievals = retrieval_settings(params)
     rows = run_sweep(
         full_grid(params), prepared.conversations, prepared.vectors, prepared.tokens, retrievals,
-        params["question_k"], executor,
+        params["question_k"], on_every_core(executor, len(prepared.conversations)),
     )  # fmt: skip
     headline = [
         r
