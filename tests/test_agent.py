@@ -149,6 +149,16 @@ def test_a_file_without_evidence_has_no_evidence_share(tmp_path):
     assert math.isnan(agent.rule_rows(conversations, runs)[0]["evidence_held"])
 
 
+def test_a_malformed_evidence_reference_counts_the_turns_it_names_as_the_chapter_repairs_it(tmp_path):
+    doc = sample()
+    doc["qa"][0]["evidence"] = ["D1:01; D2:1"]  # locomo10's kinds of slip: a leading zero, two ids in one
+    conversations = agent.load_conversations(tmp_path, str(write(tmp_path, [doc])))
+    runs = {"window": [replay(Window(window_size=1), conversation_events(c)) for c in conversations]}
+    (row,) = agent.rule_rows(conversations, runs)
+    assert runs["window"][0].held == ("D1:2", "D2:1")  # of the two turns named, D2:1 is held
+    assert row["evidence_held"] == 0.5
+
+
 # --- the simulated agent ------------------------------------------------------------------------
 
 

@@ -134,8 +134,8 @@ def test_image_turn_caption_and_memory_text(fixture):
 
 def test_a_caption_without_an_image_is_not_embedded(tmp_path):
     """The stated choice for a caption-only turn (a ``blip_caption``, no ``img_url``): it is
-    counted as a caption, not an image, and its retrieval text leaves the caption out, as LoCoMo's
-    own code does (it appends ``[shares ...]`` only for a non-empty image list)."""
+    counted as a caption, not an image, and its retrieval and memory texts leave the caption out, as
+    LoCoMo's own code does (it appends ``[shares ...]`` only for a non-empty image list)."""
 
     def caption_only(docs):
         turn = docs[MEMBERS[0]]["session_2"][1]
@@ -149,6 +149,8 @@ def test_a_caption_without_an_image_is_not_embedded(tmp_path):
     assert (image.image, only.image, empty.image) == (True, False, False)
     assert image.retrieval_text.endswith('"\n[shares a photo of a wooden shelf with plants]\n')
     assert only.caption == "a photo of tomatoes" and "[shares" not in only.retrieval_text
+    assert (only.memory_text, empty.memory_text) == (only.text, empty.text)  # nor stored with it
+    assert image.memory_text.endswith(" and shared a photo of a wooden shelf with plants.")
     assert "[shares" not in empty.retrieval_text and empty.retrieval_text.endswith(
         'said, "The first tomato is red."\n'
     )

@@ -119,16 +119,22 @@ class Turn:
     def memory_text(self) -> str:
         """The text a memory store keeps for this turn.
 
-        ``text`` for a turn without an image; for an image turn, ``text + " and shared " +
-        caption + "."``, the form LoCoMo's own evaluation code gives an image turn in its prompts
-        (the image itself is not in the data). In locomo10 every image turn also has text.
+        ``text``, and for a turn that carries an image (:attr:`image`) and its caption, ``text +
+        " and shared " + caption + "."`` (the image itself is not in the data; in locomo10 every
+        image turn also has text). A caption-only turn (a caption, no image) keeps its text
+        alone, as in :attr:`retrieval_text`: LoCoMo's own question-answering prompts add a
+        caption only for a turn with an image file (snap-research/locomo at ``9228632``,
+        ``task_eval/evaluate_gpts.py``, ``get_input_context``, where it reads ``[shares
+        <caption>]``; here it is one sentence with the text).
 
         >>> from datetime import datetime
-        >>> turn = Turn("c", 1, 0, "D1:1", "Ana", "Look!", "a photo of a cat", datetime(2023, 5, 8))
+        >>> turn = Turn("c", 1, 0, "D1:1", "Ana", "Look!", "a photo of a cat", datetime(2023, 5, 8), image=True)
         >>> turn.memory_text
         'Look! and shared a photo of a cat.'
+        >>> Turn("c", 1, 0, "D1:1", "Ana", "Look!", "a photo of a cat", datetime(2023, 5, 8)).memory_text
+        'Look!'
         """
-        if self.caption is None:
+        if self.caption is None or not self.image:
             return self.text
         return f"{self.text} and shared {self.caption}."
 

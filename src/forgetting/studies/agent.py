@@ -290,11 +290,13 @@ def rule_rows(
     """One row per rule of ``runs`` (key: its replays, one per conversation, in order), summed
     over the conversations: the rule's label, the turns held at the end and their share of all
     turns, the missed recalls, and the share of the questions' evidence turns held at the end
-    (every evidence id that names a turn, :func:`~forgetting.conversations.resolve_evidence`;
+    (every turn the evidence names, malformed references repaired as the real-conversation
+    chapter repairs them: :func:`~forgetting.conversations.resolve_evidence` with ``repair=True``;
     ``nan`` when the questions name none)."""
     turns = sum(len(c.turns) for c in conversations)
     evidence = [
-        [turn.dia_id for q in c.questions for turn in resolve_evidence(c, q).turns] for c in conversations
+        [turn.dia_id for q in c.questions for turn in resolve_evidence(c, q, repair=True).turns]
+        for c in conversations
     ]
     n_evidence = sum(len(ids) for ids in evidence)
     rows = []
