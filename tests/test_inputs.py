@@ -1,13 +1,15 @@
-"""Hostile input to ``forgetting run`` is refused in one short line naming what failed, in
-milliseconds, before any kernel starts: YAML bombs, devices, binary files, thousands of names,
-values that look like options."""
+"""Hostile input to ``forgetting run`` is refused in one short line naming what failed, after
+bounded work and before any kernel starts: YAML bombs, devices, binary files, thousands of names,
+values that look like options. The work is checked by what bounds it (the values counted, the
+bytes read, the memory peak :data:`PEAK`), which is the same on a slow machine and a fast one,
+not by a clock."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
-import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,11 @@ from forgetting.pipeline.chapters import LISTED_NAMES, spec
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = 1000  # the longest line any of these inputs may produce (a chapter's allowed names included)
+#: The most memory Python may hold at once while refusing an input, imports included: the refusals
+#: here peak at about 15 MB, and reading a device such as /dev/zero whole would pass it. (A billion
+#: laughs shares its values, so its bound is the count of values, MAX_YAML_NODES, that its
+#: refusal names.)
+PEAK = 64 * 2**20
 
 LAUGHS = "".join(  # a "billion laughs" like the probe's 277-byte one: 9**8 "lol"s from 8 lines
     [f"a: &a [{','.join(['lol'] * 9)}]\n"]
@@ -41,13 +48,16 @@ def no_kernel(in_repository):
 
 def refusal(capsys, *argv: str, chapter: str = "decay-headline") -> str:
     """The one line ``forgetting run CHAPTER ARGV`` prints, checked to be short, for exit status 2."""
-    start = time.perf_counter()
-    assert cli.main(["run", chapter, *argv]) == 2
-    seconds = time.perf_counter() - start
+    tracemalloc.start()
+    try:
+        assert cli.main(["run", chapter, *argv]) == 2
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err[:1000]
     assert len(err) < SHORT, (len(err), err[:1000])
-    assert seconds < 5, seconds
+    assert peak < PEAK, f"refusing took {peak / 2**20:.0f} MB"
     return err
 
 
@@ -55,9 +65,7 @@ def test_a_billion_laughs_file_is_refused_at_once(tmp_path, no_kernel, capsys):
     bomb = tmp_path / "laughs.yaml"
     bomb.write_text(LAUGHS)
     assert len(LAUGHS) < 300
-    start = time.perf_counter()
     err = refusal(capsys, "-f", str(bomb))
-    assert time.perf_counter() - start < 1.0
     assert f"parameters file '{bomb}' is refused (line" in err and "aliases expanded" in err
     assert "aliases expanded" in refusal(capsys, "-y", LAUGHS)
 
