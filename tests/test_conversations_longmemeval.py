@@ -50,6 +50,7 @@ from forgetting.conversations.longmemeval_source import (
 )
 from forgetting.conversations.source import OFFLINE_ENV
 from forgetting.pipeline import data as pipeline_data
+from longmemeval_examples import UPDATE, turn
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_ENV = os.environ.get(LME_ENV)  # read before the autouse fixture unsets it
@@ -57,30 +58,6 @@ REAL_ENV = os.environ.get(LME_ENV)  # read before the autouse fixture unsets it
 
 # --- invented questions --------------------------------------------------------------------------
 
-
-def turn(role, content, has_answer=None):
-    item = {"role": role, "content": content}
-    if has_answer is not None:
-        item["has_answer"] = has_answer
-    return item
-
-
-#: A knowledge update: three sessions given out of date order, the old value then the new one.
-UPDATE = {
-    "question_id": "0a1b2c3d",
-    "question_type": "knowledge-update",
-    "question": "Where do I keep my bike now?",
-    "answer": "in the basement",
-    "question_date": "2023/06/01 (Thu) 10:00",
-    "haystack_session_ids": ["answer_x_2", "noise_1", "answer_x_1"],
-    "haystack_dates": ["2023/05/20 (Sat) 09:00", "2023/05/12 (Fri) 18:30", "2023/05/10 (Wed) 08:03"],
-    "haystack_sessions": [
-        [turn("user", "I moved my bike to the basement.", True), turn("assistant", "Noted.", False)],
-        [turn("user", "Any soup recipes?"), turn("assistant", "Try lentil soup.")],
-        [turn("user", "My bike lives on the balcony.", True), turn("assistant", "Nice.", False)],
-    ],
-    "answer_session_ids": ["answer_x_1", "answer_x_2"],
-}
 
 #: An abstention question with an int answer and two sessions at one date (file order kept).
 ABSTAIN = {

@@ -21,30 +21,10 @@ from forgetting.studies.knowledge_updates import study, sweep
 from forgetting.studies.knowledge_updates.histories import history_of, texts_to_embed
 from forgetting.studies.knowledge_updates.replays import held_mask, recall_stream, score_held, score_policy
 from forgetting.studies.knowledge_updates.supersede import Supersede, supersede_for
+from longmemeval_examples import UPDATE, turn
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def turn(role, content, has_answer=False):
-    return {"role": role, "content": content, "has_answer": has_answer}
-
-
-#: A knowledge update: the old value on May 10, an unrelated session, the new value on May 20.
-UPDATE = {
-    "question_id": "0a1b2c3d",
-    "question_type": "knowledge-update",
-    "question": "Where do I keep my bike now?",
-    "answer": "in the basement",
-    "question_date": "2023/06/01 (Thu) 10:00",
-    "haystack_session_ids": ["answer_x_2", "noise_1", "answer_x_1"],
-    "haystack_dates": ["2023/05/20 (Sat) 09:00", "2023/05/12 (Fri) 18:30", "2023/05/10 (Wed) 08:03"],
-    "haystack_sessions": [
-        [turn("user", "I moved my bike to the basement.", True), turn("assistant", "Noted.")],
-        [turn("user", "Any soup recipes?"), turn("assistant", "Try lentil soup.")],
-        [turn("user", "My bike lives on the balcony.", True), turn("assistant", "Nice.")],
-    ],
-    "answer_session_ids": ["answer_x_1", "answer_x_2"],
-}
 
 #: A single-session question whose evidence is the assistant's (not stored: not scored).
 ASSISTANT = {
