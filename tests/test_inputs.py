@@ -1,8 +1,8 @@
 """Hostile input to ``forgetting run`` is refused in one short line naming what failed, after
 bounded work and before any kernel starts: YAML bombs, devices, binary files, thousands of names,
-values that look like options. The work is checked by what bounds it (the values counted, the
-bytes read, the memory peak :data:`PEAK`), which is the same on a slow machine and a fast one,
-not by a clock."""
+values that look like options. The work is checked by what bounds it (the values counted, named
+in the refusal, and the memory peak :data:`PEAK`), which is the same on a slow machine and a fast
+one, not by a clock."""
 
 from __future__ import annotations
 
