@@ -36,3 +36,21 @@ def streams(draw, max_events=25):
     days = [sum(gaps[: i + 1]) - gaps[0] for i in range(n)]
     recalls = {i: draw(st.sets(st.integers(0, i - 1), max_size=3)) for i in range(1, n)}
     return stream(days, {i: sorted(r) for i, r in recalls.items()})
+
+
+@st.composite
+def grouped_streams(draw, max_events=25):
+    """:func:`streams` with runs of consecutive events merged into one that stores the list of
+    their ids (the first event's turn, time, session and recalls, less the ids the run stores),
+    some followed by an event storing nothing (``[]``) at the run's last turn."""
+    events = draw(streams(max_events))
+    out, i = [], 0
+    while i < len(events):
+        group = events[i : i + draw(st.integers(1, 3), label="run length")]
+        stored = [event.stored for event in group]
+        recalled = tuple(mem_id for mem_id in group[0].recalled if mem_id not in stored)
+        out.append(group[0]._replace(stored=stored, recalled=recalled))
+        if len(group) > 1 and draw(st.booleans(), label="then an empty event"):
+            out.append(group[-1]._replace(stored=[], recalled=()))
+        i += len(group)
+    return out

@@ -25,6 +25,7 @@ from forgetting.conversations.policies import (
     Ebbinghaus,
     Event,
     KeepAll,
+    ReplayRun,
     Window,
     check_events,
     conversation_events,
@@ -249,15 +250,28 @@ def _bad_streams():
         ),
         (
             good[:1] + [good[1]._replace(stored=True)],
-            r"events\[1\].stored must be a memory id \(hashable, not a bool, equal to itself\), got True",
+            r"events\[1\].stored must be a memory id \(hashable, not a bool, equal to itself\) or a list "
+            r"of them, got True",
         ),
         (
             good[:1] + [good[1]._replace(stored=float("nan"))],
             r"events\[1\].stored must be a memory id .*got nan",
         ),
         (
-            good[:1] + [good[1]._replace(stored=["m1"])],
-            r"events\[1\].stored must be a memory id .*got \['m1'\]",
+            good[:1] + [good[1]._replace(stored=["m1", True])],
+            r"events\[1\].stored must be a memory id .*or a list of them, got \['m1', True\]",
+        ),
+        (
+            good[:1] + [good[1]._replace(stored=["m1", ["m2"]])],
+            r"events\[1\].stored must be a memory id .*or a list of them",
+        ),
+        (
+            good[:1] + [good[1]._replace(stored=["m1", "m0"])],
+            r"events\[1\].stored must list ids not stored before, each once, got \['m0'\]",
+        ),
+        (
+            good[:1] + [good[1]._replace(stored=["m1", "m1"])],
+            r"events\[1\].stored must list ids not stored before, each once, got \['m1', 'm1'\]",
         ),
         (
             good[:2] + [good[2]._replace(recalled=("m0", "m0"))],
@@ -465,3 +479,60 @@ def test_replay_over_the_fixture_conversation(tmp_path):
     assert [e.session for e in conversation_events(second)] == [1, 2, 2, 10]
     with pytest.raises(ValueError, match=r"recalled must hold one sequence per turn \(7\), got \[\]"):
         conversation_events(first, [])
+
+
+# --- events that store several memories or none, and the order of the steps ----------------------
+
+
+def test_an_event_may_store_several_memories_or_none():
+    events = [
+        Event(1, START, 1, ["a", "b", "c"]),
+        Event(2, START, 1, [], ("a",)),
+        Event(3, START, 1, "d", ("b",)),
+    ]
+    run = replay(Capacity(capacity=2), events)  # LRU: c evicts a, d evicts c (b was recalled)
+    assert run.stored == ("a", "b", "c", "d")
+    assert run.dropped == {"a": 1, "c": 3} and run.held == ("b", "d")
+    assert run.held_counts == (2, 2, 2) and run.missed_recalls == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(streams(max_events=30), st.sampled_from(["forget-first", "forget-last"]))
+def test_a_list_of_one_id_stores_as_the_id_itself(events, order):
+    listed = [event._replace(stored=[event.stored]) for event in events]
+    for policy in ALL_POLICIES:
+        assert replay(policy, listed, order=order) == replay(policy, events, order=order)
+
+
+@settings(max_examples=40, deadline=None)
+@given(streams(max_events=30))
+def test_a_rule_that_drops_only_to_make_room_replays_alike_in_either_order(events):
+    for policy in [
+        KeepAll(),
+        *(Capacity(capacity=3, rule=rule) for rule in CAPACITY_RULES),
+        RandomEviction(capacity=2, seed=1),
+    ]:
+        assert replay(policy, events, order="forget-last") == replay(policy, events)
+
+
+def test_forget_last_keeps_a_memory_recalled_on_the_turn_it_falls_due():
+    # Window W = 2: m0, stored at turn 0, is due at turn 3, the turn of its recall.
+    events = stream([0, 0, 0, 0, 0], {3: [0]})
+    first, last = (
+        replay(Window(window_size=2), events),
+        replay(Window(window_size=2), events, order="forget-last"),
+    )
+    assert first.dropped_at("m0") == 3 and first.missed_recalls == 1
+    assert last.missed_recalls == 0 and last.dropped_at("m0") is None  # recalled at 3: due at 6
+
+
+def test_an_order_that_does_not_exist_is_refused_by_name():
+    events = stream([0, 1])
+    with pytest.raises(ValueError, match=r"order must be one of 'forget-first', 'forget-last', got 'later'"):
+        replay(KeepAll(), events, order="later")
+    with pytest.raises(ValueError, match=r"order must be one of"):
+        ReplayRun(KeepAll(), order=None)
+    saved = ReplayRun(KeepAll(), order="forget-last").feed(events).to_dict()
+    assert saved["order"] == "forget-last"
+    with pytest.raises(ValueError, match=r"order must be one of"):
+        ReplayRun.from_dict({**saved, "order": "sideways"}, KeepAll())

@@ -20,7 +20,7 @@ configs = st.builds(
     noise_per_turn=st.integers(0, 3),
     schedule=st.sampled_from(["spaced", "uniform"]),
     recall_jitter=st.tuples(st.floats(0.05, 1.0), st.floats(1.0, 3.0)),
-    uniform_range=st.tuples(st.integers(1, 20), st.integers(30, 160)),
+    uniform_range=st.tuples(st.integers(2, 20), st.integers(30, 160)),
 ).flatmap(  # then 0 .. 6 recalls, as many as the session can hold (more is refused)
     lambda config: st.integers(0, min(6, max_recalls(config))).map(
         lambda recalls: config.replace(recalls_per_foundational=recalls)

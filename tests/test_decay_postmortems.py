@@ -45,7 +45,7 @@ def test_a_jitter_that_is_not_symmetric_about_one_is_refused(jitter, message):
     length=st.integers(5, 200),
     first_offset=st.integers(1, 40),
     recalls=st.integers(1, 4),
-    first_turn=st.integers(1, 30),
+    first_turn=st.integers(2, 30),
 )
 def test_every_drawn_first_recall_lies_within_the_bounds(schedule, length, first_offset, recalls, first_turn):
     try:
@@ -115,7 +115,7 @@ def test_the_schedule_comparison_is_run_seeds_on_each_schedule():
         frr = [r["terminal_frr"] for r in study.run_seeds(policy, config, 5)]
         assert per_seed[f"{row['schedule']} / {policy.kind}"] == frr
     assert alarms == [name for name, frr in per_seed.items() if len(set(frr)) == 1]
-    with pytest.raises(ValueError, match="first_turn must be an int >= 1 and <= 60"):
+    with pytest.raises(ValueError, match="first_turn must be an int >= 2 and <= 60"):
         postmortems.uniform_config(base, 61)
 
 

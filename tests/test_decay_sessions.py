@@ -73,6 +73,7 @@ def test_uniform_schedule_draws_distinct_turns_in_range():
         ({"recall_base_offsets": ()}, "recall_base_offsets"),
         ({"seed": "0"}, "seed"),
         ({"uniform_range": (0, 10)}, "uniform_range"),
+        ({"uniform_range": (1, 10)}, r"uniform_range .*2 <= first <= last \(a fact is registered at turn 1"),
     ],
 )
 def test_bad_session_parameters(changes, name):
@@ -155,7 +156,7 @@ def test_config_refuses_what_generate_session_would_fail_on_or_cap(changes, name
 def test_every_accepted_config_generates():
     for changes in (
         {"recall_jitter": [0.5, 2]},
-        {"uniform_range": [1, 1], "recalls_per_foundational": 1, "schedule": "uniform"},
+        {"uniform_range": [2, 2], "recalls_per_foundational": 1, "schedule": "uniform"},
         {"recalls_per_foundational": 6},
     ):
         config = SessionConfig.from_dict({"seed": 1, **changes})
@@ -260,7 +261,7 @@ def test_a_recall_count_no_seed_can_honour_is_refused_naming_both_values(changes
     length=st.integers(1, 200),
     schedule=st.sampled_from(["spaced", "uniform"]),
     low=st.floats(0.05, 1.0),
-    first=st.integers(1, 40),
+    first=st.integers(2, 40),
 )
 def test_max_recalls_is_reached_by_some_draw_and_never_exceeded(length, schedule, low, first):
     """The bound is exact: the all-``low`` draw (or the whole clipped range) places that many, no seed more."""

@@ -7,10 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgetting.conversations.policies import Event, replay
+from forgetting.curves.power_engine import PowerLawEngine
 from forgetting.decay.engines import EbbinghausEngine, RecencyWindow
+from forgetting.studies.decay.capacity import CapacityDecay, CapacityWindow
 from forgetting.studies.decay.policies import DecayPolicy, WindowPolicy
 from forgetting.studies.decay.sessions import Action, Session, SessionConfig, generate_session, max_recalls
-from forgetting.studies.decay.simulation import simulate
+from forgetting.studies.decay.simulation import Trace, session_events, simulate
+from forgetting.studies.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
 
 
 def test_same_session_same_trace():
@@ -93,8 +96,7 @@ def test_simulate_names_an_argument_that_is_not_an_engine_or_a_session():
         simulate("engine", None)
 
 
-# --- the article's replay against the library's driver (CONTRIBUTING.md, "The article's replay
-# and the library's driver") ----------------------------------------------------------------
+# --- the article's replay is the library's driver in the article's order --------------------
 
 FACT = "foundational_0"
 
@@ -109,34 +111,89 @@ def one_fact(length: int, recall_turns) -> Session:
     return Session(config, events, [FACT])
 
 
-def library_events(length: int, recall_turns) -> list[Event]:
-    """The nearest stream of the library's events: one per turn, the fact stored at turn 1, a
-    filler stored at every later turn (an event stores exactly one memory), the recalls as they are."""
-    recalled = set(recall_turns)
-    return [
-        Event(t, datetime(2024, 1, 1), 1, FACT if t == 1 else f"filler_{t}", (FACT,) if t in recalled else ())
-        for t in range(1, length + 1)
-    ]
+def article_loop(engine, session: Session) -> Trace:
+    """A direct reading of the article's replay: for each turn, its events in session order
+    (register or recall, the recall's return value recorded), then one ``step``."""
+    length = session.config.session_length
+    trace = Trace(length, list(session.foundational_ids))
+    foundational, present, events, index = set(session.foundational_ids), 0, session.events, 0
+    for turn in range(1, length + 1):
+        while index < len(events) and events[index][0] == turn:
+            _, action, mem_id, is_foundational = events[index]
+            index += 1
+            if action == Action.REGISTER:
+                engine.register(mem_id, mem_id, turn, is_foundational)
+                trace.created_turn[mem_id] = turn
+                present += mem_id in foundational
+            else:
+                trace.recalls.append((turn, mem_id, engine.recall(mem_id, turn)))
+        for mem_id in engine.step(turn):
+            trace.evicted_turn[mem_id] = turn
+            present -= mem_id in foundational
+        trace.working_set_sizes.append(engine.working_set_size())
+        trace.foundational_present.append(present)
+    return trace
 
 
-def test_the_counterexample_the_library_driver_drops_what_the_article_recalls():
+ENGINES = {
+    "decay": lambda: EbbinghausEngine(),
+    "decay θ 0.3 S₀ 2": lambda: EbbinghausEngine(eviction_threshold=0.3, baseline_stability=2.0),
+    "window": lambda: RecencyWindow(),
+    "window W 3": lambda: RecencyWindow(window_size=3),
+    "power law": lambda: PowerLawEngine(baseline_stability=8.0, decay=0.5),
+    "capacity decay": lambda: CapacityDecay(capacity=5, eviction_threshold=0.2),
+    "capacity decay, budget only": lambda: CapacityDecay(capacity=4),
+    "capacity window": lambda: CapacityWindow(capacity=6, window_size=10),
+    "capacity window, budget only": lambda: CapacityWindow(capacity=3),
+    "wall clock": lambda: WallClockEngine(VirtualClock("1/0", LatencyModel())),
+}
+
+configs = st.builds(
+    SessionConfig,
+    seed=st.integers(0, 10**6),
+    session_length=st.integers(1, 120),
+    num_foundational=st.integers(0, 4),
+    recalls_per_foundational=st.just(0),
+    noise_per_turn=st.integers(0, 4),
+    schedule=st.sampled_from(["spaced", "uniform"]),
+    uniform_range=st.tuples(st.integers(2, 20), st.integers(20, 120)),
+).flatmap(
+    lambda config: st.integers(0, min(4, max_recalls(config))).map(
+        lambda recalls: config.replace(recalls_per_foundational=recalls)
+    )
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(config=configs, engine=st.sampled_from(sorted(ENGINES)))
+def test_simulate_is_the_article_s_loop(config, engine):
+    # Every engine of the book's decay chapters: the same trace, dicts in the same order.
+    session = generate_session(config)
+    ours, theirs = simulate(ENGINES[engine](), session), article_loop(ENGINES[engine](), session)
+    assert ours == theirs
+    assert list(ours.evicted_turn.items()) == list(theirs.evicted_turn.items())
+    assert list(ours.created_turn.items()) == list(theirs.created_turn.items())
+
+
+def test_a_turn_is_one_event_storing_its_registrations_after_its_recalls():
+    session = generate_session(SessionConfig(seed=0))
+    events = session_events(session)
+    assert [event.turn for event in events] == list(range(1, 151))
+    assert events[0].stored == [*session.foundational_ids, "noise_1_0", "noise_1_1", "noise_1_2"]
+    recalls = [(t, mem_id) for t, action, mem_id, _ in session.events if action == Action.RECALL]
+    assert [(event.turn, mem_id) for event in events for mem_id in event.recalled] == recalls
+
+
+def test_the_order_decides_a_recall_on_the_eviction_turn():
     # Window W = 2: the fact, last touched at turn 1, is due at turn 1 + 2 + 1 = 4, the turn of its recall.
     policy = WindowPolicy(2)
-    article = simulate(policy.engine(), one_fact(6, [4]))
+    session = one_fact(6, [4])
+    article = simulate(policy.engine(), session)
     assert article.recalls == [(4, FACT, True)] and FACT not in article.evicted_turn  # recall, then step
-    library = replay(policy, library_events(6, [4]))
-    assert library.dropped_at(FACT) == 4 and library.missed_recalls == 1  # forget, then recall
-
-
-def test_the_library_driver_refuses_the_article_s_turn_of_several_registrations():
-    session = generate_session(SessionConfig(seed=0))
-    first_turn = [
-        mem_id for turn, action, mem_id, _ in session.events if turn == 1 and action == Action.REGISTER
-    ]
-    assert len(first_turn) == 6  # three facts and three noise items
-    events = [Event(1, datetime(2024, 1, 1), 1, mem_id) for mem_id in first_turn]
-    with pytest.raises(ValueError, match=r"events\[1\].turn must be an int >= 2, got 1"):
-        replay(WindowPolicy(), events)
+    first = replay(policy, session_events(session), order="forget-first")
+    assert first.dropped_at(FACT) == 4 and first.missed_recalls == 1  # forget, then recall
+    last = replay(policy, session_events(session), order="forget-last")
+    assert last.dropped_at(FACT) is None and last.missed_recalls == 0
 
 
 policies = st.one_of(
@@ -147,10 +204,10 @@ policies = st.one_of(
 
 @settings(max_examples=150, deadline=None)
 @given(policy=policies, length=st.integers(2, 80), data=st.data())
-def test_the_two_drivers_differ_only_at_a_recall_on_the_eviction_turn(policy, length, data):
+def test_the_two_orders_differ_only_at_a_recall_on_the_eviction_turn(policy, length, data):
     recall_turns = sorted(data.draw(st.sets(st.integers(2, length), max_size=6)))
     article = simulate(policy.engine(), one_fact(length, recall_turns))
-    library = replay(policy, library_events(length, recall_turns))
+    library = replay(policy, session_events(one_fact(length, recall_turns)))  # forget-first
     dropped = library.dropped.get(FACT)
     if dropped in recall_turns:  # the article recalls first, then steps: the fact is found and kept
         assert (dropped, FACT, True) in article.recalls
@@ -160,12 +217,9 @@ def test_the_two_drivers_differ_only_at_a_recall_on_the_eviction_turn(policy, le
         assert [found for _, _, found in article.recalls].count(False) == library.missed_recalls
 
 
-def test_the_library_driver_refuses_a_recall_in_the_event_that_stores_it():
-    # The article may register a fact and recall it in one turn (uniform schedule from turn 1).
-    session = generate_session(
+def test_no_session_recalls_a_fact_on_the_turn_that_registers_it():
+    # What lets one event store a turn's registrations after its recalls (simulation's docstring).
+    with pytest.raises(ValueError, match=r"uniform_range .*2 <= first"):
         SessionConfig(seed=0, schedule="uniform", uniform_range=(1, 2), recalls_per_foundational=2)
-    )
-    assert (1, Action.RECALL, FACT, True) in session.events
-    assert simulate(WindowPolicy().engine(), session).recalls[0] == (1, FACT, True)
     with pytest.raises(ValueError, match=r"events\[0\].recalled must name memories stored before"):
-        replay(WindowPolicy(), [Event(1, datetime(2024, 1, 1), 1, FACT, (FACT,))])
+        replay(WindowPolicy(), [Event(1, datetime(2024, 1, 1), 1, [FACT], (FACT,))])

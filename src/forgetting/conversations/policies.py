@@ -10,10 +10,17 @@ event, in this order:
    nothing); with :func:`replay`'s ``k``, ``recalled`` is a ranking and only its first ``k``
    held ids are recalled (a top-``k`` retriever over what the store holds);
 3. the turn is stored (``stored``), and a capacity rule evicts one held memory first if the
-   store is full: the incoming memory is always stored.
+   store is full: the incoming memory is always stored. An event may store several memories
+   (``stored`` a list of ids, stored in its order) or none (``[]``).
 
 A memory dropped in step 1 or 3 of event ``i`` is recorded as dropped at turn ``i``: it is not
 held after event ``i`` (and, for a time rule, was not there to be recalled at ``i``).
+
+:class:`ReplayOrder` says when step 1 comes. ``"forget-first"`` (the default) is the order
+above. ``"forget-last"`` runs steps 2 and 3 and then step 1: a turn's recalls and stores come
+before the rule forgets at the turn's end, so a memory recalled on the turn it falls due is
+kept. That is the decay-engine article's order (its driver registers, recalls, then steps the
+engine), and the decay chapters replay its sessions in it.
 
 :func:`replay` drives a policy (anything with ``start()`` and ``label``, :class:`Policy`) over
 the events and returns a :class:`Replay`. Turns are ints; real time is the session's
@@ -68,6 +75,8 @@ __all__ = [
     "FORMAT_VERSION",
     "CheckedEvents",
     "DecayClock",
+    "REPLAY_ORDERS",
+    "ReplayOrder",
     "Ebbinghaus",
     "Event",
     "Holder",
@@ -114,6 +123,19 @@ class DecayClock(enum.StrEnum):
 #: The clocks of :class:`Ebbinghaus`, as strings: the values of :class:`DecayClock`.
 DECAY_CLOCKS = tuple(clock.value for clock in DecayClock)
 
+
+class ReplayOrder(enum.StrEnum):
+    """When :func:`replay` lets the policy forget within an event (module docstring)."""
+
+    FORGET_FIRST = "forget-first"
+    """Forget, then recall, then store: a memory due at an event is gone before its recalls."""
+    FORGET_LAST = "forget-last"
+    """Recall, then store, then forget: the article's order, a turn's step after its recalls."""
+
+
+#: The orders of :func:`replay`, as strings: the values of :class:`ReplayOrder`.
+REPLAY_ORDERS = tuple(order.value for order in ReplayOrder)
+
 #: The ``"version"`` every ``to_dict`` of the conversation policies writes; ``from_dict``,
 #: ``resume`` and :meth:`ReplayRun.from_dict` read this version only.
 FORMAT_VERSION = 1
@@ -122,21 +144,24 @@ FORMAT_VERSION = 1
 class Event(NamedTuple):
     """One turn of the stream: its index, real time and session, the memory stored, the recalls.
 
-    ``recalled`` are ids of memories stored at earlier events, without repeats, named by a
-    retriever before ``stored`` is stored (order is kept but never decides anything).
+    ``stored`` is one memory id, or a list of ids (the memories the turn stores, in order; ``[]``
+    for none): a list is never an id, as it is not hashable. ``recalled`` are ids of memories
+    stored at earlier events, without repeats, named by a retriever before ``stored`` is stored
+    (order is kept but never decides anything).
 
     An ``Event`` holds what it was given (a record: it converts nothing). :func:`check_events`,
     :func:`replay` and :meth:`ReplayRun.feed` read it as users write it and pass the policies
     the event converted: ``turn`` and ``session`` any integer (``operator.index``: numpy ints
     too; ``bool``, float and str refused), as ``int``; ``stored`` and ``recalled`` ids any
     hashable value but a ``bool`` or a value not equal to itself, numpy scalars as the Python
-    values they equal; ``recalled`` a tuple, a list (JSON's) or a 1-d array, as a tuple.
+    values they equal (``stored`` a list of them too); ``recalled`` a tuple, a list (JSON's) or a
+    1-d array, as a tuple.
     """
 
     turn: int
     time: datetime
     session: int
-    stored: Hashable
+    stored: Hashable | list[Hashable]
     recalled: Sequence[Hashable] = ()
 
 
@@ -150,7 +175,8 @@ class Holder(Protocol):
         """Step 2: ``mem_id``, held, is recalled."""
 
     def store(self, event: Event) -> list[Hashable]:
-        """Step 3: store ``event.stored``; return the held ids evicted to make room."""
+        """Step 3: store ``event.stored`` (always one id: the driver calls ``store`` once for each
+        id of an event that stores several); return the held ids evicted to make room."""
 
 
 class SavableHolder(Holder, Protocol):
@@ -298,14 +324,26 @@ def _read_events(
             found.append(
                 f"{where}.time must be a datetime, not before the previous event's, got {shown(time)}"
             )
-        stored = plain_id(event.stored)
-        if not _is_id(stored):
+        several = type(event.stored) is list
+        if not several:
+            stored = plain_id(event.stored)
+        elif all(map(_is_plain, event.stored)):
+            stored = [*event.stored]  # the common ids: a copy, nothing to convert
+        else:
+            stored = list(map(plain_id, event.stored))
+        new = stored if several else [stored]
+        if not all(map(_is_id, new)):
             found.append(
-                f"{where}.stored must be a memory id (hashable, not a bool, equal to itself), "
-                f"got {shown(event.stored)}"
+                f"{where}.stored must be a memory id (hashable, not a bool, equal to itself) or a "
+                f"list of them, got {shown(event.stored)}"
             )
-        elif stored in stored_ids:
+        elif not several and stored in stored_ids:
             found.append(f"{where}.stored must be an id not stored before, got {shown(event.stored)}")
+        elif several and (
+            repeated := [mem_id for mem_id in new if mem_id in stored_ids]
+            or (new if len(set(new)) != len(new) else [])
+        ):
+            found.append(f"{where}.stored must list ids not stored before, each once, got {shown(repeated)}")
         recalled = event.recalled
         listed = isinstance(recalled, (tuple, list)) or (
             isinstance(recalled, np.ndarray) and recalled.ndim == 1
@@ -332,12 +370,12 @@ def _read_events(
         problems += [p for p in found if p]
         if problems or turn is None or session is None:
             break  # the next event's checks read this one's values
-        stored_ids.add(stored)
+        stored_ids.update(new)
         if not (  # anything converted: a new event (else the one given, as it is)
             type(recalled) is tuple
             and turn is event.turn
             and session is event.session
-            and stored is event.stored
+            and stored is event.stored  # a list is always copied: the checked one is the run's
             and all(map(operator.is_, recalled, ids))
         ):
             event = Event(turn, time, session, stored, ids)
@@ -346,10 +384,14 @@ def _read_events(
     return out, problems
 
 
+_event = tuple.__new__  # ``Event(*fields)`` without the keyword handling, for the driver's loop
+
+
 class CheckedEvents(tuple[Event, ...]):
     """Events :func:`check_events` accepted, converted: :func:`replay` does not check them again.
 
-    A tuple of immutable :class:`Event` s, so what was checked cannot change afterwards.
+    A tuple of immutable :class:`Event` s, so what was checked cannot change afterwards (an
+    event's list of stored ids is the checker's own copy: nothing else holds it).
     """
 
     __slots__ = ()
@@ -395,8 +437,15 @@ def record_drops(
         dropped[mem_id] = turn
 
 
-def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Replay:
-    """Replay ``events`` through a fresh state of ``policy`` (the module docstring's three steps).
+def replay(
+    policy: Policy,
+    events: Iterable[Event],
+    k: int | None = None,
+    *,
+    order: ReplayOrder | str = ReplayOrder.FORGET_FIRST,
+) -> Replay:
+    """Replay ``events`` through a fresh state of ``policy`` (the module docstring's three steps,
+    in ``order``: :class:`ReplayOrder` or its value).
 
     ``k=None``: every held id of ``event.recalled`` is recalled. ``k`` an int: ``recalled`` is a
     ranking (best first, e.g. every earlier memory by similarity) and the first ``k`` ids of it
@@ -407,18 +456,25 @@ def replay(policy: Policy, events: Iterable[Event], k: int | None = None) -> Rep
     Raises
     ------
     ValueError
-        ``k`` not ``None`` or an int ``>= 1``; an event that is not an :class:`Event`, turns
-        that do not increase (integers ``>= 0``), sessions that decrease, a time before the
-        previous one, a stored id that is not a memory id or is repeated, recalled ids that
+        ``k`` not ``None`` or an int ``>= 1``; ``order`` not one of :data:`REPLAY_ORDERS`; an
+        event that is not an :class:`Event`, turns that do not increase (integers ``>= 0``),
+        sessions that decrease, a time before the previous one, a stored id (or an id of a
+        stored list) that is not a memory id or is repeated, recalled ids that
         repeat or name no earlier memory; or a policy that drops or evicts a memory it does not
         hold. Every event is checked before the first one runs. Also ``policy`` without a str
         ``label`` and a ``start()``, ``events`` not an iterable, and times that mix naive and
         aware datetimes (which cannot be compared), each naming the argument.
     """
-    return replay_state(policy, events, k)[0]
+    return replay_state(policy, events, k, order=order)[0]
 
 
-def replay_state(policy: Policy, events: Iterable[Event], k: int | None = None) -> tuple[Replay, Holder]:
+def replay_state(
+    policy: Policy,
+    events: Iterable[Event],
+    k: int | None = None,
+    *,
+    order: ReplayOrder | str = ReplayOrder.FORGET_FIRST,
+) -> tuple[Replay, Holder]:
     """:func:`replay`, and the policy's state after the last event (for a caller that reads it)."""
     raise_problems([_policy_problem(policy), _events_problem(events)])
     stream: Sequence[Event]
@@ -427,8 +483,14 @@ def replay_state(policy: Policy, events: Iterable[Event], k: int | None = None) 
         stream = events
     else:
         stream, problems = _read_events(list(events))
-    raise_problems([None if k is None else int_problem("k", k, minimum=1), *problems])
-    run = ReplayRun._fresh(policy, k)
+    raise_problems(
+        [
+            None if k is None else int_problem("k", k, minimum=1),
+            choice_problem("order", order, REPLAY_ORDERS),
+            *problems,
+        ]
+    )
+    run = ReplayRun._fresh(policy, k, ReplayOrder(order))
     run._run(stream)
     return run.result(), run.state
 
@@ -545,12 +607,14 @@ def read_time(value: Any, name: str) -> datetime:
 
 
 def saved_event(event: Event) -> dict[str, Any]:
-    """``{"turn", "time", "session", "stored"}`` of ``event`` (its recalls are not kept)."""
+    """``{"turn", "time", "session", "stored"}`` of ``event`` (its recalls are not kept; a list of
+    stored ids as a list)."""
+    stored = event.stored
     return {
         "turn": event.turn,
         "time": saved_time(event.time),
         "session": event.session,
-        "stored": saved_id(event.stored),
+        "stored": [saved_id(mem_id) for mem_id in stored] if type(stored) is list else saved_id(stored),
     }
 
 
@@ -558,11 +622,14 @@ def read_event(value: Any, name: str) -> Event:
     """The event :func:`saved_event` wrote (no recalls), else ``ValueError`` naming ``name``."""
     if not isinstance(value, Mapping) or set(value) != {"turn", "time", "session", "stored"}:
         raise ValueError(f"{name} must be an event (turn, time, session, stored), got {shown(value)}")
+    stored = value["stored"]
     return Event(
         read_int(value["turn"], f"{name}.turn", minimum=0),
         read_time(value["time"], f"{name}.time"),
         read_int(value["session"], f"{name}.session", minimum=1),
-        read_id(value["stored"], f"{name}.stored"),
+        [read_id(mem_id, f"{name}.stored id") for mem_id in stored]
+        if type(stored) is list
+        else read_id(stored, f"{name}.stored"),
     )
 
 
@@ -655,9 +722,9 @@ class SavingPolicy:
 class ReplayRun:
     """A replay that can stop after any event and go on later: ``feed`` more events, ``result()``.
 
-    Invariant: ``ReplayRun(policy, k)`` fed ``events[:cut]``, saved (:meth:`to_dict`, JSON-safe),
-    restored (:meth:`from_dict`) and fed ``events[cut:]`` ends with the :meth:`result` of
-    ``replay(policy, events, k)`` and the state of that replay (the same drops at the same
+    Invariant: ``ReplayRun(policy, k, order=order)`` fed ``events[:cut]``, saved (:meth:`to_dict`,
+    JSON-safe), restored (:meth:`from_dict`) and fed ``events[cut:]`` ends with the :meth:`result`
+    of ``replay(policy, events, k, order=order)`` and the state of that replay (the same drops at the same
     turns, the same random draws): it is one replay.
 
     ``feed`` checks its events as the continuation of every event fed before (turns go on
@@ -671,21 +738,33 @@ class ReplayRun:
     ('m24', 'm25', 'm26', 'm27', 'm28', 'm29')
     """
 
-    def __init__(self, policy: Policy, k: int | None = None) -> None:
-        """A run of a fresh state of ``policy`` (``k`` as :func:`replay`'s), no event fed yet."""
-        raise_problems([_policy_problem(policy), None if k is None else int_problem("k", k, minimum=1)])
-        self._begin(policy, k, policy.start())
+    def __init__(
+        self, policy: Policy, k: int | None = None, *, order: ReplayOrder | str = ReplayOrder.FORGET_FIRST
+    ) -> None:
+        """A run of a fresh state of ``policy`` (``k`` and ``order`` as :func:`replay`'s), no
+        event fed yet."""
+        raise_problems(
+            [
+                _policy_problem(policy),
+                None if k is None else int_problem("k", k, minimum=1),
+                choice_problem("order", order, REPLAY_ORDERS),
+            ]
+        )
+        self._begin(policy, k, ReplayOrder(order), policy.start())
 
     @classmethod
-    def _fresh(cls, policy: Policy, k: int | None) -> ReplayRun:
+    def _fresh(
+        cls, policy: Policy, k: int | None, order: ReplayOrder = ReplayOrder.FORGET_FIRST
+    ) -> ReplayRun:
         """A run of checked arguments."""
         run = cls.__new__(cls)
-        run._begin(policy, k, policy.start())
+        run._begin(policy, k, order, policy.start())
         return run
 
-    def _begin(self, policy: Policy, k: int | None, state: Holder) -> None:
+    def _begin(self, policy: Policy, k: int | None, order: ReplayOrder, state: Holder) -> None:
         self.policy = policy
         self.k = k
+        self.order = order
         self.state = state
         self.held: dict[Hashable, None] = {}
         self.dropped: dict[Hashable, int] = {}
@@ -715,24 +794,36 @@ class ReplayRun:
         return self
 
     def _run(self, stream: Sequence[Event]) -> None:
-        """The three steps of each event (module docstring), on checked events."""
+        """The three steps of each event (module docstring), in the run's order, on checked events."""
         self._broken = True
         policy, state, k = self.policy, self.state, self.k
         held, dropped, counts, stored = self.held, self.dropped, self.counts, self.stored
         missed = self.missed
         is_held = held.__contains__
+        forget_last = self.order is ReplayOrder.FORGET_LAST
         for event in stream:
-            if forgotten := state.forget(event):
+            if not forget_last and (forgotten := state.forget(event)):
                 record_drops(policy, held, dropped, forgotten, event.turn)
             ranking = event.recalled
             head = ranking if k is None else ranking[:k]
             missed += len(head) - sum(map(is_held, head))
             for mem_id in islice(filter(is_held, ranking), k):  # a recall drops nothing: ``held`` stays
                 state.recall(mem_id, event)
-            if evicted := state.store(event):
-                record_drops(policy, held, dropped, evicted, event.turn)
-            held[event.stored] = None
-            stored.append(event.stored)
+            new = event.stored
+            if type(new) is not list:  # one memory: the common event, as it is
+                if evicted := state.store(event):
+                    record_drops(policy, held, dropped, evicted, event.turn)
+                held[new] = None
+                stored.append(new)
+            else:
+                turn, time, session = event.turn, event.time, event.session
+                for mem_id in new:  # each its own store, in order
+                    if evicted := state.store(_event(Event, (turn, time, session, mem_id, ranking))):
+                        record_drops(policy, held, dropped, evicted, event.turn)
+                    held[mem_id] = None
+                    stored.append(mem_id)
+            if forget_last and (forgotten := state.forget(event)):
+                record_drops(policy, held, dropped, forgotten, event.turn)
             counts.append(len(held))
         self.missed = missed
         if stream:
@@ -754,8 +845,9 @@ class ReplayRun:
     def to_dict(self) -> dict[str, Any]:
         """The run as JSON-safe data: ``{"format": "forgetting.ReplayRun", "version": 1, "k",
         "state": the policy state's to_dict, "stored": [id, ...] (store order), "dropped": [[id,
-        turn], ...] (drop order), "counts": the held counts, "missed": n, "last": the last event's
-        {turn, time, session, stored} or None}``.
+        turn], ...] (drop order), "counts": the held count after each event, "missed": n, "last":
+        the last event's {turn, time, session, stored} or None}``, and ``"order"`` when it is not
+        ``"forget-first"`` (a run saved before the order existed reads back as forget-first).
 
         ``ValueError`` for a state that cannot be saved (no ``to_dict``), an id that is neither a
         ``str`` nor an ``int`` (naming it), or a time of a zone that is not a fixed offset.
@@ -775,6 +867,7 @@ class ReplayRun:
             counts=list(self.counts),
             missed=self.missed,
             last=None if self.last is None else saved_event(self.last),
+            **({} if self.order is ReplayOrder.FORGET_FIRST else {"order": self.order.value}),
         )
 
     @classmethod
@@ -786,9 +879,13 @@ class ReplayRun:
         cannot resume a state, or damaged data.
         """
         entries = read_saved(
-            data, "ReplayRun", ("k", "state", "stored", "dropped", "counts", "missed", "last")
+            data,
+            "ReplayRun",
+            ("k", "state", "stored", "dropped", "counts", "missed", "last", "order"),
+            optional=("order",),
         )
         k = entries["k"]
+        order = entries.get("order", ReplayOrder.FORGET_FIRST.value)
         raise_problems(
             [
                 _policy_problem(policy)
@@ -798,10 +895,11 @@ class ReplayRun:
                     else f"policy must be a policy that resumes a saved state (resume()), got {shown(policy)}"
                 ),
                 None if k is None else int_problem("k", k, minimum=1),
+                choice_problem("order", order, REPLAY_ORDERS),
             ]
         )
         state = policy.resume(entries["state"])
-        run = cls._fresh(policy, k)
+        run = cls._fresh(policy, k, ReplayOrder(order))
         run.state = state
         try:
             run._restore(entries)
@@ -816,9 +914,13 @@ class ReplayRun:
         stored: list[Hashable] = [read_id(mem_id, "stored id") for mem_id in entries["stored"]]
         if len(set(stored)) != len(stored):
             raise ValueError(f"stored must not repeat an id, got {shown(stored)}")
+        counts = [read_int(count, "held count", minimum=0) for count in entries["counts"]]
         last = None if entries["last"] is None else read_event(entries["last"], "last")
-        if (last is None) != (not stored) or (last is not None and last.stored != stored[-1]):
-            raise ValueError(f"last must be the event of the last stored id, got {shown(entries['last'])}")
+        tail = [] if last is None else last.stored if type(last.stored) is list else [last.stored]
+        if (last is None) != (not counts) or (tail and stored[-len(tail) :] != tail):
+            raise ValueError(
+                f"last must be the last event, whose stored ids end the stored ones, got {shown(entries['last'])}"
+            )
         known = set(stored)
         dropped: dict[Hashable, int] = {}
         for row in entries["dropped"]:
@@ -826,11 +928,10 @@ class ReplayRun:
             if read_id(mem_id, "dropped id") not in known or mem_id in dropped:
                 raise ValueError(f"dropped must name stored ids once each, got {shown(mem_id)}")
             dropped[mem_id] = read_int(turn, "drop turn", minimum=0, maximum=last.turn if last else 0)
-        counts = [read_int(count, "held count", minimum=0) for count in entries["counts"]]
         held: dict[Hashable, None] = {mem_id: None for mem_id in stored if mem_id not in dropped}
-        if len(counts) != len(stored) or (counts and counts[-1] != len(held)):
+        if (stored and not counts) or (counts and counts[-1] != len(held)):
             raise ValueError(
-                f"counts must hold one count per stored id, the last the held ones, got {shown(counts)}"
+                f"counts must hold one count per event, the last the held ones, got {shown(counts)}"
             )
         self.stored, self.dropped, self.held, self.counts = stored, dropped, held, counts
         self.missed = read_int(entries["missed"], "missed", minimum=0)

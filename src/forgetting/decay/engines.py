@@ -10,8 +10,10 @@ events and then calls ``step(turn)``, which evicts.
 * :class:`RecencyWindow` -- evicts an item once ``turn - last_touched > W``; how often it
   was recalled is ignored by design.
 
-Both satisfy :class:`Engine`, the protocol every driver
-(:func:`~forgetting.studies.decay.simulation.simulate`) relies on.
+Both satisfy :class:`Engine`, the protocol through which the library's driver
+(:func:`~forgetting.conversations.replay`, by way of the policies
+:class:`~forgetting.conversations.Ebbinghaus` and :class:`~forgetting.conversations.Window`) steps
+them.
 
 An item's eviction turn depends only on its own last touch and stability, so both engines file it
 under that turn on every touch: ``step`` costs time in the items it evicts and a touch a fixed

@@ -180,7 +180,7 @@ CHAPTERS: dict[str, ChapterSpec] = {spec.name: spec for spec in [
         _p("num_foundational", 3, "int", 1, 1000),
         _p("recalls_per_foundational", 4, "int", 0, 6),
         _p("noise_per_turn", 3, "int", 0, 1000),
-        _p("uniform_first_turn", 10, "int", 1, 100_000),
+        _p("uniform_first_turn", 10, "int", 2, 100_000),
         _p("window_size", 15, "int", 1, 10_000, help=_W),
         _p("first_offsets", [2, 3, 4, 5, 6, 8, 10, 12, 15], "int-list", 1, 10_000, quick=[3, 5],
            help="first base recall offsets of the grace-period demonstration"),

@@ -148,7 +148,7 @@ def first_losing_offset(offset_rows: Sequence[Mapping[str, Any]], label: str) ->
 
 def uniform_config(config: SessionConfig, first_turn: int) -> SessionConfig:
     """``config`` on the first draft's uniform schedule: recall turns drawn from ``first_turn..L``."""
-    require_int("first_turn", first_turn, minimum=1, maximum=config.session_length)
+    require_int("first_turn", first_turn, minimum=2, maximum=max(2, config.session_length))
     return config.replace(schedule="uniform", uniform_range=(first_turn, config.session_length))
 
 

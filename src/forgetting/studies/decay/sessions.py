@@ -2,11 +2,11 @@
 
 A session is a list of :data:`SessionEvent` s ``(turn, action, mem_id, is_foundational)`` with
 ``action`` an :class:`Action` (``"register"`` or ``"recall"``), sorted by turn (stable within a
-turn: foundational registrations, then recalls, then noise). It is the article's session, not the
-library's event stream (:class:`~forgetting.conversations.policies.Event`, one stored memory per
-event): a turn registers several items or none, and its replay steps the engine after the turn's
-recalls (:func:`~forgetting.studies.decay.simulation.simulate`; why the library's driver does
-not replay it is in CONTRIBUTING.md, "The article's replay and the library's driver").
+turn: foundational registrations, then recalls, then noise). It is the article's session, written
+as the article's generator writes it; :func:`~forgetting.studies.decay.simulation.simulate`
+replays it through the library's driver, one
+:class:`~forgetting.conversations.policies.Event` per turn (the turn's registrations as a list
+of stored ids, its recalls) in the article's order, the engine stepped after the turn's recalls.
 
 Rules (the decay-engine article's generator, stated so its sessions come out exactly):
 
@@ -100,7 +100,8 @@ class SessionConfig:
     ints (not bools or floats), ``seed >= 0`` (``random.Random`` hashes ``-s`` like ``s``, so a
     negative seed would silently repeat another session), ``recall_jitter`` is a pair of
     finite numbers ``0 < low <= high``, ``uniform_range`` a pair of ints
-    ``1 <= first <= last``, and ``recalls_per_foundational`` is at most
+    ``2 <= first <= last`` (a fact is registered at turn 1 and recalled after it), and
+    ``recalls_per_foundational`` is at most
     ``len(recall_base_offsets)`` (and, for the ``"uniform"`` schedule, at most the number of
     turns in ``uniform_range``) and at most :func:`max_recalls`, what the schedule can place in
     ``session_length`` turns for any seed: a request no seed can honour is refused, never
@@ -163,9 +164,10 @@ class SessionConfig:
                 f"with the largest recall_base_offsets entry {max(offsets)!r}"
             )
         span = self.uniform_range
-        if not _is_pair(span, _is_int) or not 1 <= span[0] <= span[1]:
+        if not _is_pair(span, _is_int) or not 2 <= span[0] <= span[1]:
             problems.append(
-                f"uniform_range must be a pair (first, last) of ints with 1 <= first <= last, got {span!r}"
+                f"uniform_range must be a pair (first, last) of ints with 2 <= first <= last (a fact "
+                f"is registered at turn 1 and recalled after it), got {span!r}"
             )
         elif (
             self.schedule == "uniform"

@@ -1,26 +1,36 @@
 """Replay a session through an engine, turn by turn, and keep a trace of what happened.
 
-The driver holds no policy: it applies each turn's events, calls ``step(turn)``
-once, and records. Whatever differs between two engines' traces comes from their
-eviction rule alone.
+The article's sessions run through the library's one driver
+(:func:`~forgetting.conversations.policies.replay`): each turn ``1..L`` is one
+:class:`~forgetting.conversations.policies.Event` that stores the turn's registrations (a list of
+ids, possibly empty) after its recalls, and the driver runs in the article's order
+(``order="forget-last"``): the engine steps after the turn's recalls and registrations, so a
+recall on an item's eviction turn still finds it. :func:`simulate` reads the :class:`Trace` off
+the :class:`~forgetting.conversations.policies.Replay`. Whatever differs between two engines'
+traces comes from their eviction rule alone.
 
-This is the article's driver, not the library's
-(:func:`~forgetting.conversations.policies.replay`): a turn registers several items or none,
-and its step comes after its recalls, where the library's driver forgets before an event's
-recalls and stores one memory per event. CONTRIBUTING.md ("The article's replay and the
-library's driver") gives the counterexamples, and ``tests/test_decay_simulation.py`` holds the two
-drivers to agreeing everywhere else for one fact.
+The article registers a turn's foundational facts before its recalls and its noise after them;
+one event stores them all after the recalls. The two orders are one replay because a fact is
+registered at turn 1 and recalled only after it (:class:`~forgetting.studies.decay.sessions.SessionConfig`
+refuses a uniform range from turn 1), so no turn both registers a fact and recalls one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import cast
 
 from ..._validate import raise_problems, shown
+from ...conversations.policies import Event, Replay, ReplayOrder, replay
 from ...decay.engines import Engine
 from .sessions import Action, Session
 
-__all__ = ["Trace", "simulate"]
+__all__ = ["Trace", "simulate", "session_events"]
+
+#: The time of every event: the article's sessions count turns and have no dates.
+SESSION_TIME = datetime(2000, 1, 1)
 
 
 @dataclass
@@ -38,7 +48,7 @@ class Trace:
     working_set_sizes : list of int
         Items present after each turn's ``step``.
     recalls : list of (turn, id, found)
-        Every recall in order, with what the engine returned.
+        Every recall in order, with whether the item was present to be recalled.
     foundational_present : list of int
         Foundational facts present after each turn's ``step``.
     """
@@ -85,11 +95,60 @@ class Trace:
         return len(self.created_turn)
 
 
+def session_events(session: Session) -> list[Event]:
+    """One :class:`~forgetting.conversations.policies.Event` per turn ``1..L`` of ``session``:
+    the turn's registrations as a list of stored ids, in session order, and its recalls."""
+    length = session.config.session_length
+    stored: list[list[str]] = [[] for _ in range(length + 1)]
+    recalled: list[list[str]] = [[] for _ in range(length + 1)]
+    for turn, action, mem_id, _ in session.events:
+        (stored if action == Action.REGISTER else recalled)[turn].append(mem_id)
+    return [
+        Event(turn, SESSION_TIME, 1, stored[turn], tuple(recalled[turn])) for turn in range(1, length + 1)
+    ]
+
+
+class _Stepped:
+    """The library's :class:`~forgetting.conversations.policies.Holder` over an engine on turns:
+    ``forget`` steps it, ``recall`` and ``store`` touch and register the event's ids."""
+
+    def __init__(self, engine: Engine, foundational: frozenset[str]) -> None:
+        self.engine = engine
+        self.foundational = foundational
+
+    def forget(self, event: Event) -> list[Hashable]:
+        return self.engine.step(event.turn)
+
+    def recall(self, mem_id: Hashable, event: Event) -> None:
+        self.engine.recall(mem_id, event.turn)
+
+    def store(self, event: Event) -> list[Hashable]:
+        mem_id = event.stored
+        self.engine.register(mem_id, str(mem_id), event.turn, mem_id in self.foundational)
+        return []
+
+
+@dataclass(frozen=True)
+class _Given:
+    """A policy whose one state is the engine it was given (fresh; :func:`simulate` checks)."""
+
+    engine: Engine
+    foundational: frozenset[str]
+
+    @property
+    def label(self) -> str:
+        return type(self.engine).__name__
+
+    def start(self) -> _Stepped:
+        return _Stepped(self.engine, self.foundational)
+
+
 def simulate(engine: Engine, session: Session) -> Trace:
     """Apply every event of ``session`` to ``engine``, stepping once per turn 1..L.
 
-    Within a turn the events are applied in session order, then ``step(turn)`` evicts, so a
-    recall on an item's eviction turn still finds it.
+    The library's driver replays :func:`session_events` through ``engine`` in the article's order
+    (module docstring): within a turn the recalls, then the registrations, then ``step(turn)``
+    evicts, so a recall on an item's eviction turn still finds it.
 
     ``engine`` must be fresh: no item present and, for an engine that says its ``last_turn``
     (every :class:`~forgetting.decay.engines.ScheduledEngine`), no call accepted after turn 0. A used engine's items
@@ -99,27 +158,33 @@ def simulate(engine: Engine, session: Session) -> Trace:
     that is not a :class:`~forgetting.studies.decay.sessions.Session`; nothing is called on the engine then.
     """
     raise_problems(_simulate_problems(engine, session))
-    length = session.config.session_length
-    trace = Trace(length, list(session.foundational_ids))
-    foundational = set(session.foundational_ids)
-    events = session.events
-    index = 0
-    present_foundational = 0
-    for turn in range(1, length + 1):
-        while index < len(events) and events[index][0] == turn:
-            _, action, mem_id, _is_foundational = events[index]
-            index += 1
-            if action == Action.REGISTER:
-                engine.register(mem_id, mem_id, turn, _is_foundational)
-                trace.created_turn[mem_id] = turn
-                present_foundational += mem_id in foundational
-            else:
-                trace.recalls.append((turn, mem_id, engine.recall(mem_id, turn)))
-        for mem_id in engine.step(turn):
-            trace.evicted_turn[mem_id] = turn
-            present_foundational -= mem_id in foundational
-        trace.working_set_sizes.append(engine.working_set_size())
-        trace.foundational_present.append(present_foundational)
+    foundational = frozenset(session.foundational_ids)
+    events = session_events(session)
+    run = replay(_Given(engine, foundational), events, order=ReplayOrder.FORGET_LAST)
+    return _trace(session, events, run, foundational)
+
+
+def _trace(session: Session, events: Iterable[Event], run: Replay, foundational: frozenset[str]) -> Trace:
+    """The :class:`Trace` of ``run``, a replay of ``events`` in the article's order: a recall at
+    turn ``t`` found its item unless the item was dropped before ``t`` (a drop at ``t`` follows it)."""
+    drops = cast(dict[str, int], dict(run.dropped))
+    trace = Trace(session.config.session_length, list(session.foundational_ids))
+    trace.evicted_turn = drops
+    trace.working_set_sizes = list(run.held_counts)
+    present = 0
+    lost_at: dict[int, int] = {}
+    for mem_id in foundational.intersection(drops):
+        lost_at[drops[mem_id]] = lost_at.get(drops[mem_id], 0) + 1
+    for event in events:
+        turn = event.turn
+        for mem_id in cast(list[str], event.stored):
+            trace.created_turn[mem_id] = turn
+            present += mem_id in foundational
+        for mem_id in event.recalled:
+            gone = drops.get(mem_id)
+            trace.recalls.append((turn, mem_id, gone is None or gone >= turn))
+        present -= lost_at.get(turn, 0)
+        trace.foundational_present.append(present)
     return trace
 
 
