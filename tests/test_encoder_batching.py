@@ -3,15 +3,13 @@ order, with any ``batch_size``, and in worker processes.
 
 The encoder stacks texts of equal token length (:mod:`forgetting.text.layers`); these tests
 hold it to the invariant that stacking changes no bit. They encode many small batches, so they
-are ``slow`` (the fast tier keeps only the checks of :func:`encoding_executor`).
+are ``slow``.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
 
 import numpy as np
 import pytest
@@ -19,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from forgetting.studies.conversations import embeddings
-from forgetting.studies.executor import InProcess, ProcessPool
 from forgetting.text import model_files
 
 #: Mixed lengths: two pairs of equal token length (stacked together), the empty text, and two
@@ -129,21 +126,3 @@ def test_length_chunks_keep_every_text_longest_first() -> None:
     assert sorted(flat) == sorted(CORPUS)
     counts = [len(ids) for ids in encoder.token_ids(flat)]
     assert counts == sorted(counts, reverse=True)
-
-
-@pytest.mark.parametrize("given_executor", [None, InProcess()])
-@pytest.mark.parametrize("chunks", [2, 3, 50])
-def test_in_process_encoding_goes_to_one_worker_per_core(given_executor: Any, chunks: int) -> None:
-    chosen = embeddings.encoding_executor(given_executor, chunks)
-    assert isinstance(chosen, ProcessPool) and chosen.workers == min(os.cpu_count() or 1, chunks)
-
-
-@pytest.mark.parametrize("given_executor", [None, InProcess()])
-def test_one_chunk_is_encoded_in_process(given_executor: Any) -> None:
-    assert isinstance(embeddings.encoding_executor(given_executor, 1), InProcess)
-
-
-def test_a_chosen_executor_encodes_as_given() -> None:
-    pool = ProcessPool(3)
-    assert embeddings.encoding_executor(pool, 1) is pool
-    assert embeddings.encoding_executor(pool, 50) is pool

@@ -13,9 +13,9 @@ move across a rounding boundary (the chapter publishes the count).
 
 Missing texts are encoded in parallel, in chunks of similar token length (so that the encoder
 stacks equal-length texts), by the given executor, or, when that is :class:`~..executor.InProcess`,
-by one worker process per core (:func:`encoding_executor`). A text's vector depends only on the
-text (:meth:`~forgetting.text.encoder.MiniLMEncoder.encode`), so the result does not depend on
-the executor, the thread count or how the texts are chunked.
+by one worker process per core (:func:`~..executor.on_every_core`; why: :func:`encode_missing`).
+A text's vector depends only on the text (:meth:`~forgetting.text.encoder.MiniLMEncoder.encode`),
+so the result does not depend on the executor, the thread count or how the texts are chunked.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ __all__ = [
     "ConversationVectors",
     "embed_conversations",
     "encode_missing",
-    "encoding_executor",
     "fragile_pairs",
     "token_counts",
 ]
@@ -95,34 +94,28 @@ def _length_chunks(texts: Sequence[str], encoder: MiniLMEncoder, size: int) -> l
     return [ordered[start : start + size] for start in range(0, len(ordered), size)]
 
 
-def encoding_executor(executor: Executor | None, chunks: int) -> Executor:
-    """What encodes ``chunks`` chunks of missing texts: :func:`~..executor.on_every_core`, so
-    in-process (``None`` or :class:`~..executor.InProcess`) with more than one chunk becomes a
-    :class:`~..executor.ProcessPool` of one worker per core (at most one per chunk).
-
-    The encoder's matrix products are small (a 42-token turn multiplies a ``384 x 42`` matrix);
-    on OpenBLAS's own threads (in-process, all cores by default) they lose most of their speed
-    when other jobs share the cores, as when the book's chapters run side by side (measured with
-    2 threads on 2 busy cores: 6.2 LoCoMo texts per CPU-second against 27 on one thread). A pool worker runs its
-    BLAS on one thread (joblib's loky sets ``OPENBLAS_NUM_THREADS`` to cores // workers), and the
-    workers encode different texts side by side. A single chunk stays in this process: a worker
-    would first load the model. The thread count changes no bit of a vector.
-    """
-    return on_every_core(executor, chunks)
-
-
 def encode_missing(
     texts: Sequence[str], cache_dir: str | os.PathLike[str], executor: Executor | None = None
 ) -> EmbeddingCache:
     """Encode the ``texts`` missing from the float64 cache at ``cache_dir``, in chunks of similar
-    token counts (:func:`_length_chunks`) on :func:`encoding_executor`; return the cache, which
-    then holds every one of them."""
+    token counts (:func:`_length_chunks`); return the cache, which then holds every one of them.
+
+    The chunks go to :func:`~..executor.on_every_core` of ``executor``: in-process (``None`` or
+    :class:`~..executor.InProcess`) with more than one chunk, a
+    :class:`~..executor.ProcessPool` of one worker per core (at most one per chunk). The
+    encoder's matrix products are small (a 42-token turn multiplies a ``384 x 42`` matrix); on
+    OpenBLAS's own threads (in-process, all cores by default) they lose most of their speed when
+    other jobs share the cores, as when the book's chapters run side by side (measured with 2
+    threads on 2 busy cores: 6.2 LoCoMo texts per CPU-second against 27 on one thread). A pool
+    worker runs its BLAS on one thread (joblib's loky sets ``OPENBLAS_NUM_THREADS`` to cores //
+    workers), and the workers encode different texts side by side. A single chunk stays in this
+    process: a worker would first load the model. The thread count changes no bit of a vector."""
     root = str(Path(cache_dir))
     cache = EmbeddingCache(root, dtype=DTYPE)
     missing = [text for text in dict.fromkeys(texts) if cache.get(text) is None]
     if missing:
         chunks = _length_chunks(missing, get_encoder(DTYPE), CHUNK_TEXTS)
-        encoding_executor(executor, len(chunks)).map(functools.partial(_encode_chunk, root), chunks)
+        on_every_core(executor, len(chunks)).map(functools.partial(_encode_chunk, root), chunks)
     return cache
 
 

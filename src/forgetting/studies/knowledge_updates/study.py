@@ -22,9 +22,9 @@ from ...text.encoder import get_encoder
 from ..conversations.embeddings import DTYPE
 from ..conversations.readings import family_list
 from ..conversations.sweep import BANK_VARIANTS, YOURMEMORY_VARIANTS, policy_grid
-from ..executor import Executor, on_every_core
+from ..executor import Executor
 from .histories import OLD_TYPES, History, embed_histories, fragile_cosines, texts_to_embed
-from .sweep import BLOCK, SUPERSEDE, Grid, run_sweep
+from .sweep import SUPERSEDE, Grid, run_sweep
 
 __all__ = [
     "SUPERSEDE",
@@ -330,7 +330,7 @@ def chapter_results(
     values, dataset = dataset_rows(prepared)
     rows, _ = run_sweep(
         grid_of(params), prepared.histories, params["recall_k"], params["min_similarity"], params["question_k"],
-        on_every_core(executor, -(-len(prepared.histories) // BLOCK)),  # one task a block
+        executor,
     )  # fmt: skip
     tables: dict[str, list[dict[str, Any]]] = {"dataset": dataset}
     tables["recommend"] = recommendation_rows(rows, params["floors"])

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..._validate import int_problem, raise_problems, real_problem
 from ..conversations.sweep import Setting
-from ..executor import Executor, InProcess
+from ..executor import Executor, on_every_core
 from .histories import OLD_TYPES, History
 from .replays import Score, recall_stream, score_policy
 from .supersede import supersede_for
@@ -104,7 +104,12 @@ def run_sweep(
     executor: Executor | None = None,
 ) -> tuple[list[dict[str, object]], dict[str, Score]]:
     """One row per ``(family, value)``, pooled over histories and seeds, and the pooled scores of
-    keeping everything by type (the first setting of ``grid`` must be keep everything)."""
+    keeping everything by type (the first setting of ``grid`` must be keep everything).
+
+    The histories are scored in blocks of :data:`BLOCK`, one task each, on
+    :func:`~..executor.on_every_core` of ``executor``: in-process (``None`` or
+    :class:`~..executor.InProcess`) with more than one block, one worker per core. The rows do
+    not depend on the executor."""
     raise_problems(
         [
             int_problem("recall_k", recall_k, minimum=1),
@@ -116,7 +121,7 @@ def run_sweep(
         raise ValueError("the grid's first setting must be keep everything")
     blocks = [list(histories[i : i + BLOCK]) for i in range(0, len(histories), BLOCK)]
     task = functools.partial(_score_block, grid, recall_k, min_similarity, question_k)
-    results = (executor or InProcess()).map(task, blocks)
+    results = on_every_core(executor, len(blocks)).map(task, blocks)
     merged: list[dict[str, Score]] = [{} for _ in grid.keys]
     for block in results:
         for slot, scores in zip(merged, block):
