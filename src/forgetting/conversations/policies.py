@@ -161,7 +161,9 @@ class Event(NamedTuple):
     turn: int
     time: datetime
     session: int
-    stored: Hashable | list[Hashable]
+    # a memory id or a list of them: typed Any, as a holder's ``store`` always gets one id (the
+    # driver passes each id of a list as an event of its own), which it may index with
+    stored: Any
     recalled: Sequence[Hashable] = ()
 
 
@@ -324,14 +326,16 @@ def _read_events(
             found.append(
                 f"{where}.time must be a datetime, not before the previous event's, got {shown(time)}"
             )
-        several = type(event.stored) is list
-        if not several:
-            stored = plain_id(event.stored)
-        elif all(map(_is_plain, event.stored)):
-            stored = [*event.stored]  # the common ids: a copy, nothing to convert
+        given = event.stored
+        several = type(given) is list
+        stored: Hashable | list[Hashable]
+        if not isinstance(given, list):
+            stored = plain_id(given)
+        elif all(map(_is_plain, given)):
+            stored = [*given]  # the common ids: a copy, nothing to convert
         else:
-            stored = list(map(plain_id, event.stored))
-        new = stored if several else [stored]
+            stored = list(map(plain_id, given))
+        new: list[Hashable] = stored if isinstance(stored, list) else [stored]
         if not all(map(_is_id, new)):
             found.append(
                 f"{where}.stored must be a memory id (hashable, not a bool, equal to itself) or a "

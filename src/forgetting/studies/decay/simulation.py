@@ -180,9 +180,9 @@ def _trace(session: Session, events: Iterable[Event], run: Replay, foundational:
         for mem_id in cast(list[str], event.stored):
             trace.created_turn[mem_id] = turn
             present += mem_id in foundational
-        for mem_id in event.recalled:
-            gone = drops.get(mem_id)
-            trace.recalls.append((turn, mem_id, gone is None or gone >= turn))
+        for recalled in cast(tuple[str, ...], event.recalled):
+            gone = drops.get(recalled)
+            trace.recalls.append((turn, recalled, gone is None or gone >= turn))
         present -= lost_at.get(turn, 0)
         trace.foundational_present.append(present)
     return trace
