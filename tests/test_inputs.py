@@ -115,6 +115,8 @@ def test_devices_folders_and_fifos_are_not_read(tmp_path, no_kernel, capsys):
 def test_a_file_over_the_cap_is_refused_without_being_read_whole(tmp_path, no_kernel, capsys):
     big = tmp_path / "big.yaml"
     big.write_bytes(b"# " + b"x" * inputs.MAX_YAML_BYTES)
+    with big.open("r+b") as f:  # sparse to 2 GiB: read whole, it would pass the memory bound 32 times
+        f.truncate(2**31)
     err = refusal(capsys, "-f", str(big), bounded=True)
     assert f"parameters file '{big}' is over {inputs.MAX_YAML_BYTES:,} bytes" in err
     with pytest.raises(ValueError, match="is over 10 bytes"):
