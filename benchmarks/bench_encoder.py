@@ -14,8 +14,10 @@ matrices on those threads. Each path and the floor are measured ``--repeat`` tim
 interleaved, and the best kept. The paths:
 
 * one text per call, one process on ``--threads`` BLAS threads (the chapter before issue 45);
-* the texts stacked by length, one process on ``--threads`` BLAS threads;
-* the texts stacked by length, ``--threads`` worker processes on one BLAS thread each (what
+* the texts ``--batch-size`` at a time, one process on ``--threads`` BLAS threads: in float64
+  every text's tokens are columns of one product per layer, in float32 the texts of a length
+  go as one stack (:mod:`forgetting.text.layers`);
+* the same, ``--threads`` worker processes on one BLAS thread each (what
   ``studies/conversations/embeddings.py`` does with the in-process executor).
 
     python benchmarks/bench_encoder.py                      # numpy, plus torch if importable
@@ -89,7 +91,7 @@ if __name__ == "__main__":
         t0 = time.perf_counter()
         for text in texts:
             encode(dtype, [text], 1)
-    elif job["path"] == "stacked":
+    elif job["path"] == "batched":
         encode(dtype, texts[:2], batch)
         t0 = time.perf_counter()
         encode(dtype, texts, batch)
@@ -307,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         result["paths_cores"] = path_threads
         result["flop_per_token"] = flop / tokens
         result["floor_sentences_per_s"] = len(corpus) / floor_s
-        paths = ("per_text", "stacked", "workers")
+        paths = ("per_text", "batched", "workers")
         best = dict.fromkeys(paths, float("inf"))
         for _ in range(args.repeat):  # interleaved, so a burst of other jobs hits every path
             for path in paths:

@@ -85,9 +85,20 @@ def _as_float64(path: Path) -> None:
     path.write_bytes(" ".join(fields).encode() + b"\n" + vector.tobytes())
 
 
+def _as_version_1(path: Path) -> None:
+    """A well-formed entry of the cache's version 1 (before the float64 encoder's column products),
+    its checksum intact: the version alone makes it a miss."""
+    head, _, payload = path.read_bytes().partition(b"\n")
+    fields = head.decode().split(" ")
+    assert fields[1] == str(EmbeddingCache.VERSION) == "2"
+    fields[1] = "1"
+    path.write_bytes(" ".join(fields).encode() + b"\n" + payload)
+
+
 @pytest.mark.parametrize(
     "damage",
     [
+        pytest.param(_as_version_1, id="version-1"),
         pytest.param(lambda p: _overwrite_with_npy(p, np.zeros(384, dtype=np.float32)), id="npy-zeros"),
         pytest.param(lambda p: _overwrite_with_npy(p, np.zeros(3, dtype=np.float32)), id="npy-wrong-shape"),
         pytest.param(_zero_payload, id="zeros-under-a-valid-header"),

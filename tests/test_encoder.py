@@ -360,7 +360,7 @@ sys.path.insert(0, sys.argv[1])
 import test_encoder as t
 from forgetting.text.encoder import MiniLMEncoder
 
-encoder = MiniLMEncoder()
+encoder = MiniLMEncoder(dtype=sys.argv[2])
 alone = np.vstack([encoder.encode([s]) for s in t.BATCH_TEXTS])
 problems = t._same_bits_or_report(alone, t._batchings(encoder, t.BATCH_TEXTS, quick=True), t.BATCH_TEXTS)
 print(json.dumps({"problems": problems, "sha256": hashlib.sha256(alone.tobytes()).hexdigest()}))
@@ -384,10 +384,10 @@ def _cpu_has(flag: str) -> bool:
 
 # OPENBLAS_VERBOSE=2 prints "Core: <name>"; x86_64 builds alias the older tables to Prescott's
 # and print the first of them, Katmai
-_CORES = {"Haswell": ("Haswell",), "Prescott": ("Prescott", "Katmai")}
+_CORES = {"Haswell": ("Haswell",), "Sandybridge": ("Sandybridge",), "Prescott": ("Prescott", "Katmai")}
 
 
-def _run_in_fresh_process(threads: str, core: str | None) -> dict[str, Any]:
+def _run_in_fresh_process(threads: str, core: str | None, dtype: str) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "OMP_", "GOTO_"))}
     env["OPENBLAS_NUM_THREADS"] = threads
     env["PYTHONPATH"] = os.pathsep.join(
@@ -397,7 +397,7 @@ def _run_in_fresh_process(threads: str, core: str | None) -> dict[str, Any]:
         env["OPENBLAS_CORETYPE"] = core
         env["OPENBLAS_VERBOSE"] = "2"
     done = subprocess.run(
-        [sys.executable, "-c", _INVARIANCE_SCRIPT, str(Path(__file__).parent)],
+        [sys.executable, "-c", _INVARIANCE_SCRIPT, str(Path(__file__).parent), dtype],
         env=env,
         capture_output=True,
         text=True,
@@ -411,17 +411,24 @@ def _run_in_fresh_process(threads: str, core: str | None) -> dict[str, Any]:
     return report
 
 
-@pytest.mark.parametrize("core", [None, "Haswell", "Prescott"])
-def test_the_same_bits_in_any_batch_and_on_any_thread_count(encoder: MiniLMEncoder, core: str | None) -> None:
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("core", [None, "Haswell", "Sandybridge", "Prescott"])
+def test_the_same_bits_in_any_batch_and_on_any_thread_count(
+    encoder: MiniLMEncoder, core: str | None, dtype: str
+) -> None:
     """In a fresh process per BLAS setting: a text alone and in company gets the same bits, on
     one OpenBLAS thread or two (``core``: the kernel forced with OPENBLAS_CORETYPE; the kernel
-    may change the bits, the thread count may not)."""
+    may change the bits, the thread count may not). float64 computes every text's tokens as
+    columns of one matrix product (:func:`~forgetting.text.layers.encoder_columns_`), float32
+    one product per text: both are checked under each kernel."""
     if core is not None:
         if not _openblas_with_dynamic_arch():
             pytest.skip("numpy's BLAS is not a DYNAMIC_ARCH OpenBLAS: OPENBLAS_CORETYPE means nothing")
         if core == "Haswell" and not _cpu_has("avx2"):
             pytest.skip("the Haswell kernels need AVX2")
-    one, two = (_run_in_fresh_process(threads, core) for threads in ("1", "2"))
+        if core == "Sandybridge" and not _cpu_has("avx"):
+            pytest.skip("the Sandybridge kernels need AVX")
+    one, two = (_run_in_fresh_process(threads, core, dtype) for threads in ("1", "2"))
     assert one["problems"] == [] and two["problems"] == []
     assert one["sha256"] == two["sha256"]  # the thread count changes no bit
 
@@ -471,3 +478,60 @@ def test_float64_matches_float64_reference(model_dir: Path, reference: Any) -> N
     diff = np.abs(got - ref).max()
     print(f"\nmax abs diff numpy float64 vs torch float64: {diff:.3e}")
     assert diff <= 1e-12
+
+
+_COLUMNS_SCRIPT = """
+import json, sys
+import numpy as np
+from forgetting.text.layers import padded_width
+
+def product(weight, x):  # weight @ x on a padded width, the columns of x only
+    padded = np.zeros((x.shape[0], padded_width(x.shape[1])), x.dtype)
+    padded[:, : x.shape[1]] = x
+    return (weight @ padded)[:, : x.shape[1]]
+
+report = {}
+for dtype in ("float64", "float32"):
+    rng, differ, total = np.random.default_rng(3), 0, 0
+    for out, inner in [(1152, 384), (384, 384), (1536, 384), (384, 1536)]:
+        weight = rng.standard_normal((out, inner)).astype(dtype)
+        for count, longest in [(2, 257), (12, 40), (60, 257), (150, 40)]:
+            xs = [rng.standard_normal((inner, n)).astype(dtype) for n in rng.integers(1, longest, count)]
+            together, start = product(weight, np.concatenate(xs, axis=1)), 0
+            for x in xs:
+                total += 1
+                differ += not np.array_equal(product(weight, x), together[:, start : start + x.shape[1]])
+                start += x.shape[1]
+    report[dtype] = [differ, total]
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.parametrize("core", [None, "Haswell", "Zen", "SkylakeX", "Sandybridge", "Prescott"])
+def test_a_column_of_a_padded_product_does_not_depend_on_the_others(core: str | None) -> None:
+    """What :func:`~forgetting.text.layers.encoder_columns_` rests on: in float64, a sentence's
+    columns of ``weight @ x`` (``x`` padded to :func:`~forgetting.text.layers.padded_width`)
+    have the same bits alone and among 1 to 149 other sentences, on 1 and 2 threads; in float32
+    the Haswell and Zen kernels change them (why float32 keeps one product per sentence)."""
+    if core is not None:
+        if not _openblas_with_dynamic_arch():
+            pytest.skip("numpy's BLAS is not a DYNAMIC_ARCH OpenBLAS: OPENBLAS_CORETYPE means nothing")
+        if core == "SkylakeX" and not _cpu_has("avx512f"):
+            pytest.skip("the SkylakeX kernels need AVX-512")
+        if core in ("Haswell", "Zen") and not _cpu_has("avx2"):
+            pytest.skip("the Haswell kernels need AVX2")
+        if core == "Sandybridge" and not _cpu_has("avx"):
+            pytest.skip("the Sandybridge kernels need AVX")
+    for threads in ("1", "2"):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "OMP_", "GOTO_"))}
+        env["OPENBLAS_NUM_THREADS"] = threads
+        if core is not None:
+            env["OPENBLAS_CORETYPE"] = core
+        done = subprocess.run(
+            [sys.executable, "-c", _COLUMNS_SCRIPT], env=env, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        assert report["float64"] == [0, 896], (core, threads, report)
+        if core in ("Haswell", "Zen"):
+            assert report["float32"][0] > 0, report

@@ -40,13 +40,13 @@ class EmbeddingCache:
     One file per distinct text, keyed by the model digest (and dtype) and the SHA-256 of the
     text's UTF-8 bytes. A file is one header line and the vector's little-endian bytes::
 
-        forgetting-embedding 1 <dtype> <dimension> <text_sha256> <checksum>\\n<vector bytes>
+        forgetting-embedding 2 <dtype> <dimension> <text_sha256> <checksum>\\n<vector bytes>
 
     where ``checksum`` is the SHA-256 of ``"<text_sha256> <dtype> <dimension>\\n"`` followed by
     the vector bytes. An entry is returned only if the header names this text, dtype and
     dimension, the checksum matches, and the vector is finite with unit norm; anything else
-    (bit rot, a file overwritten with zeros, a truncated file, another dtype, the old ``.npy``
-    format) counts as a miss: the vector is recomputed and the entry rewritten. Each file is
+    (bit rot, a file overwritten with zeros, a truncated file, another dtype or version, the
+    old ``.npy`` format) counts as a miss: the vector is recomputed and the entry rewritten. Each file is
     written to a temporary file in the same folder and moved into place with
     :func:`os.replace` (:func:`forgetting.safeio.atomic_write_bytes`), so readers never see a
     partial file and concurrent writers are safe.
@@ -80,7 +80,10 @@ class EmbeddingCache:
     """
 
     MAGIC = "forgetting-embedding"
-    VERSION = 1
+    #: 2 since the float64 encoder computes every text's tokens as columns of one matrix product
+    #: (:func:`~forgetting.text.layers.encoder_columns_`), which changed the last bits of a few
+    #: vectors: an entry of version 1 is a miss, recomputed, so a cache never mixes the two.
+    VERSION = 2
     SUFFIX = ".emb"
     #: a valid entry is a unit vector; this only rejects garbage, it never tests accuracy
     NORM_TOLERANCE = 1e-3

@@ -21,13 +21,15 @@ threads lose most of their speed on them when other jobs share the cores: to use
 there, encode different texts in several processes with one BLAS thread each
 (``benchmarks/bench_encoder.py`` measures both; the vectors are the same).
 
-Determinism: a sentence's vector depends only on the sentence. Each one is computed as if
-alone, at its own length: no padding, and no matrix product that mixes sentences (a padded or
-batched product lets OpenBLAS sum in another order, see :mod:`forgetting.text.layers`).
-Sentences of equal length go through the layers as one stack, but each BLAS call and each
-numpy reduction computes one sentence with the shape and order it has alone; so a text gets the
-same bits whatever it is encoded with, in any order, with any ``batch_size``, on one OpenBLAS
-thread or several, in any process. The bits do depend on OpenBLAS's kernel (chosen by CPU, or
+Determinism: a sentence's vector depends only on the sentence. In float64 every dense layer is
+one matrix product over the tokens of all the sentences encoded together, as columns padded to
+a multiple of 16: OpenBLAS computes each column by the same operations whatever the other
+columns (:mod:`forgetting.text.layers` says how that was measured and which test checks it).
+In float32, where that does not hold, sentences of equal length go through the layers as one
+stack and each BLAS call computes one sentence with the shape it has alone. Either way each
+numpy reduction computes one token or one sentence in the order it has alone; so a text gets
+the same bits whatever it is encoded with, in any order, with any ``batch_size``, on one
+OpenBLAS thread or several, in any process. The bits do depend on OpenBLAS's kernel (chosen by CPU, or
 ``OPENBLAS_CORETYPE``); :mod:`forgetting.text.similarity` keeps those last digits out of every
 decision and published value.
 """
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .layers import Scratch, aligned_empty, encoder_layers_, layer_norm_
+from .layers import Scratch, aligned_empty, encoder_columns_, encoder_layers_, layer_norm_, padded_width
 from .model_files import (
     MODEL_FILES_SHA256,
     MODEL_SHA256,
@@ -315,21 +317,21 @@ class MiniLMEncoder:
 
         Notes
         -----
-        Invariant: a sentence's vector depends only on the sentence. Every BLAS call and numpy
-        reduction of the pass gets arrays of shapes fixed by the sentence's own length (no
-        padding), each starting on a 64-byte boundary, so it sums in an order no other sentence
-        can change. :meth:`encode` and :meth:`forward` stack sentences of equal length, but
-        compute each exactly this way and return the same bits.
+        Invariant: a sentence's vector depends only on the sentence: every BLAS call and numpy
+        reduction of the pass computes each of its tokens, or the sentence, by operations no
+        other sentence can change (module docstring). :meth:`encode` and :meth:`forward` take
+        sentences together and return the same bits.
         """
         return np.asarray(self._embed([np.asarray(token_ids)])[0])
 
     def _embed(self, id_lists: Sequence[np.ndarray]) -> np.ndarray:
         """Embeddings of a few sentences (unpadded token ids), each computed as alone.
 
-        Sentences of equal length go through the model together, as one stack
-        (:func:`~forgetting.text.layers.encoder_layers_`), but every BLAS gemm and every numpy
-        reduction computes one sentence exactly as for the sentence alone: how many go
-        together, and which, changes the speed and the memory, never a bit.
+        In float64 every sentence's tokens are columns of one matrix that goes through the
+        model at once (:meth:`_embed_columns`); in float32 the sentences of each length go
+        through it as one stack (:meth:`_embed_group`), where each BLAS gemm computes one
+        sentence. Either way how many sentences go together, and which, changes the speed and
+        the memory, never a bit.
         """
         lengths = [int(ids.shape[0]) if ids.ndim == 1 else 0 for ids in id_lists]
         if min(lengths, default=1) < 1:
@@ -341,10 +343,52 @@ class MiniLMEncoder:
             rows_of.setdefault(length, []).append(row)
         out = np.empty((len(id_lists), self.hidden_size), self.dtype)
         scratch = Scratch(self.dtype)
+        if self.dtype == np.float64 and id_lists:
+            self._embed_columns(id_lists, rows_of, scratch, out)
+            return out
         for rows in rows_of.values():
             ids = np.stack([id_lists[row] for row in rows]).astype(np.intp, copy=False)
             out[rows] = self._embed_group(ids, scratch)
         return out
+
+    def _embed_columns(
+        self,
+        id_lists: Sequence[np.ndarray],
+        rows_of: Mapping[int, list[int]],
+        scratch: Scratch,
+        out: np.ndarray,
+    ) -> None:
+        """Fill ``out[row]`` for every sentence, the rows of each length ``rows_of[length]``, from
+        one matrix of every sentence's tokens as columns (:func:`~forgetting.text.layers.encoder_columns_`):
+        runs of equal length adjacent, padded to :func:`~forgetting.text.layers.padded_width`."""
+        dt, hidden, eps = self.dtype, self.hidden_size, self.layer_norm_eps
+        order = [row for rows in rows_of.values() for row in rows]  # runs of equal length
+        groups, tokens_count = [], 0
+        for length, rows in rows_of.items():
+            groups.append((tokens_count, len(rows), length))
+            tokens_count += len(rows) * length
+        ids = np.concatenate([id_lists[row] for row in order]).astype(np.intp, copy=False)
+        positions = np.concatenate([np.arange(length) for length, rows in rows_of.items() for _ in rows])
+        tokens = scratch.get("tokens", tokens_count, hidden)  # one row per token
+        np.take(self.word_embeddings, ids, axis=0, out=tokens)
+        tokens += self.position_embeddings[positions]
+        tokens += self.token_type_row0
+        h = aligned_empty((hidden, padded_width(tokens_count)), dt)  # one column per token
+        np.copyto(h[:, :tokens_count], tokens.T)
+        h[:, tokens_count:] = 0.0
+        layer_norm_(h, *self.emb_ln, eps, scratch.get("h", *h.shape))
+        encoder_columns_(h, self.layers, self.num_heads, eps, scratch, groups)
+        # mean pooling over each sentence's tokens (copied out as a contiguous row: numpy's
+        # pairwise sum, the same for each row whatever the stack), then L2 normalisation
+        # (sentence-transformers' eps)
+        for (start, count, length), rows in zip(groups, rows_of.values()):
+            stack = scratch.get("pooling", count, hidden, length)
+            np.copyto(
+                stack, h[:, start : start + count * length].reshape(hidden, count, length).transpose(1, 0, 2)
+            )
+            pooled = np.add.reduce(stack, axis=2) / dt.type(length)
+            for row, vector in zip(rows, pooled):
+                out[row] = vector / max(np.sqrt(np.add.reduce(np.square(vector))), dt.type(1e-12))
 
     def _embed_group(self, ids: np.ndarray, scratch: Scratch) -> np.ndarray:
         """Embeddings of ``B`` sentences of ``L`` tokens each, ``ids (B, L)``: ``(B, hidden)``."""
@@ -392,17 +436,18 @@ class MiniLMEncoder:
         Notes
         -----
         Invariant: a sentence's vector depends only on the sentence. Each distinct text is
-        computed once, as alone (:meth:`forward_one`: no padding, no matrix product mixing
-        texts), so it gets the same bits in any list, at any position, with any ``batch_size``,
-        as on its own; duplicates get identical rows. For speed the distinct texts are taken by
-        token count, shortest first, ``batch_size`` at a time, and the texts of equal length in
-        a batch go through the layers as one stack (one numpy call for all of them, one BLAS
-        gemm per text inside it). (sentence-transformers
+        computed once, as alone (:meth:`forward_one`; module docstring), so it gets the same
+        bits in any list, at any position, with any ``batch_size``, as on its own; duplicates
+        get identical rows. For speed the distinct texts are taken by token count, shortest
+        first, ``batch_size`` at a time: in float64 the tokens of a batch are the columns of one
+        product per layer, in float32 the texts of equal length in a batch go through the layers
+        as one stack (one numpy call for all of them, one BLAS gemm per text inside it).
+        (sentence-transformers
         pads each batch to its longest text, so there a text's last float32 digits depend on
         its neighbours.) The thread count changes no bit either; the BLAS kernel OpenBLAS
         picks for the CPU does, and :mod:`forgetting.text.similarity` keeps those digits out of
-        every result. Memory grows with ``batch_size * longest`` (about 130 MB for 32 texts of
-        256 tokens in float32).
+        every result. Memory grows with ``batch_size * longest`` (a peak of about 200 MB
+        for 32 texts of 256 tokens in float32, 510 MB in float64, traced with tracemalloc).
         """
         if isinstance(sentences, str):
             sentences = [sentences]

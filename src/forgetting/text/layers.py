@@ -1,4 +1,4 @@
-"""BERT's layers on stacks of equal-length sentences, laid out so that no sentence changes another's bits.
+"""BERT's layers on many sentences at once, laid out so that no sentence changes another's bits.
 
 Why a batch changed a sentence's vector: the last bits OpenBLAS gives a row of a matrix
 product depend on the product's shape, i.e. on where the row falls in the blocks and edge
@@ -7,29 +7,48 @@ sentences, features) @ weight`` product a sentence's rows move when other senten
 padding) come with them: "delta" alone and in ``["delta", "epsilon"]`` (3 tokens each, no
 padding) differed in 373 of 384 components on one thread.
 
-What this module does instead:
+What this module does instead. Every product with a weight is in the other orientation,
+``weight (out, in) @ x (in, tokens)``: a token is a *column*. Two layouts use it.
 
-* sentences go through the model in *groups* of equal token count ``L``, as one C-contiguous
-  stack ``(B, features, L)``: sentence ``b`` is the block ``[b]``, *feature-major*
-  ``(features, L)``, exactly the array it would have alone. Every product with a weight is
-  ``numpy.matmul(weight (out, in), x (B, in, L))``: numpy calls one BLAS gemm per sentence, of
-  the shape ``(out, in) @ (in, L)`` it has alone, so stacking saves Python and numpy call
-  overhead (one call per group instead of one per sentence) and changes no bit. Measured: in
-  this orientation OpenBLAS (Haswell and Prescott kernels, float32 and float64, 1 to 16
-  threads) gives the same bits whatever its thread count, the other one,
-  ``x (L, in) @ weight (in, out)``, does not; ``tests/test_encoder.py`` checks 1 and 2 threads;
+* **Columns** (:func:`encoder_columns_`, the float64 encoder): the tokens of every sentence
+  are the columns of one matrix ``(features, W)``, ``W`` padded with zero columns to a
+  multiple of :data:`COLUMN_UNIT` (at least one unit: :func:`padded_width`), and each dense
+  layer is one gemm over all of them. In float64, with ``W`` so padded, OpenBLAS computes a
+  column with the same operations whatever the other columns and however many there are:
+  measured for the model's four weight shapes with the Haswell, SkylakeX, Zen, Sandybridge
+  and Prescott kernels on 1 and 2 threads (1,792 sentences of 1 to 256 tokens, alone against
+  concatenated, all equal), and checked by ``tests/test_encoder.py``
+  (``test_a_column_of_a_padded_product_does_not_depend_on_the_others``). Without the padding
+  some columns change: 89 of 586 such sentences with the SkylakeX kernel and 2 with the others
+  (on SkylakeX, in products of 260 to 500 columns whose width is 4 more than a multiple of 8,
+  the last 4 columns; in those of 100 to 132 such columns, none). One large product instead
+  of one per sentence is what makes this layout faster (``benchmarks/bench_encoder.py``;
+  CONTRIBUTING.md has the numbers).
+* **Stacks** (:func:`encoder_layers_`, the float32 encoder): sentences go through the model
+  in *groups* of equal token count ``L``, as one C-contiguous stack ``(B, features, L)``:
+  sentence ``b`` is the block ``[b]``, exactly the array it would have alone, and
+  ``numpy.matmul(weight, x (B, in, L))`` calls one gemm per sentence, of the shape it has
+  alone. In float32 the Haswell and Zen kernels give a column other bits in products of other
+  widths, padded or not (the same test shows it), so float32 keeps one product per sentence.
+
+In both layouts:
+
+* in this orientation OpenBLAS gives the same bits whatever its thread count (measured with the
+  Haswell and Prescott kernels, float32 and float64, 1 to 16 threads; the other orientation,
+  ``x (L, in) @ weight (in, out)``, does not); ``tests/test_encoder.py`` checks 1 and 2 threads;
 * every other operation (LayerNorm, GELU, softmax, the bias additions) works on each token
   (column) or each head of each sentence on its own, with the same reductions in the same
-  order as on the sentence alone (a LayerNorm sums over the strided feature axis one feature
-  after another; a softmax sums along a contiguous row); ``tests/test_encoder_batching.py``
-  checks the bits alone, in any group and in any order;
-* the attention products (``L x L`` per head) run on OpenBLAS only while it keeps them on one
-  thread (:data:`BLAS_ONE_THREAD_WORK`), again one gemm per sentence and head; longer sentences
-  use numpy's own loops (:func:`numpy.einsum`, one sentence at a time), which no thread count
-  reaches;
-* every stack starts on a 64-byte boundary (:data:`ALIGNMENT`) and every sentence's block is a
-  multiple of 64 bytes long (each width, 384, 1152 and 1536 features, is a multiple of 16), so
-  even alignment is the same for a sentence alone and in company.
+  order whatever comes with it (a LayerNorm sums over the feature axis one feature after
+  another; a softmax sums along a contiguous row); ``tests/test_encoder_batching.py`` checks
+  the bits alone, in any group and in any order;
+* the attention of the sentences of one length runs on a stack ``(B, features, L)`` (the
+  columns layout copies each run of equal-length sentences out and back). Its products (``L x
+  L`` per head) run on OpenBLAS only while it keeps them on one thread
+  (:data:`BLAS_ONE_THREAD_WORK`), one gemm per sentence and head; longer sentences use numpy's
+  own loops (:func:`numpy.einsum`, one sentence at a time), which no thread count reaches;
+* every buffer starts on a 64-byte boundary (:data:`ALIGNMENT`) and every sentence's block of a
+  stack is a multiple of 64 bytes long (each width, 384, 1152 and 1536 features, is a multiple
+  of 16), so even alignment is the same for a sentence alone and in company.
 
 The bits still depend on the BLAS kernel (chosen by CPU, or ``OPENBLAS_CORETYPE``): see
 :mod:`forgetting.text.similarity`.
@@ -47,13 +66,16 @@ from scipy.special import erf  # type: ignore[import-untyped, unused-ignore]
 __all__ = [
     "ALIGNMENT",
     "BLAS_ONE_THREAD_WORK",
+    "COLUMN_UNIT",
     "LayerWeights",
     "Scratch",
     "aligned_empty",
+    "encoder_columns_",
     "encoder_layers_",
     "gelu_erf_",
     "layer_norm_",
     "linear_",
+    "padded_width",
     "self_attention_",
 ]
 
@@ -257,6 +279,96 @@ def encoder_layers_(
     for layer in layers:
         linear_(*layer["qkv"], h, qkv)
         self_attention_(qkv, num_heads, ctx, scratch)
+        linear_(*layer["attn_out"], ctx, other)
+        other += h
+        layer_norm_(other, *layer["attn_ln"], eps, work)
+        h, other = other, h
+        linear_(*layer["ffn_in"], h, inner)
+        gelu_erf_(inner, scratch.get("gelu", *inner.shape))
+        linear_(*layer["ffn_out"], inner, other)
+        other += h
+        layer_norm_(other, *layer["ffn_ln"], eps, work)
+        h, other = other, h  # two swaps a layer: the state is back in `hidden`
+    return hidden
+
+
+#: Columns every product's ``x`` is padded to a multiple of (at least this many): below it,
+#: or with a remainder, OpenBLAS computes some columns with other kernels (module docstring).
+COLUMN_UNIT = 16
+
+
+def padded_width(columns: int) -> int:
+    """``columns`` rounded up to a multiple of :data:`COLUMN_UNIT`, at least one unit."""
+    return max(COLUMN_UNIT, -(-columns // COLUMN_UNIT) * COLUMN_UNIT)
+
+
+def _runs(block: np.ndarray, count: int, length: int) -> np.ndarray:
+    """The view ``(features, count, length)`` of ``block (features, count * length)`` (never a copy)."""
+    view = block.view()
+    view.shape = (block.shape[0], count, length)  # refuses (AttributeError) where only a copy would do
+    return view
+
+
+def encoder_columns_(
+    hidden: np.ndarray,
+    layers: Sequence[LayerWeights],
+    num_heads: int,
+    eps: float,
+    scratch: Scratch,
+    groups: Sequence[tuple[int, int, int]],
+) -> np.ndarray:
+    """BERT's encoder layers applied to the tokens of several sentences, in place in ``hidden``.
+
+    Parameters
+    ----------
+    hidden : numpy.ndarray
+        ``(hidden, W)``, C-contiguous and aligned (:func:`aligned_empty`): one column per token,
+        each sentence's tokens in adjacent columns, ``W`` a :func:`padded_width` (the columns
+        after the last token are padding, finite, never read as a token); the embeddings after
+        LayerNorm, replaced by the last hidden states.
+    layers : sequence of mapping
+        The layers' weights, in order (:data:`LayerWeights`).
+    num_heads : int
+        Attention heads.
+    eps : float
+        LayerNorm epsilon.
+    scratch : Scratch
+        Work buffers, reused batch after batch.
+    groups : sequence of (start, count, length)
+        Runs of ``count`` sentences of ``length`` tokens each, from column ``start``, that
+        together cover every token column once.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``hidden``.
+
+    Notes
+    -----
+    Each dense layer is one matrix product over every column, and LayerNorm, GELU and the
+    residual additions work column by column; the attention of each run goes through
+    :func:`self_attention_` as a stack ``(count, features, length)``, copied out and back. A
+    sentence's result depends only on the sentence: how many go together changes the speed and
+    the memory, never a bit.
+    """
+    if not layers:
+        return hidden
+    width, columns = hidden.shape
+    h, other = hidden, scratch.get("other", width, columns)
+    ctx = scratch.get("context", width, columns)
+    ctx[:, sum(count * length for _, count, length in groups) :] = 0.0  # padding: finite
+    qkv = scratch.get("qkv", layers[0]["qkv"][0].shape[0], columns)
+    inner = scratch.get("inner", layers[0]["ffn_in"][0].shape[0], columns)
+    work = scratch.get("h", width, columns)
+    for layer in layers:
+        linear_(*layer["qkv"], h, qkv)
+        for start, count, length in groups:
+            stop = start + count * length
+            stack = scratch.get("stack", count, qkv.shape[0], length)
+            np.copyto(stack, _runs(qkv[:, start:stop], count, length).transpose(1, 0, 2))
+            heads = scratch.get("heads", count, width, length)
+            self_attention_(stack, num_heads, heads, scratch)
+            np.copyto(_runs(ctx[:, start:stop], count, length), heads.transpose(1, 0, 2))
         linear_(*layer["attn_out"], ctx, other)
         other += h
         layer_norm_(other, *layer["attn_ln"], eps, work)

@@ -102,14 +102,14 @@ def encode_missing(
 
     The chunks go to :func:`~..executor.on_every_core` of ``executor``: in-process (``None`` or
     :class:`~..executor.InProcess`) with more than one chunk, a
-    :class:`~..executor.ProcessPool` of one worker per core (at most one per chunk). The
-    encoder's matrix products are small (a 42-token turn multiplies a ``384 x 42`` matrix); on
-    OpenBLAS's own threads (in-process, all cores by default) they lose most of their speed when
-    other jobs share the cores, as when the book's chapters run side by side (measured with 2
-    threads on 2 busy cores: 6.2 LoCoMo texts per CPU-second against 27 on one thread). A pool
-    worker runs its BLAS on one thread (joblib's loky sets ``OPENBLAS_NUM_THREADS`` to cores //
-    workers), and the workers encode different texts side by side. A single chunk stays in this
-    process: a worker would first load the model. The thread count changes no bit of a vector."""
+    :class:`~..executor.ProcessPool` of one worker per core (at most one per chunk). On
+    OpenBLAS's own threads (in-process, all cores by default) the encoder lost most of its speed
+    when other jobs shared the cores, as when the book's chapters run side by side (measured
+    with 2 threads on 2 busy cores, an earlier encoder: 6.2 LoCoMo texts per CPU-second against
+    27 on one thread). A pool worker runs its BLAS on one thread (joblib's loky sets
+    ``OPENBLAS_NUM_THREADS`` to cores // workers), and the workers encode different texts side
+    by side. A single chunk stays in this process: a worker would first load the model. The
+    thread count changes no bit of a vector."""
     root = str(Path(cache_dir))
     cache = EmbeddingCache(root, dtype=DTYPE)
     missing = [text for text in dict.fromkeys(texts) if cache.get(text) is None]
