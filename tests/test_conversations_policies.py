@@ -496,6 +496,15 @@ def test_an_event_may_store_several_memories_or_none():
     assert run.held_counts == (2, 2, 2) and run.missed_recalls == 1
 
 
+def test_a_list_subclass_is_read_as_a_list_of_ids():
+    class Ids(list):
+        pass
+
+    events = [Event(1, START, 1, Ids(["a", "b"])), Event(2, START, 1, "c", ("a",))]
+    assert replay(KeepAll(), events).stored == ("a", "b", "c")
+    assert type(check_events(events)[0].stored) is list  # the checker's own copy
+
+
 @settings(max_examples=40, deadline=None)
 @given(streams(max_events=30), st.sampled_from(["forget-first", "forget-last"]))
 def test_a_list_of_one_id_stores_as_the_id_itself(events, order):

@@ -327,7 +327,7 @@ def _read_events(
                 f"{where}.time must be a datetime, not before the previous event's, got {shown(time)}"
             )
         given = event.stored
-        several = type(given) is list
+        several = isinstance(given, list)
         stored: Hashable | list[Hashable]
         if not isinstance(given, list):
             stored = plain_id(given)
