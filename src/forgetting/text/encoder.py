@@ -15,11 +15,12 @@ tolerance, by ``tests/test_encoder.py``.
 
 Threads: numpy's BLAS (OpenBLAS) uses every core by default. This module never changes that;
 a caller who wants fewer threads sets ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) in the
-environment *before numpy is first imported*, or uses ``threadpoolctl`` at run time. The
-products here are small (``384 x 384`` weights times a sentence's ``384 x L``), and OpenBLAS's
-threads lose most of their speed on them when other jobs share the cores: to use several cores
-there, encode different texts in several processes with one BLAS thread each
-(``benchmarks/bench_encoder.py`` measures both; the vectors are the same).
+environment *before numpy is first imported*, or uses ``threadpoolctl`` at run time. In
+float32 the products are small (``384 x 384`` weights times a sentence's ``384 x L``); in float64
+one product spans the tokens of a batch. OpenBLAS's threads lost most of their speed on the small
+products when other jobs shared the cores: to use several cores, encode different texts in
+several processes with one BLAS thread each (``benchmarks/bench_encoder.py`` measures both ways;
+the vectors are the same).
 
 Determinism: a sentence's vector depends only on the sentence. In float64 every dense layer is
 one matrix product over the tokens of all the sentences encoded together, as columns padded to
