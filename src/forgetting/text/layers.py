@@ -292,8 +292,8 @@ def encoder_layers_(
     return hidden
 
 
-#: Columns every product's ``x`` is padded to a multiple of (at least this many): below it,
-#: or with a remainder, OpenBLAS computes some columns with other kernels (module docstring).
+#: Columns every product's ``x`` is padded to a multiple of (at least this many): without the
+#: padding some columns got other bits alone than in company (module docstring).
 COLUMN_UNIT = 16
 
 
