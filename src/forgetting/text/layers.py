@@ -20,8 +20,8 @@ What this module does instead. Every product with a weight is in the other orien
   concatenated, all equal), and checked by ``tests/test_encoder.py``
   (``test_a_column_of_a_padded_product_does_not_depend_on_the_others``). Without the padding
   some columns change: 89 of 586 such sentences with the SkylakeX kernel and 2 with the others
-  (on SkylakeX, in products of 260 to 500 columns whose width is 4 more than a multiple of 8,
-  the last 4 columns; in those of 100 to 132 such columns, none). One large product instead
+  (on SkylakeX, in the products tested of 260 to 500 columns whose width is 4 more than a
+  multiple of 8, the last 4 columns; in those of 100 to 132 such columns, none). One large product instead
   of one per sentence is what makes this layout faster (``benchmarks/bench_encoder.py``;
   CONTRIBUTING.md has the numbers).
 * **Stacks** (:func:`encoder_layers_`, the float32 encoder): sentences go through the model
