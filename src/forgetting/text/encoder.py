@@ -379,17 +379,12 @@ class MiniLMEncoder:
         h[:, tokens_count:] = 0.0
         layer_norm_(h, *self.emb_ln, eps, scratch.get("h", *h.shape))
         encoder_columns_(h, self.layers, self.num_heads, eps, scratch, groups)
-        # mean pooling over each sentence's tokens (copied out as a contiguous row: numpy's
-        # pairwise sum, the same for each row whatever the stack), then L2 normalisation
-        # (sentence-transformers' eps)
-        for (start, count, length), rows in zip(groups, rows_of.values()):
+        for (start, count, length), rows in zip(groups, rows_of.values()):  # each run as a stack
             stack = scratch.get("pooling", count, hidden, length)
             np.copyto(
                 stack, h[:, start : start + count * length].reshape(hidden, count, length).transpose(1, 0, 2)
             )
-            pooled = np.add.reduce(stack, axis=2) / dt.type(length)
-            for row, vector in zip(rows, pooled):
-                out[row] = vector / max(np.sqrt(np.add.reduce(np.square(vector))), dt.type(1e-12))
+            out[rows] = _sentence_vectors(stack)
 
     def _embed_group(self, ids: np.ndarray, scratch: Scratch) -> np.ndarray:
         """Embeddings of ``B`` sentences of ``L`` tokens each, ``ids (B, L)``: ``(B, hidden)``."""
@@ -403,13 +398,7 @@ class MiniLMEncoder:
         np.copyto(h, tokens.transpose(0, 2, 1))
         layer_norm_(h, *self.emb_ln, eps, scratch.get("h", *h.shape))
         encoder_layers_(h, self.layers, self.num_heads, eps, scratch)
-        # mean pooling over each sentence's tokens (a contiguous row: numpy's pairwise sum, the
-        # same for each row whatever the stack), then L2 normalisation (sentence-transformers' eps)
-        pooled = np.add.reduce(h, axis=2) / dt.type(length)
-        out = np.empty((group, hidden), dt)
-        for row, vector in zip(out, pooled):
-            row[:] = vector / max(np.sqrt(np.add.reduce(np.square(vector))), dt.type(1e-12))
-        return out
+        return _sentence_vectors(h)
 
     def encode(self, sentences: str | Iterable[str], batch_size: int = 32) -> np.ndarray:
         """Embed ``sentences``: ``(n, 384)`` in the encoder's dtype, rows of unit norm.
@@ -479,6 +468,18 @@ class MiniLMEncoder:
             f"MiniLMEncoder(model_dir={str(self.model_dir)!r}, dtype={self.dtype.name}, "
             f"max_seq_length={self.max_seq_length}, sha256={self.model_sha256[:16]}…)"
         )
+
+
+def _sentence_vectors(stack: np.ndarray) -> np.ndarray:
+    """``(B, hidden)`` sentence vectors of a stack ``(B, hidden, L)`` of last hidden states: mean
+    pooling over each sentence's tokens (a contiguous row: numpy's pairwise sum, the same for each
+    row whatever the stack), then L2 normalisation (sentence-transformers' eps)."""
+    dt = stack.dtype
+    pooled = np.add.reduce(stack, axis=2) / dt.type(stack.shape[2])
+    out = np.empty(pooled.shape, dt)
+    for row, vector in zip(out, pooled):
+        row[:] = vector / max(np.sqrt(np.add.reduce(np.square(vector))), dt.type(1e-12))
+    return out
 
 
 _DEFAULT_ENCODERS: dict[str, MiniLMEncoder] = {}

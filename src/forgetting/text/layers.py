@@ -57,7 +57,7 @@ The bits still depend on the BLAS kernel (chosen by CPU, or ``OPENBLAS_CORETYPE`
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -237,6 +237,41 @@ def self_attention_(qkv: np.ndarray, num_heads: int, out: np.ndarray, scratch: S
     return out
 
 
+def _layers_(
+    hidden: np.ndarray,
+    layers: Sequence[LayerWeights],
+    eps: float,
+    scratch: Scratch,
+    attend: Callable[[np.ndarray, np.ndarray], object],
+) -> np.ndarray:
+    """BERT's encoder layers in place in ``hidden`` (features on axis -2, tokens on axis -1, in a
+    stack or as columns), ``attend(qkv, ctx)`` writing the self-attention of ``qkv`` into ``ctx``."""
+    if not layers:
+        return hidden
+
+    def buffer(name: str, features: int) -> np.ndarray:  # ``hidden``'s layout, ``features`` rows
+        return scratch.get(name, *hidden.shape[:-2], features, hidden.shape[-1])
+
+    width = hidden.shape[-2]
+    h, other, ctx, work = hidden, buffer("other", width), buffer("context", width), buffer("h", width)
+    qkv = buffer("qkv", layers[0]["qkv"][0].shape[0])
+    inner = buffer("inner", layers[0]["ffn_in"][0].shape[0])
+    for layer in layers:
+        linear_(*layer["qkv"], h, qkv)
+        attend(qkv, ctx)
+        linear_(*layer["attn_out"], ctx, other)
+        other += h
+        layer_norm_(other, *layer["attn_ln"], eps, work)
+        h, other = other, h
+        linear_(*layer["ffn_in"], h, inner)
+        gelu_erf_(inner, scratch.get("gelu", *inner.shape))
+        linear_(*layer["ffn_out"], inner, other)
+        other += h
+        layer_norm_(other, *layer["ffn_ln"], eps, work)
+        h, other = other, h  # two swaps a layer: the state is back in `hidden`
+    return hidden
+
+
 def encoder_layers_(
     hidden: np.ndarray, layers: Sequence[LayerWeights], num_heads: int, eps: float, scratch: Scratch
 ) -> np.ndarray:
@@ -268,28 +303,11 @@ def encoder_layers_(
     depends only on the sentence, and how many go together changes the speed and the memory,
     never a bit.
     """
-    if hidden.shape[0] == 0 or not layers:
+    if hidden.shape[0] == 0:
         return hidden
-    group, width, length = hidden.shape
-    h, other = hidden, scratch.get("other", group, width, length)
-    ctx = scratch.get("context", group, width, length)
-    qkv = scratch.get("qkv", group, layers[0]["qkv"][0].shape[0], length)
-    inner = scratch.get("inner", group, layers[0]["ffn_in"][0].shape[0], length)
-    work = scratch.get("h", group, width, length)
-    for layer in layers:
-        linear_(*layer["qkv"], h, qkv)
-        self_attention_(qkv, num_heads, ctx, scratch)
-        linear_(*layer["attn_out"], ctx, other)
-        other += h
-        layer_norm_(other, *layer["attn_ln"], eps, work)
-        h, other = other, h
-        linear_(*layer["ffn_in"], h, inner)
-        gelu_erf_(inner, scratch.get("gelu", *inner.shape))
-        linear_(*layer["ffn_out"], inner, other)
-        other += h
-        layer_norm_(other, *layer["ffn_ln"], eps, work)
-        h, other = other, h  # two swaps a layer: the state is back in `hidden`
-    return hidden
+    return _layers_(
+        hidden, layers, eps, scratch, lambda qkv, ctx: self_attention_(qkv, num_heads, ctx, scratch)
+    )
 
 
 #: Columns every product's ``x`` is padded to a multiple of (at least this many): without the
@@ -351,17 +369,10 @@ def encoder_columns_(
     sentence's result depends only on the sentence: how many go together changes the speed and
     the memory, never a bit.
     """
-    if not layers:
-        return hidden
-    width, columns = hidden.shape
-    h, other = hidden, scratch.get("other", width, columns)
-    ctx = scratch.get("context", width, columns)
-    ctx[:, sum(count * length for _, count, length in groups) :] = 0.0  # padding: finite
-    qkv = scratch.get("qkv", layers[0]["qkv"][0].shape[0], columns)
-    inner = scratch.get("inner", layers[0]["ffn_in"][0].shape[0], columns)
-    work = scratch.get("h", width, columns)
-    for layer in layers:
-        linear_(*layer["qkv"], h, qkv)
+    width = hidden.shape[0]
+    tokens = sum(count * length for _, count, length in groups)
+
+    def attend(qkv: np.ndarray, ctx: np.ndarray) -> None:
         for start, count, length in groups:
             stop = start + count * length
             stack = scratch.get("stack", count, qkv.shape[0], length)
@@ -369,14 +380,6 @@ def encoder_columns_(
             heads = scratch.get("heads", count, width, length)
             self_attention_(stack, num_heads, heads, scratch)
             np.copyto(_runs(ctx[:, start:stop], count, length), heads.transpose(1, 0, 2))
-        linear_(*layer["attn_out"], ctx, other)
-        other += h
-        layer_norm_(other, *layer["attn_ln"], eps, work)
-        h, other = other, h
-        linear_(*layer["ffn_in"], h, inner)
-        gelu_erf_(inner, scratch.get("gelu", *inner.shape))
-        linear_(*layer["ffn_out"], inner, other)
-        other += h
-        layer_norm_(other, *layer["ffn_ln"], eps, work)
-        h, other = other, h  # two swaps a layer: the state is back in `hidden`
-    return hidden
+        ctx[:, tokens:] = 0.0  # the padding: finite, never a token
+
+    return _layers_(hidden, layers, eps, scratch, attend)
