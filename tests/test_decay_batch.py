@@ -8,23 +8,23 @@ from hypothesis import strategies as st
 from forgetting.decay.curves import decay_eviction_delay, reinforced_stability
 from forgetting.decay.engines import EbbinghausEngine
 from forgetting.studies.decay import batch, metrics, study
-from forgetting.studies.decay.sessions import SessionConfig, generate_session, max_recalls, recall_schedules
+from forgetting.studies.decay.sessions import SessionConfig, generate_session, recall_schedules
 from forgetting.studies.decay.simulation import simulate
+from session_configs import with_recalls
 
-configs = st.builds(
-    SessionConfig,
-    seed=st.just(0),
-    session_length=st.integers(1, 120),
-    num_foundational=st.integers(0, 4),
-    recalls_per_foundational=st.just(0),
-    noise_per_turn=st.integers(0, 3),
-    schedule=st.sampled_from(["spaced", "uniform"]),
-    recall_jitter=st.tuples(st.floats(0.05, 1.0), st.floats(1.0, 3.0)),
-    uniform_range=st.tuples(st.integers(2, 20), st.integers(30, 160)),
-).flatmap(  # then 0 .. 6 recalls, as many as the session can hold (more is refused)
-    lambda config: st.integers(0, min(6, max_recalls(config))).map(
-        lambda recalls: config.replace(recalls_per_foundational=recalls)
-    )
+configs = with_recalls(
+    st.builds(
+        SessionConfig,
+        seed=st.just(0),
+        session_length=st.integers(1, 120),
+        num_foundational=st.integers(0, 4),
+        recalls_per_foundational=st.just(0),
+        noise_per_turn=st.integers(0, 3),
+        schedule=st.sampled_from(["spaced", "uniform"]),
+        recall_jitter=st.tuples(st.floats(0.05, 1.0), st.floats(1.0, 3.0)),
+        uniform_range=st.tuples(st.integers(2, 20), st.integers(30, 160)),
+    ),
+    6,
 )
 policies = st.one_of(
     st.builds(study.DecayPolicy, st.floats(0.001, 0.999), st.floats(0.01, 60.0)),

@@ -14,6 +14,7 @@ from forgetting.studies.decay.policies import DecayPolicy, WindowPolicy
 from forgetting.studies.decay.sessions import Action, Session, SessionConfig, generate_session, max_recalls
 from forgetting.studies.decay.simulation import Trace, session_events, simulate
 from forgetting.studies.decay.wallclock import LatencyModel, VirtualClock, WallClockEngine
+from session_configs import with_recalls
 
 
 def test_same_session_same_trace():
@@ -148,19 +149,18 @@ ENGINES = {
     "wall clock": lambda: WallClockEngine(VirtualClock("1/0", LatencyModel())),
 }
 
-configs = st.builds(
-    SessionConfig,
-    seed=st.integers(0, 10**6),
-    session_length=st.integers(1, 120),
-    num_foundational=st.integers(0, 4),
-    recalls_per_foundational=st.just(0),
-    noise_per_turn=st.integers(0, 4),
-    schedule=st.sampled_from(["spaced", "uniform"]),
-    uniform_range=st.tuples(st.integers(2, 20), st.integers(20, 120)),
-).flatmap(
-    lambda config: st.integers(0, min(4, max_recalls(config))).map(
-        lambda recalls: config.replace(recalls_per_foundational=recalls)
-    )
+configs = with_recalls(
+    st.builds(
+        SessionConfig,
+        seed=st.integers(0, 10**6),
+        session_length=st.integers(1, 120),
+        num_foundational=st.integers(0, 4),
+        recalls_per_foundational=st.just(0),
+        noise_per_turn=st.integers(0, 4),
+        schedule=st.sampled_from(["spaced", "uniform"]),
+        uniform_range=st.tuples(st.integers(2, 20), st.integers(20, 120)),
+    ),
+    4,
 )
 
 

@@ -14,23 +14,22 @@ from forgetting.studies.decay.sessions import (
     SessionConfig,
     generate_session,
     latest_last_recall,
-    max_recalls,
     recall_schedules,
 )
+from session_configs import with_recalls
 
-configs = st.builds(
-    SessionConfig,
-    seed=st.just(0),
-    session_length=st.integers(1, 120),
-    num_foundational=st.integers(1, 3),
-    recalls_per_foundational=st.just(0),
-    noise_per_turn=st.integers(0, 2),
-    schedule=st.sampled_from(["spaced", "uniform"]),
-    recall_jitter=st.tuples(st.floats(0.05, 1.0), st.floats(1.0, 3.0)),
-).flatmap(
-    lambda config: st.integers(0, min(6, max_recalls(config))).map(
-        lambda recalls: config.replace(recalls_per_foundational=recalls)
-    )
+configs = with_recalls(
+    st.builds(
+        SessionConfig,
+        seed=st.just(0),
+        session_length=st.integers(1, 120),
+        num_foundational=st.integers(1, 3),
+        recalls_per_foundational=st.just(0),
+        noise_per_turn=st.integers(0, 2),
+        schedule=st.sampled_from(["spaced", "uniform"]),
+        recall_jitter=st.tuples(st.floats(0.05, 1.0), st.floats(1.0, 3.0)),
+    ),
+    6,
 )
 decay_policies = st.builds(study.DecayPolicy, st.floats(0.001, 0.999), st.floats(0.01, 60.0))
 policies = st.one_of(decay_policies, st.builds(study.WindowPolicy, st.integers(1, 150)))
@@ -95,18 +94,17 @@ def test_lowest_held_retention_is_the_lowest_moment_of_every_fact_of_every_sessi
     assert any((m.elapsed, m.recalls) == (lowest.elapsed, lowest.recalls) for m in every)
 
 
-spaced = st.builds(
-    SessionConfig,
-    seed=st.just(0),
-    session_length=st.integers(2, 120),
-    num_foundational=st.integers(1, 3),
-    recalls_per_foundational=st.just(0),
-    recall_jitter=st.tuples(st.floats(0.3, 1.0), st.floats(1.0, 1.6)),
-    recall_base_offsets=st.lists(st.integers(1, 30), min_size=4, max_size=4).map(tuple),
-).flatmap(
-    lambda config: st.integers(0, min(4, max_recalls(config))).map(
-        lambda recalls: config.replace(recalls_per_foundational=recalls)
-    )
+spaced = with_recalls(
+    st.builds(
+        SessionConfig,
+        seed=st.just(0),
+        session_length=st.integers(2, 120),
+        num_foundational=st.integers(1, 3),
+        recalls_per_foundational=st.just(0),
+        recall_jitter=st.tuples(st.floats(0.3, 1.0), st.floats(1.0, 1.6)),
+        recall_base_offsets=st.lists(st.integers(1, 30), min_size=4, max_size=4).map(tuple),
+    ),
+    4,
 )
 
 
